@@ -1,0 +1,45 @@
+"""One error hierarchy. The CLI maps every `WatchError` to exit status 2 and one message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class WatchError(Exception):
+    """An expected failure: bad input, an unreachable upstream, a held lock.
+
+    The message names the object, where it is, and what to do.
+    """
+
+    exit_code = 2
+
+
+class InputError(WatchError):
+    """A user-written file (config, note, rule) is wrong."""
+
+    def __init__(self, file: Path | str, message: str, line: int | None = None) -> None:
+        self.file = str(file)
+        self.line = line
+        self.detail = message
+        where = f"{self.file}:{line}" if line else self.file
+        super().__init__(f"{where}: {message}")
+
+
+class ConfigError(InputError):
+    """config.toml is missing, malformed, or has a bad key."""
+
+
+class NoteError(InputError):
+    """A note's front matter or one of its sources is wrong."""
+
+
+class RuleError(InputError):
+    """A rule file or one rule in it is wrong."""
+
+
+class UpstreamError(WatchError):
+    """An upstream repository cannot be cloned, fetched or read."""
+
+
+class LockedError(WatchError):
+    """Another watch run holds the state lock."""

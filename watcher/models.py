@@ -1,0 +1,212 @@
+"""Frozen models that flow between the stages of the pipeline.
+
+config -> mirrors -> notes/rules -> locate -> classify -> attribute -> report -> state
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Verdict(str, Enum):
+    FRESH = "fresh"
+    MOVED = "moved"
+    CHANGED = "changed"
+    BROKEN = "broken"
+    MISSING = "missing"
+    ERROR = "error"
+
+    @property
+    def severity(self) -> int:
+        return _SEVERITY[self]
+
+    @property
+    def stale(self) -> bool:
+        return self not in (Verdict.FRESH, Verdict.MOVED)
+
+
+_SEVERITY = {
+    Verdict.FRESH: 0,
+    Verdict.MOVED: 1,
+    Verdict.CHANGED: 2,
+    Verdict.MISSING: 3,
+    Verdict.BROKEN: 4,
+    Verdict.ERROR: 5,
+}
+
+
+def worst(verdicts: list[Verdict]) -> Verdict:
+    """The most severe verdict; `fresh` for none."""
+    return max(verdicts, key=lambda v: v.severity, default=Verdict.FRESH)
+
+
+class ErrorCode(str, Enum):
+    BASELINE_UNREACHABLE = "baseline-unreachable"
+    FILE_MISSING_AT_BASELINE = "file-missing-at-baseline"
+    RULE_BASELINE = "rule-baseline"
+    QUERY_INVALID = "query-invalid"
+    UPSTREAM_UNREACHABLE = "upstream-unreachable"
+    NOTE_INVALID = "note-invalid"
+    RULE_INVALID = "rule-invalid"
+    LINES_OUT_OF_RANGE = "lines-out-of-range"
+    LANGUAGE_UNSUPPORTED = "language-unsupported"
+
+
+# --- inputs -----------------------------------------------------------------------
+
+
+class CodeCitation(Frozen):
+    """A note's citation of upstream code: repository + commit + file (+ lines)."""
+
+    note: str
+    repo: str  # OWNER/NAME
+    commit: str  # as written; may be abbreviated
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    cited: str  # the path as cited, `FILE:START-END`
+    title: str = ""
+    index: int  # position in the note's sources[]
+
+    @property
+    def id(self) -> str:
+        return f"{self.note}:{self.cited}"
+
+
+class IssueCitation(Frozen):
+    """A note's citation of an upstream GitHub issue or pull request."""
+
+    note: str
+    repo: str
+    kind: Literal["issue", "pull"]
+    number: int
+    url: str
+    title: str = ""
+
+
+class Note(Frozen):
+    id: str
+    file: str  # as shown to users, relative to the config's folder
+    title: str = ""
+    clients: tuple[str, ...] = ()
+    status: str = ""
+    last_verified: str = ""
+    citations: tuple[CodeCitation, ...] = ()
+    issue_citations: tuple[IssueCitation, ...] = ()
+    untracked: tuple[str, ...] = ()  # sources that are neither code nor issue citations
+
+
+class Claim(Frozen):
+    capture: str
+    test: Literal["equals", "matches", "not_matches"]
+    expected: str
+    says: str = ""
+
+
+class Rule(Frozen):
+    id: str
+    note: str
+    path: str
+    repo: str | None = None
+    language: str | None = None
+    query: str
+    inside: str | None = None
+    claims: tuple[Claim, ...] = ()
+    file: str  # the rule file, for messages
+    line: int | None = None  # where the rule starts in its file
+
+
+# --- results ----------------------------------------------------------------------
+
+
+class Location(Frozen):
+    commit: str
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+
+
+class ClaimResult(Frozen):
+    capture: str
+    says: str
+    test: str
+    expected: str
+    actual: str | None
+    holds: bool
+
+
+class Attribution(Frozen):
+    commit: str
+    date: str
+    author: str
+    summary: str
+    pr: int | None = None
+
+
+class Result(Frozen):
+    """The verdict on one tracked item (a citation or a rule) in one run."""
+
+    id: str
+    kind: Literal["citation", "rule", "issue"]
+    note: str
+    note_file: str
+    repo: str
+    verdict: Verdict
+    baseline: Location | None = None
+    current: Location | None = None
+    claims: tuple[ClaimResult, ...] = ()
+    introduced_by: Attribution | None = None
+    released_in: str | None = None
+    diff: str | None = None
+    message: str
+    error: ErrorCode | None = None
+
+
+class UpstreamStatus(Frozen):
+    repo: str
+    url: str
+    branch: str
+    head: str | None = None
+    error: str | None = None
+
+
+class IssueAction(Frozen):
+    note: str
+    action: Literal["opened", "commented", "closed", "reopened", "unchanged", "would-open",
+                    "would-comment", "would-close", "failed"]
+    url: str | None = None
+    number: int | None = None
+
+
+class Summary(Frozen):
+    fresh: int = 0
+    moved: int = 0
+    changed: int = 0
+    broken: int = 0
+    missing: int = 0
+    error: int = 0
+
+
+class Report(Frozen):
+    """Everything one `watch check` produced; the JSON document of SPEC 6.1."""
+
+    schema_: str = Field("watch.check/1", serialization_alias="schema")
+    started_at: str
+    upstreams: tuple[UpstreamStatus, ...] = ()
+    results: tuple[Result, ...] = ()
+    issues: tuple[IssueAction, ...] = ()
+    summary: Summary = Summary()
+
+    @property
+    def exit_code(self) -> int:
+        verdicts = {r.verdict for r in self.results}
+        if Verdict.ERROR in verdicts or any(u.error for u in self.upstreams):
+            return 2
+        return 1 if any(v.stale for v in verdicts) else 0
