@@ -1,0 +1,160 @@
+"""Name the upstream commit that made an item what it is at HEAD, and the release shipping it.
+
+`introduced_by` is the first commit of the current run: walking the branch's
+first-parent history back from HEAD, the commit after which the item has been in its
+HEAD state (changed, broken or missing) without interruption. A change that was later
+reverted is therefore not blamed. The walk visits only commits that touched the item's
+files, judges each distinct version once, and stops at the first commit whose parent
+state differs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from watcher import classify, locate
+from watcher.classify import Plan
+from watcher.mirrors import Mirror
+from watcher.models import Attribution, Result, Verdict
+
+PR = re.compile(r"\(#(\d+)\)|Merge pull request #(\d+)")
+BATCH = 64  # blobs fetched per round trip while walking back
+
+Files = tuple[tuple[str, str], ...]  # (path, blob) of the item's files at one commit
+
+
+@dataclass(frozen=True)
+class Step:
+    commit: str
+    files: Files  # the item's files after this commit
+
+
+def attribute(mirror: Mirror, plan: Plan, result: Result, release_tags: str) -> Result:
+    """The result with `introduced_by` and `released_in` filled in for stale verdicts."""
+    if result.verdict not in (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING):
+        return result
+    commit = introduced_by(mirror, plan, result)
+    if commit is None:
+        return result
+    return result.model_copy(
+        update={
+            "introduced_by": attribution(mirror, commit),
+            "released_in": mirror.first_release(commit, release_tags),
+        }
+    )
+
+
+def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None:
+    """Recompute the release for a cached result: new tags appear without new commits."""
+    if result.introduced_by is None:
+        return None
+    return mirror.first_release(result.introduced_by.commit, release_tags)
+
+
+def introduced_by(mirror: Mirror, plan: Plan, result: Result) -> str | None:
+    """The first commit of the run of commits in which the item has its HEAD state."""
+    state = _judge(mirror, plan)
+    if state is None:
+        return None
+    steps = history(mirror, plan, result)
+    base_files = _files_at(mirror, plan.base, _paths(plan, result), plan.item.path)
+    target = _category(result.verdict)
+    seen: dict[Files, str] = {}
+
+    def category(files: Files) -> str:
+        if files not in seen:
+            seen[files] = state(files)
+        return seen[files]
+
+    mirror.prefetch(b for _, b in base_files)
+    for index in range(len(steps) - 1, -1, -1):
+        if (len(steps) - 1 - index) % BATCH == 0:
+            _prefetch_back(mirror, steps, index)
+        before = steps[index - 1].files if index else base_files
+        if category(before) != target:
+            return steps[index].commit
+    return None
+
+
+def history(mirror: Mirror, plan: Plan, result: Result) -> list[Step]:
+    """The item's files after each first-parent commit in base..HEAD that touched them."""
+    paths = _paths(plan, result)
+    files = dict(_files_at(mirror, plan.base, paths, plan.item.path))
+    steps: list[Step] = []
+    last = None
+    for change in mirror.changes(plan.base, plan.head, paths):
+        if change.commit != last and last is not None:
+            steps.append(Step(last, _ordered(files, plan.item.path)))
+        last = change.commit
+        files.pop(change.path, None)
+        if change.blob is not None:
+            files[change.path] = change.blob
+    if last is not None:
+        steps.append(Step(last, _ordered(files, plan.item.path)))
+    return steps
+
+
+def attribution(mirror: Mirror, commit: str) -> Attribution:
+    info = mirror.info(commit)
+    match = PR.search(info.summary) or PR.search(info.message)
+    pr = int(match.group(1) or match.group(2)) if match else None
+    return Attribution(commit=commit, date=info.date, author=info.author, summary=info.summary, pr=pr)
+
+
+def _judge(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
+    """A function from the item's files at one commit to its state there."""
+    rule = plan.item.rule
+    if rule is None:
+        anchor = classify.anchor_of(mirror, plan)
+
+        def citation_state(files: Files) -> str:
+            found = classify.find_citation(mirror, anchor, files)
+            return "missing" if found is None else ("same" if found.identical else "changed")
+
+        return citation_state
+    base = classify.rule_baseline(mirror, plan, rule)
+    if isinstance(base, Result):
+        return None
+    compiled, target = base
+
+    def rule_state(files: Files) -> str:
+        found = locate.best_target(target, [
+            t for p, b in files
+            for t in locate.targets(compiled, p, classify.parse_at(mirror, p, b, compiled.language))
+        ])  # fmt: skip
+        if found is None:
+            return "missing"
+        if not all(c.holds for c in classify.claims(rule, found)):
+            return "broken"
+        return "same" if found.identical else "changed"
+
+    return rule_state
+
+
+def _category(verdict: Verdict) -> str:
+    return {Verdict.CHANGED: "changed", Verdict.BROKEN: "broken", Verdict.MISSING: "missing"}[verdict]
+
+
+def _paths(plan: Plan, result: Result) -> list[str]:
+    paths = [plan.item.path, *(p for p, _ in plan.files)]
+    if result.current is not None:
+        paths.append(result.current.path)
+    return list(dict.fromkeys(paths))
+
+
+def _files_at(mirror: Mirror, commit: str, paths: list[str], primary: str) -> Files:
+    found = {p: b for p in paths if (b := mirror.blob_id(commit, p)) is not None}
+    return _ordered(found, primary)
+
+
+def _ordered(files: dict[str, str], primary: str) -> Files:
+    """The primary path first (it is preferred when the item is found in several)."""
+    return tuple(sorted(files.items(), key=lambda pb: (pb[0] != primary, pb[0])))
+
+
+def _prefetch_back(mirror: Mirror, steps: list[Step], index: int) -> None:
+    """Fetch the blobs of the next BATCH steps back from `index` in one round trip."""
+    window = steps[max(0, index - BATCH) : index + 1]
+    mirror.prefetch(b for step in window for _, b in step.files)

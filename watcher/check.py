@@ -1,0 +1,243 @@
+"""`watch check`: the whole pipeline for one run, from inputs to a Report and saved state."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from watcher import attribute, classify, state
+from watcher.classify import Item, Plan
+from watcher.config import Config, Upstream
+from watcher.errors import InputError, UpstreamError
+from watcher.mirrors import Mirror
+from watcher.models import ErrorCode, Note, Report, Result, Summary, UpstreamStatus, Verdict
+from watcher.notes import load_notes
+from watcher.rules import load_rules
+
+log = logging.getLogger("watch")
+STATE_SCHEMA = "watch.state/1"
+
+
+class CheckOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    upstream: str | None = None
+    note: str | None = None
+    rule: str | None = None
+    offline: bool = False
+    dry_run: bool = False
+    no_issues: bool = False
+    implicit_upstreams: bool = True
+    citations: bool = True  # False: rules only (`watch rules lint`)
+    wait: float = 0.0
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.upstream or self.note or self.rule)
+
+
+class Progress(Protocol):
+    def step(self, message: str) -> contextlib.AbstractContextManager[None]: ...
+
+
+class _Quiet:
+    def step(self, message: str) -> contextlib.AbstractContextManager[None]:
+        log.debug(message)
+        return contextlib.nullcontext()
+
+
+@dataclass
+class Inputs:
+    """Notes and rules as loaded, the items to check, and results for what failed to load."""
+
+    notes: dict[str, Note]
+    items: list[Item]
+    errors: list[Result] = field(default_factory=list)
+
+
+def run_check(config: Config, options: CheckOptions, progress: Progress | None = None) -> Report:
+    """Check every selected item against its upstream; save state; file issues."""
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with state.locked(config.state, wait=options.wait):
+        inputs = gather(config, options)
+        statuses: list[UpstreamStatus] = []
+        results: list[Result] = list(inputs.errors)
+        for upstream, items in group(config, inputs.items, options):
+            status, found = check_upstream(config, upstream, items, options, progress or _Quiet())
+            statuses.append(status)
+            results.extend(found)
+        results.sort(key=lambda r: (-r.verdict.severity, r.note, r.id))
+        actions = _file_issues(config, options, inputs.notes, results, statuses)
+    return Report(
+        started_at=started, upstreams=tuple(statuses), results=tuple(results),
+        issues=tuple(actions), summary=summarize(results),
+    )  # fmt: skip
+
+
+def gather(config: Config, options: CheckOptions) -> Inputs:
+    """Load notes and rules and turn them into items; bad input becomes error results."""
+    notes = load_notes(config.notes, display_root=config.root)
+    rules = load_rules(config.rules, display_root=config.root)
+    inputs = Inputs(notes.notes, [])
+    inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
+    for err in rules.errors:
+        code = ErrorCode.QUERY_INVALID if "query error" in err.detail else ErrorCode.RULE_INVALID
+        inputs.errors.append(_input_error(err, code))
+    selected = [n for n in notes.notes.values() if options.note in (None, n.id)]
+    if config.track_citations and options.citations and options.rule is None:
+        inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
+    for rule in rules.rules.values():
+        if options.rule not in (None, rule.id) or options.note not in (None, rule.note):
+            continue
+        item = rule_item(rule, notes.notes)
+        (inputs.errors if isinstance(item, Result) else inputs.items).append(item)  # type: ignore[arg-type]
+    return inputs
+
+
+def rule_item(rule: Any, notes: dict[str, Note]) -> Item | Result:
+    """A rule as an item: its baseline is the commit of the note's citation of its file."""
+    note = notes.get(rule.note)
+    stub = Item(id=rule.id, kind="rule", note=rule.note, note_file=note.file if note else rule.file,
+                repo=rule.repo or "", commit="", path=rule.path, rule=rule)  # fmt: skip
+    if note is None:
+        return classify.error(stub, ErrorCode.RULE_INVALID,
+                              f"{rule.file}: rule {rule.id}: note {rule.note!r} does not exist; "
+                              "set `note` to the id of a note in the notes folder")  # fmt: skip
+    cited = [c for c in note.citations if rule.repo in (None, c.repo)]
+    source = next((c for c in cited if c.path == rule.path), cited[0] if cited else None)
+    if source is None:
+        return classify.error(stub, ErrorCode.RULE_BASELINE,
+                              f"{rule.file}: rule {rule.id}: note {note.id} cites no code of "
+                              f"{rule.repo or 'any repository'}, so the rule has no baseline commit; "
+                              "add a source citing the rule's file")  # fmt: skip
+    return Item(id=rule.id, kind="rule", note=note.id, note_file=note.file,
+                repo=rule.repo or source.repo, commit=source.commit, path=rule.path, rule=rule)  # fmt: skip
+
+
+def group(
+    config: Config, items: Sequence[Item], options: CheckOptions
+) -> Iterator[tuple[Upstream | None, list[Item]]]:
+    """Items by upstream, in config order; implicit upstreams after, by name."""
+    by_repo: dict[str, list[Item]] = {}
+    for item in items:
+        by_repo.setdefault(item.repo.lower(), []).append(item)
+    for key in sorted(by_repo, key=lambda r: (config.upstream_for(r) is None, r)):
+        upstream = config.upstream_for(key)
+        if upstream is None and options.implicit_upstreams:
+            upstream = Upstream(repo=by_repo[key][0].repo)
+        if options.upstream and (upstream is None or upstream.repo.lower() != options.upstream.lower()):
+            continue
+        yield upstream, by_repo[key]
+
+
+def check_upstream(
+    config: Config, upstream: Upstream | None, items: list[Item], options: CheckOptions,
+    progress: Progress,
+) -> tuple[UpstreamStatus, list[Result]]:  # fmt: skip
+    """Sync one mirror and judge its items; an unreachable upstream fails only its items."""
+    if upstream is None:
+        repo = items[0].repo
+        message = f"no [[upstream]] for {repo} in config.toml (and --no-implicit-upstreams)"
+        status = UpstreamStatus(repo=repo, url="", branch="", error=message)
+        return status, [classify.error(i, ErrorCode.UPSTREAM_UNREACHABLE, message) for i in items]
+    mirror = Mirror(upstream, config.cache)
+    try:
+        if not options.offline:
+            with progress.step(f"fetching {upstream.repo}"):
+                mirror.sync()
+        head = mirror.head()
+    except UpstreamError as exc:
+        status = UpstreamStatus(repo=upstream.repo, url=upstream.fetch_url, branch=upstream.branch,
+                                error=str(exc))  # fmt: skip
+        mirror.close()
+        return status, [classify.error(i, ErrorCode.UPSTREAM_UNREACHABLE, str(exc)) for i in items]
+    try:
+        with progress.step(f"checking {len(items)} items of {upstream.repo}"):
+            results = judge_all(config, mirror, upstream, head, items, options)
+    finally:
+        mirror.close()
+    status = UpstreamStatus(repo=upstream.repo, url=upstream.fetch_url, branch=upstream.branch, head=head)
+    return status, results
+
+
+def judge_all(
+    config: Config, mirror: Mirror, upstream: Upstream, head: str, items: list[Item],
+    options: CheckOptions,
+) -> list[Result]:  # fmt: skip
+    """Plan every item, fetch the blobs the new ones need in one batch, judge, save state."""
+    file = state.upstream_file(config.state, upstream.repo)
+    saved = state.read_json(file)
+    cache: dict[str, Any] = saved.get("items", {}) if saved.get("schema") == STATE_SCHEMA else {}
+    plans = [classify.plan(mirror, head, i, offline=options.offline) for i in items]
+    fresh = [p for p in plans if isinstance(p, Plan) and cache.get(p.item.id, {}).get("key") != p.key]
+    mirror.prefetch(b for p in fresh for b in p.blobs)
+    results = []
+    for planned in plans:
+        if isinstance(planned, Result):
+            results.append(planned)
+            continue
+        results.append(_judge_one(mirror, upstream, planned, cache.get(planned.item.id)))
+    _save(file, upstream, head, saved, plans, results, prune=not options.filtered)
+    return results
+
+
+def _judge_one(mirror: Mirror, upstream: Upstream, plan: Plan, cached: dict[str, Any] | None) -> Result:
+    if cached and cached.get("key") == plan.key:
+        result = Result.model_validate(cached["result"])
+        if result.current is not None:
+            result = result.model_copy(update={"current": result.current.model_copy(update={"commit": plan.head})})
+        return result.model_copy(update={"released_in": attribute.released_in(mirror, result, upstream.release_tags)})
+    result = classify.judge(mirror, plan)
+    return attribute.attribute(mirror, plan, result, upstream.release_tags)
+
+
+def _save(
+    file: Any, upstream: Upstream, head: str, saved: dict[str, Any], plans: list[Plan | Result],
+    results: list[Result], *, prune: bool,
+) -> None:  # fmt: skip
+    items: dict[str, Any] = {} if prune else dict(saved.get("items", {}))
+    for planned, result in zip(plans, results, strict=True):
+        if isinstance(planned, Plan):
+            items[result.id] = {"key": planned.key, "result": result.model_dump(mode="json")}
+    state.write_json(file, {"schema": STATE_SCHEMA, "repo": upstream.repo, "url": upstream.fetch_url,
+                            "branch": upstream.branch, "head": head, "items": items})  # fmt: skip
+
+
+def summarize(results: Sequence[Result]) -> Summary:
+    counts = {v.value: 0 for v in Verdict}
+    for result in results:
+        counts[result.verdict.value] += 1
+    return Summary(**counts)
+
+
+def _input_error(err: InputError, code: ErrorCode) -> Result:
+    return Result(
+        id=f"{err.file}:{err.line}" if err.line else err.file, kind="citation", note="",
+        note_file=err.file, repo="", verdict=Verdict.ERROR, message=str(err), error=code,
+    )  # fmt: skip
+
+
+def _file_issues(
+    config: Config, options: CheckOptions, notes: dict[str, Note], results: list[Result],
+    statuses: list[UpstreamStatus],
+) -> list[Any]:  # fmt: skip
+    if options.no_issues or config.issues.sink == "none":
+        return []
+    from watcher.issues import sync_issues
+
+    checked = {r.note for r in results if r.note}
+    return sync_issues(
+        config, {k: v for k, v in notes.items() if k in checked}, [r for r in results if r.note],
+        statuses, dry_run=options.dry_run, log=_log_line,
+    )  # fmt: skip
+
+
+def _log_line(message: str) -> None:
+    log.info(message)
+

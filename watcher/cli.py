@@ -1,0 +1,118 @@
+"""The command line: parse arguments, call one function per command, return its exit code."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from watcher import __version__
+from watcher.errors import WatchError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _check(args: argparse.Namespace) -> int:
+    from watcher import commands
+    from watcher.check import CheckOptions
+
+    options = CheckOptions(
+        upstream=args.upstream, note=args.note, rule=args.rule, offline=args.offline,
+        dry_run=args.dry_run, no_issues=args.no_issues,
+        implicit_upstreams=not args.no_implicit_upstreams, wait=args.wait,
+    )  # fmt: skip
+    return commands.check(args.config, options, args.format, sys.stdout)
+
+
+def _sync(args: argparse.Namespace) -> int:
+    from watcher import commands
+
+    return commands.sync(args.config, args.upstream, sys.stdout)
+
+
+def _notes(args: argparse.Namespace) -> int:
+    from watcher import commands
+
+    return commands.notes(args.config, sys.stdout)
+
+
+def _rules_lint(args: argparse.Namespace) -> int:
+    from watcher import commands
+
+    return commands.rules_lint(args.config, args.offline, sys.stdout)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from watcher import demo
+
+    return demo.run(sys.stdout, keep=args.keep)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="watch", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"watch {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines")
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="fewer log lines")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = _command(sub, "check", _check, "check every note against its upstream")
+    check.add_argument("--upstream", metavar="REPO")
+    check.add_argument("--note", metavar="ID")
+    check.add_argument("--rule", metavar="ID")
+    check.add_argument("--format", choices=("table", "json", "markdown"))
+    check.add_argument("--offline", action="store_true", help="no fetch: use the mirrors as they are")
+    check.add_argument("--dry-run", action="store_true", help="say what issues would change; touch none")
+    check.add_argument("--no-issues", action="store_true", help="report only; file no issues")
+    check.add_argument("--no-implicit-upstreams", action="store_true")
+    check.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+                       help="wait this long for another run's state lock (default: fail at once)")
+
+    sync = _command(sub, "sync", _sync, "create or fetch the upstream mirrors only")
+    sync.add_argument("--upstream", metavar="REPO")
+    _command(sub, "notes", _notes, "list notes, their citations and the rules guarding them")
+
+    rules = sub.add_parser("rules", help="work with rules")
+    rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
+    lint = _command(rules_sub, "lint", _rules_lint, "compile every rule and check it at its baseline")
+    lint.add_argument("--offline", action="store_true")
+
+    demo = sub.add_parser("demo", help="offline: build a small upstream, check it, show an issue")
+    demo.set_defaults(handler=_demo)
+    demo.add_argument("--keep", action="store_true", help="keep the demo folder and print its path")
+    return parser
+
+
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, handler: Handler, text: str
+) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=text, description=text)
+    parser.add_argument("--config", type=Path, default=Path("config.toml"), metavar="FILE")
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every expected failure is one message on stderr and exit 2."""
+    args = build_parser().parse_args(argv)
+    _logging(args.verbose - args.quiet, args.log_format)
+    try:
+        code: int = args.handler(args)
+    except WatchError as exc:
+        print(f"watch: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("watch: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+def _logging(level: int, fmt: str) -> None:
+    try:
+        from watcher.logs import configure_logging
+    except ImportError:  # the daemon's logging module is optional for one-shot commands
+        logging.basicConfig(level=logging.INFO - 10 * level, format="watch: %(message)s")
+        return
+    configure_logging(level, fmt)

@@ -1,0 +1,114 @@
+"""The `files` sink: each issue is a Markdown document under `state/issues/`.
+
+A document is a small YAML header (title, state, labels, the key of the last comment,
+the body's length), the issue body, then the comments in order. Every write replaces
+the whole file atomically, so a crash leaves the previous or the next version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from watcher.issues import markers
+from watcher.issues.sinks import IssueDoc, SinkError, State
+from watcher.state import write_text
+
+_SEPARATOR = "---\n"
+
+
+@dataclass
+class FilesSink:
+    """Issues as files: `state/issues/NOTE_ID.md`, and `_dashboard.md` for the dashboard."""
+
+    folder: Path
+    display: Callable[[Path], str] = str
+    name: str = "files"
+
+    def check(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def path(self, note_id: str) -> Path:
+        return self.folder / f"{note_id}.md"
+
+    def find(self, note_id: str, marker: str, hint: str | None) -> list[IssueDoc]:
+        loaded = self._load(note_id)
+        if loaded is None or not markers.has_marker(loaded[0].body, marker):
+            return []  # a hand-written or foreign file is not ours to reuse
+        return [loaded[0]]
+
+    def ensure_labels(self, names: Sequence[str]) -> None:
+        return None  # files carry their labels in the header; nothing to create
+
+    def create(self, note_id: str, title: str, body: str, labels: Sequence[str]) -> IssueDoc:
+        doc = IssueDoc(
+            note_id, title, body, "open", tuple(labels), self.display(self.path(note_id))
+        )
+        self._save(doc, {"last_comment": None}, [])
+        return doc
+
+    def comment(self, doc: IssueDoc, key: str, text: str) -> bool:
+        loaded = self._load(doc.handle)
+        if loaded is None:
+            raise SinkError(
+                f"{self.path(doc.handle)}: issue file vanished; the next run reopens it"
+            )
+        current, meta, comments = loaded
+        if meta.get("last_comment") == key:
+            return False
+        self._save(current, {**meta, "last_comment": key}, [*comments, text])
+        return True
+
+    def update(
+        self, doc: IssueDoc, *, title: str, body: str, labels: Sequence[str], state: State
+    ) -> IssueDoc:
+        loaded = self._load(doc.handle)
+        meta, comments = (loaded[1], loaded[2]) if loaded else ({"last_comment": None}, [])
+        new = replace(doc, title=title, body=body, labels=tuple(labels), state=state)
+        self._save(new, meta, comments)
+        return new
+
+    def _save(self, doc: IssueDoc, meta: dict[str, Any], comments: list[str]) -> None:
+        header = {
+            "title": doc.title,
+            "state": doc.state,
+            "labels": list(doc.labels),
+            "body_chars": len(doc.body),
+            "last_comment": meta.get("last_comment"),
+        }
+        text = _SEPARATOR + yaml.safe_dump(header, sort_keys=True, allow_unicode=True)
+        text += _SEPARATOR + doc.body
+        for n, comment in enumerate(comments, 1):
+            text += f"\n\n---\n\n**Comment {n}** by watch:\n\n{comment}"
+        write_text(self.path(doc.handle), text + "\n")
+
+    def _load(self, handle: str) -> tuple[IssueDoc, dict[str, Any], list[str]] | None:
+        try:
+            text = self.path(handle).read_text(encoding="utf-8")
+            _, head, rest = text.split(_SEPARATOR, 2)
+            meta = yaml.safe_load(head)
+            body = rest[: int(meta["body_chars"])]
+            doc = IssueDoc(
+                handle,
+                str(meta["title"]),
+                body,
+                "closed" if meta["state"] == "closed" else "open",
+                tuple(str(x) for x in meta.get("labels") or ()),
+                self.display(self.path(handle)),
+            )
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError, yaml.YAMLError):
+            return None  # not a document we wrote: ignored, and overwritten by create
+        comments = _split_comments(rest[len(body) :])
+        return doc, dict(meta), comments
+
+
+def _split_comments(tail: str) -> list[str]:
+    """The comments after the body; each starts with the heading `_save` writes."""
+    parts = tail.rstrip("\n").split("\n\n---\n\n**Comment ")
+    return [p.split(" by watch:\n\n", 1)[-1] for p in parts[1:]]

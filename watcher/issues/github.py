@@ -1,0 +1,246 @@
+"""The `github` sink: issues in `[issues] repo` through PyGithub (imported here only).
+
+Retries are ours, not PyGithub's (`retry=None`), so that they are explicit and bounded:
+rate limits (403/429 with `x-ratelimit-remaining: 0`, `x-ratelimit-reset`,
+`retry-after`, or a secondary-limit message) are waited out while the total wait stays
+under `max_wait_seconds`; 5xx and timeouts are retried `retries` times with backoff.
+A POST whose outcome is unknown (5xx, timeout) is never blindly repeated: the issue or
+comment is looked up first. The token never leaves this module: every error message
+is rebuilt from status and GitHub's message, then scrubbed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from watcher.errors import WatchError
+from watcher.issues import markers
+from watcher.issues.sinks import IssueDoc, SinkError, State
+
+if TYPE_CHECKING:
+    from github.Issue import Issue
+    from github.Repository import Repository
+
+    from watcher.config import IssuesConfig
+
+T = TypeVar("T")
+LABEL_COLORS = {
+    "verdict:error": "b60205",
+    "verdict:broken": "d93f0b",
+    "verdict:missing": "fbca04",
+    "verdict:changed": "c5def5",
+}
+SECONDARY_WAIT = 60.0  # GitHub: without retry-after, wait at least a minute
+
+
+@dataclass
+class Retrying:
+    """Bounded retry policy; `sleep` and `clock` are injectable so tests need not wait."""
+
+    retries: int = 4
+    max_wait: float = 300.0
+    backoff: float = 1.0
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.time
+    waited: float = 0.0  # total rate-limit wait of this run, against max_wait
+
+
+@dataclass
+class GithubSink:
+    repo_name: str
+    api_url: str
+    token: str
+    policy: Retrying = field(default_factory=Retrying)
+    timeout: float = 15.0
+    throttle: bool = True  # GitHub asks for ~1 s between writes; tests turn it off
+    name: str = "github"
+    label: str | None = None  # the listing fallback filters on it; all our issues carry it
+    _repo: Repository | None = None
+    _gh: Any = None
+
+    @classmethod
+    def from_config(cls, cfg: IssuesConfig, token: str) -> GithubSink:
+        if cfg.repo is None:
+            raise WatchError('config: [issues] repo is required with sink = "github"')
+        policy = Retrying(retries=cfg.retries, max_wait=cfg.max_wait_seconds)
+        return cls(cfg.repo, cfg.api_url, token, policy, label=next(iter(cfg.labels), None))
+
+    # --- the Sink operations --------------------------------------------------------
+
+    def check(self) -> None:
+        """Reach the repository once; a wrong repo or token stops the run with a fix."""
+        from github import GithubException
+
+        try:
+            self._call("read repository", lambda: self.repo.id)
+        except SinkError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, GithubException) and cause.status in (401, 403, 404):
+                raise WatchError(
+                    f"[issues] repo {self.repo_name} at {self.api_url}: {self._scrub(str(exc))}; "
+                    "check the repository name and that the token may write issues there"
+                ) from None
+            raise
+
+    def find(self, note_id: str, marker: str, hint: str | None) -> list[IssueDoc]:
+        """Issues whose body starts with `marker`: the hinted one, else search, else listing."""
+        if hint is not None:
+            doc = self._hinted(int(hint), marker)
+            if doc is not None and doc.state == "open":
+                return [doc]
+        found = self._search(marker)
+        return found if found else self._listed(marker)
+
+    def ensure_labels(self, names: Sequence[str]) -> None:
+        from github import GithubException
+
+        existing = self._call(
+            "list labels", lambda: {lb.name.lower() for lb in self.repo.get_labels()}
+        )
+        for name in names:
+            if name.lower() in existing:
+                continue
+            try:
+                color = LABEL_COLORS.get(name, "ededed")
+                self._call("create label", lambda n=name, c=color: self.repo.create_label(n, c))
+            except SinkError as exc:  # 422 already_exists: created meanwhile by someone else
+                if not (isinstance(exc.__cause__, GithubException) and exc.__cause__.status == 422):
+                    raise
+
+    def create(self, note_id: str, title: str, body: str, labels: Sequence[str]) -> IssueDoc:
+        marker = body.split("\n", 1)[0]
+        issue: IssueDoc = self._call(
+            "open issue",
+            lambda: _doc(self.repo.create_issue(title=title, body=body, labels=list(labels))),
+            recheck=lambda: self._created(marker),
+        )
+        return issue
+
+    def comment(self, doc: IssueDoc, key: str, text: str) -> bool:
+        issue = self._issue(doc)
+        if self._last_key(issue) == key:
+            return False
+        body = markers.comment_marker(key) + "\n" + text
+        self._call(
+            "comment",
+            lambda: issue.create_comment(body),
+            recheck=lambda: True if self._last_key(issue) == key else None,
+        )
+        return True
+
+    def update(
+        self, doc: IssueDoc, *, title: str, body: str, labels: Sequence[str], state: State
+    ) -> IssueDoc:
+        issue = self._issue(doc)
+        reason = "completed" if state == "closed" else "reopened"
+        args: dict[str, Any] = {
+            "title": title,
+            "body": body,
+            "labels": list(labels),
+            "state": state,
+        }
+        if state != doc.state:
+            args["state_reason"] = reason
+        self._call("edit issue", lambda: issue.edit(**args))  # PATCH: safe to repeat
+        return replace(doc, title=title, body=body, labels=tuple(labels), state=state)
+
+    # --- lookups --------------------------------------------------------------------
+
+    def _hinted(self, number: int, marker: str) -> IssueDoc | None:
+        from github import UnknownObjectException
+
+        try:
+            doc = self._call("read issue", lambda: _doc(self.repo.get_issue(number)))
+        except SinkError as exc:
+            if isinstance(exc.__cause__, UnknownObjectException):
+                return None  # deleted or transferred: found again by marker, or reopened
+            raise
+        return doc if markers.has_marker(doc.body, marker) else None
+
+    def _search(self, marker: str) -> list[IssueDoc]:
+        """Search by marker; an empty list when search fails or finds nothing (it lags)."""
+        phrase = marker.removeprefix("<!-- ").removesuffix(" -->")
+        query = f'"{phrase}" in:body repo:{self.repo_name} is:issue'
+        try:
+            hits = self._call(
+                "search", lambda: [_doc(i) for i in self._client().search_issues(query)]
+            )
+        except SinkError:
+            return []
+        return [d for d in hits if markers.has_marker(d.body, marker)]
+
+    def _listed(self, marker: str) -> list[IssueDoc]:
+        """Every issue carrying our first label, open or closed: consistent, unlike search."""
+        docs = self._call("list issues", self._labelled)
+        return [d for d in docs if markers.has_marker(d.body, marker)]
+
+    def _labelled(self) -> list[IssueDoc]:
+        kwargs: dict[str, Any] = {"state": "all", "sort": "created", "direction": "desc"}
+        if self.label:
+            kwargs["labels"] = [self.label]
+        return [_doc(i) for i in self.repo.get_issues(**kwargs) if i.pull_request is None]
+
+    def _created(self, marker: str) -> IssueDoc | None:
+        """After an uncertain create: the open issue with this marker, if it was made."""
+        docs = [d for d in self._listed(marker) if d.state == "open"]
+        return min(docs, key=lambda d: d.number or 0) if docs else None
+
+    def _last_key(self, issue: Issue) -> str | None:
+        keys = self._call(
+            "list comments", lambda: [markers.comment_key(c.body) for c in issue.get_comments()]
+        )
+        return next((k for k in reversed(keys) if k), None)
+
+    # --- plumbing -------------------------------------------------------------------
+
+    @property
+    def repo(self) -> Repository:
+        if self._repo is None:
+            self._repo = self._client().get_repo(self.repo_name)
+        return self._repo
+
+    def _issue(self, doc: IssueDoc) -> Issue:
+        return self.repo.get_issue(int(doc.handle))  # lazy: no request until used
+
+    def _client(self) -> Any:
+        if self._gh is None:
+            from github import Auth, Github
+
+            spacing: dict[str, float] = {}
+            if not self.throttle:
+                spacing = {"seconds_between_requests": 0.0, "seconds_between_writes": 0.0}
+            self._gh = Github(
+                base_url=self.api_url.rstrip("/"),
+                auth=Auth.Token(self.token),
+                retry=None,  # ours, below: bounded, and aware of uncertain POSTs
+                timeout=self.timeout,  # type: ignore[arg-type]  # requests takes floats
+                per_page=100,
+                lazy=True,  # objects fetch when read, inside _call, never by surprise
+                **spacing,
+            )
+        return self._gh
+
+    def _call(self, what: str, fn: Callable[[], T], recheck: Callable[[], Any] | None = None) -> T:
+        """Run one API call with the retry policy; errors become scrubbed SinkErrors."""
+        from watcher.issues.retry import run
+
+        return run(self, what, fn, recheck)
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self.token, "***") if self.token else text
+
+
+def _doc(issue: Issue) -> IssueDoc:
+    state = "closed" if issue.state == "closed" else "open"
+    return IssueDoc(
+        handle=str(issue.number),
+        title=issue.title,
+        body=issue.body or "",
+        state=state,
+        labels=tuple(lb.name for lb in issue.labels),
+        url=issue.html_url,
+        number=issue.number,
+    )

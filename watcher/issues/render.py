@@ -1,0 +1,256 @@
+"""Titles, bodies and comments of stale-verification issues (SPEC 6.2).
+
+Everything from upstream goes through `markdown`; everything from the user's own notes
+is still treated as untrusted, because notes quote upstream too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from urllib.parse import quote
+
+from watcher.issues import markdown as md
+from watcher.issues import markers
+from watcher.models import Location, Note, Result, Verdict, worst
+
+MAX_BODY = 65_536  # GitHub's limit, in characters
+_BUDGET = 60_000  # leaves room for the footer and for a later reopen comment
+_DIFF_BUDGETS = (12_000, 4_000, 1_000, 0)  # per item, tried in turn until the body fits
+_LINE_LIMIT = 500  # one 200 kB minified line must not eat the whole body
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+CHECKLIST = (
+    "Re-read the cited code at HEAD and decide whether the note still holds",
+    "Update the note's text if upstream behaviour changed",
+    "Update each citation's `commit` and `path` (`watch fix --write` does it for moved items)",
+    "Adjust the rule if it no longer targets the right construct",
+    "Set `lastVerified` and commit; the next run closes this issue",
+)
+
+
+def title(note: Note, results: Sequence[Result]) -> str:
+    """`Stale verification: NOTE_ID — SHORT REASON`, e.g. `... — 1 broken, 2 changed`."""
+    counts: dict[Verdict, int] = {}
+    for result in results:
+        if result.verdict.stale:
+            counts[result.verdict] = counts.get(result.verdict, 0) + 1
+    order = sorted(counts, key=lambda v: -v.severity)
+    reason = ", ".join(f"{counts[v]} {v.value}" for v in order) or "re-verified"
+    return md.cut(f"Stale verification: {note.id} — {reason}", 250)
+
+
+def labels(base: Sequence[str], results: Sequence[Result]) -> tuple[str, ...]:
+    """The configured labels plus `verdict:WORST`."""
+    return (*base, f"verdict:{worst([r.verdict for r in results]).value}")
+
+
+def body(note: Note, results: Sequence[Result], seen: frozenset[str]) -> str:
+    """The issue body: marker, summary table, one section per item that moved or went stale."""
+    ordered = sorted(results, key=lambda r: (-r.verdict.severity, r.id))
+    for budget in _DIFF_BUDGETS:
+        text = _body(note, ordered, seen, budget)
+        if len(text) <= _BUDGET:
+            return text
+    return _shrink(note, ordered, seen)
+
+
+def _body(note: Note, results: Sequence[Result], seen: frozenset[str], diff_budget: int) -> str:
+    parts = [_head(note, results, seen), _table(results)]
+    parts += [
+        _item(n, r, diff_budget) for n, r in enumerate(results, 1) if r.verdict != Verdict.FRESH
+    ]
+    parts += [_checklist(), _footer()]
+    return "\n\n".join(parts) + "\n"
+
+
+def _shrink(note: Note, results: Sequence[Result], seen: frozenset[str]) -> str:
+    """Last resort for notes with hundreds of items: details of the worst ones only."""
+    shown = list(results)
+    while shown:
+        shown = shown[: len(shown) // 2]
+        text = _body(note, shown, seen, 0)
+        if len(text) <= _BUDGET:
+            cut = len(results) - len(shown)
+            return (
+                text
+                + f"\n_{cut} more items not shown (body limit); run `watch check --note {note.id}`._\n"
+            )
+    return _head(note, results, seen) + "\n"
+
+
+def _head(note: Note, results: Sequence[Result], seen: frozenset[str]) -> str:
+    status = worst([r.verdict for r in results])
+    lines = [
+        markers.note_marker(note.id),
+        markers.seen_line(seen),
+        f"## Stale verification: {md.code(note.id)}",
+        "",
+        f"**Note:** {md.text(note.title or note.id)} ({md.code(note.file)})  ",
+        f"**Status:** **{status.value}**, the worst of {len(results)} tracked items",
+    ]
+    return "\n".join(lines)
+
+
+def _table(results: Sequence[Result]) -> str:
+    rows = ["| # | item | kind | verdict | introduced by | release |", "|---|---|---|---|---|---|"]
+    for n, r in enumerate(results, 1):
+        rows.append(
+            f"| {n} | {md.code(r.id, 120, cell=True)} | {r.kind} | **{r.verdict.value}** "
+            f"| {_commit_link(r, short=True)} | {_release(r) if r.verdict.stale else ''} |"
+        )
+    return "\n".join(rows)
+
+
+def _item(n: int, r: Result, diff_budget: int) -> str:
+    lines = [f"### {n}. {md.code(r.id, 200)}: {r.verdict.value}", "", md.text(r.message, 1000), ""]
+    if r.error:
+        lines.append(f"- Error code: `{r.error.value}`")
+    lines.append(f"- Baseline: {_permalink(r.repo, r.baseline)}")
+    lines.append(f"- HEAD: {_permalink(r.repo, r.current) if r.current else 'not found at HEAD'}")
+    if r.verdict.stale and r.introduced_by:
+        lines.append(f"- Introduced by: {_attribution(r)}")
+    if r.verdict.stale and r.kind != "issue":
+        lines.append(f"- Released in: {_release(r)}")
+    if r.verdict == Verdict.MOVED and r.current:
+        lines.append(f"- Suggested citation: {_suggestion(r.current)}")
+    text = "\n".join(lines)
+    if r.claims:
+        text += "\n\n" + _claims(r)
+    if r.diff and diff_budget:
+        text += "\n\n" + _diff(r.diff, diff_budget)
+    return text
+
+
+def _claims(r: Result) -> str:
+    rows = ["| claim | test | expected | actual | holds |", "|---|---|---|---|---|"]
+    for c in sorted(r.claims, key=lambda c: c.holds):  # failing claims first
+        actual = md.code(c.actual, 200, cell=True) if c.actual is not None else "(no capture)"
+        rows.append(
+            f"| {md.text(c.says or c.capture, 300, cell=True)} | {c.test} "
+            f"| {md.code(c.expected, 200, cell=True)} | {actual} | {'yes' if c.holds else '**no**'} |"
+        )
+    return "**Claims at risk**\n\n" + "\n".join(rows)
+
+
+def _diff(diff: str, budget: int) -> str:
+    lines = [md.cut(line, _LINE_LIMIT) for line in md.clean(diff).splitlines()]
+    text = "\n".join(lines)
+    note = ""
+    if len(text) > budget:
+        kept = text[:budget].rsplit("\n", 1)[0]
+        note = f"\n\n_Diff cut: {len(text) - len(kept):,} of {len(text):,} characters not shown._"
+        text = kept
+    return f"<details><summary>Diff (baseline → HEAD)</summary>\n\n{md.fence(text, 'diff')}{note}\n\n</details>"
+
+
+def _checklist() -> str:
+    return "### Checklist\n\n" + "\n".join(f"- [ ] {item}" for item in CHECKLIST)
+
+
+def _footer() -> str:
+    return (
+        "<sub>Opened by `watch`. It edits this body and comments only when something new "
+        "happens; it closes the issue when every item is fresh or moved again.</sub>"
+    )
+
+
+# --- links ------------------------------------------------------------------------
+
+
+def permalink_url(repo: str, loc: Location) -> str | None:
+    """https://github.com/OWNER/NAME/blob/COMMIT/PATH#Lstart-Lend, or None for a bad repo."""
+    if not _REPO.match(repo) or not re.fullmatch(r"[0-9A-Fa-f]{4,40}", loc.commit):
+        return None
+    url = f"https://github.com/{repo}/blob/{loc.commit}/{quote(loc.path)}"
+    if loc.start_line is not None:
+        url += f"#L{loc.start_line}"
+        if loc.end_line is not None and loc.end_line != loc.start_line:
+            url += f"-L{loc.end_line}"
+    return url
+
+
+def _where(loc: Location) -> str:
+    lines = ""
+    if loc.start_line is not None:
+        lines = f":{loc.start_line}" + (
+            f"-{loc.end_line}" if loc.end_line != loc.start_line else ""
+        )
+    return f"{loc.path}{lines}"
+
+
+def _permalink(repo: str, loc: Location | None) -> str:
+    if loc is None:
+        return "(none)"
+    label = f"{md.code(_where(loc), 200)} at {md.code(loc.commit[:12])}"
+    url = permalink_url(repo, loc)
+    return f"[{label}]({url})" if url else label
+
+
+def _commit_link(r: Result, *, short: bool = False) -> str:
+    a = r.introduced_by
+    if a is None or not r.verdict.stale:
+        return ""
+    sha = a.commit if re.fullmatch(r"[0-9a-f]{7,40}", a.commit) else "0000000"
+    link = (
+        f"[`{sha[:10]}`](https://github.com/{r.repo}/commit/{sha})"
+        if _REPO.match(r.repo)
+        else f"`{sha[:10]}`"
+    )
+    if a.pr is not None and _REPO.match(r.repo):
+        link += f" ([PR {a.pr}](https://github.com/{r.repo}/pull/{a.pr}))"
+    return link
+
+
+def _attribution(r: Result) -> str:
+    a = r.introduced_by
+    assert a is not None
+    return (
+        f"{_commit_link(r)} {md.text(a.summary, 200)}, by {md.text(a.author, 100)}"
+        f" on {md.text(a.date, 40)}"
+    )
+
+
+def _release(r: Result) -> str:
+    if r.released_in:
+        return md.code(r.released_in, 100, cell=True)
+    return "not in a release yet"
+
+
+def _suggestion(loc: Location) -> str:
+    return f"`commit: {loc.commit}`, path {md.code(_where(loc), 200)}"
+
+
+# --- comments ---------------------------------------------------------------------
+
+
+def news_comment(results: Sequence[Result], news: frozenset[str], *, reopened: bool) -> str:
+    """What changed since the issue was last written: new verdicts, commits, releases."""
+    fresh = [r for r in results if r.verdict.stale and markers.news_key(r) in news]
+    head = "This note is stale again." if reopened else "New since the last report:"
+    lines = [head, ""]
+    for r in sorted(fresh, key=lambda r: (-r.verdict.severity, r.id)):
+        line = f"- {md.code(r.id, 200)}: **{r.verdict.value}**"
+        if r.introduced_by:
+            line += f", introduced by {_commit_link(r)}"
+        if r.kind != "issue":
+            line += f", released in {_release(r)}"
+        lines.append(line)
+    lines += ["", "The issue body above shows every item as of this run."]
+    return "\n".join(lines)
+
+
+def close_comment(
+    results: Sequence[Result], heads: Sequence[tuple[str, str]], *, reopen: bool
+) -> str:
+    """Why the issue is closed: every item is fresh or moved at the upstream heads named."""
+    moved = [r for r in results if r.verdict == Verdict.MOVED]
+    at = ", ".join(f"{md.code(repo)} {md.code(sha[:12])}" for repo, sha in heads)
+    at = at or "the upstream heads of this run"
+    lines = [f"Every tracked item of this note is fresh or moved at {at}, so it is verified again."]
+    if moved:
+        lines += ["", "Citations to update (`watch fix --write` does it):", ""]
+        lines += [f"- {md.code(r.id, 200)} → {_suggestion(r.current)}" for r in moved if r.current]
+    again = "reopens this issue" if reopen else "opens a new issue"
+    lines += ["", f"Closing. If the note goes stale again, `watch` {again}."]
+    return "\n".join(lines)

@@ -1,0 +1,72 @@
+"""The languages watch can read: a plain registry from name to grammar and file endings."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Language
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A grammar: the module that ships it, its entry point, and what counts as a definition."""
+
+    module: str
+    function: str
+    extensions: tuple[str, ...]
+    definitions: frozenset[str]  # node types that are named definitions (function, struct, ...)
+
+
+_RUST_DEFS = frozenset(
+    {
+        "function_item", "function_signature_item", "struct_item", "enum_item", "union_item",
+        "impl_item", "trait_item", "mod_item", "const_item", "static_item", "type_item",
+        "macro_definition",
+    }
+)  # fmt: skip
+_JS_DEFS = frozenset(
+    {
+        "function_declaration", "generator_function_declaration", "class_declaration",
+        "method_definition", "variable_declarator",
+    }
+)  # fmt: skip
+_TS_DEFS = _JS_DEFS | {
+    "interface_declaration", "type_alias_declaration", "enum_declaration",
+    "abstract_class_declaration", "function_signature", "method_signature", "module",
+}  # fmt: skip
+
+LANGUAGES: dict[str, Spec] = {
+    "rust": Spec("tree_sitter_rust", "language", (".rs",), _RUST_DEFS),
+    "python": Spec(
+        "tree_sitter_python", "language", (".py", ".pyi"),
+        frozenset({"function_definition", "class_definition"}),
+    ),
+    "go": Spec(
+        "tree_sitter_go", "language", (".go",),
+        frozenset({"function_declaration", "method_declaration", "type_spec", "const_spec"}),
+    ),
+    "javascript": Spec("tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx"), _JS_DEFS),
+    "typescript": Spec("tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"), _TS_DEFS),
+    "tsx": Spec("tree_sitter_typescript", "language_tsx", (".tsx",), _TS_DEFS),
+}  # fmt: skip
+
+
+def for_path(path: str) -> str | None:
+    """The language of a file by its ending, or None when watch cannot parse it."""
+    suffix = PurePosixPath(path).suffix.lower()
+    return next((name for name, spec in LANGUAGES.items() if suffix in spec.extensions), None)
+
+
+@functools.cache
+def grammar(name: str) -> Language:
+    """The tree-sitter Language for a registered name (loaded once per process)."""
+    from tree_sitter import Language
+
+    spec = LANGUAGES[name]
+    module = importlib.import_module(spec.module)
+    return Language(getattr(module, spec.function)())

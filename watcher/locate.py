@@ -1,0 +1,224 @@
+"""Find a cited construct in a parsed file by its token sequence, or a rule's @target.
+
+Whitespace and comments are not tokens, so a reformat never looks like a change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from watcher.syntax import Parsed, normalize
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from watcher.rules import Compiled
+
+# A cited region whose definition is found by name counts as found when it covers most
+# of that definition; a smaller region must still resemble what it maps to.
+WHOLE_DEFINITION = 0.6
+SIMILAR_IN_DEFINITION = 0.5
+SIMILAR_IN_FILE = 0.6
+
+
+class LocateError(Exception):
+    """The cited lines cannot be anchored at the baseline (out of range, no code)."""
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """What a citation cites at its baseline: its tokens and the definition around them."""
+
+    path: str
+    start_line: int | None
+    end_line: int | None
+    tokens: tuple[str, ...]
+    definition: tuple[str, tuple[str, ...]] | None
+    share: float  # how much of that definition the citation covers
+    text: str
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where an item was found in one version of the upstream."""
+
+    path: str
+    start_line: int | None
+    end_line: int | None
+    identical: bool
+    text: str
+    tokens: tuple[str, ...] = ()
+    captures: dict[str, str | None] = field(default_factory=dict)
+
+
+def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anchor:
+    """Anchor cited lines (or the whole file) in the baseline parse."""
+    if start is None or end is None:
+        return Anchor(path, None, None, parsed.token_texts(), None, 1.0, _text(parsed))
+    lines = parsed.line_count()
+    if end > lines:
+        raise LocateError(f"lines {start}-{end} are past the end of the file ({lines} lines)")
+    first, last = parsed.token_range(start, end)
+    if first >= last:
+        raise LocateError(f"lines {start}-{end} hold no code (only blank lines or comments)")
+    definition = parsed.enclosing(first, last)
+    share = (last - first) / max(1, definition.end_token - definition.first_token) if definition else 0
+    return Anchor(
+        path, start, end, parsed.token_texts(first, last),
+        definition.key if definition else None, share, _lines(parsed, start, end),
+    )  # fmt: skip
+
+
+def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
+    """The anchor in `files` (the cited file, or its renames, first is preferred)."""
+    if anchor.start_line is None:
+        return _whole_file(anchor, files)
+    exact = [_found(anchor, path, parsed, i, i + len(anchor.tokens), True)
+             for path, parsed in files for i in _occurrences(parsed, anchor.tokens)]  # fmt: skip
+    if exact:
+        return min(exact, key=lambda f: (f.path != anchor.path, abs((f.start_line or 0) - (anchor.start_line or 0))))
+    for path, parsed in files:
+        found = _in_definition(anchor, path, parsed) or _in_file(anchor, path, parsed)
+        if found is not None:
+            return found
+    return None
+
+
+def _whole_file(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
+    if not files:
+        return None
+    path, parsed = files[0]
+    identical = parsed.token_texts() == anchor.tokens
+    return Found(path, None, None, identical, _text(parsed))
+
+
+def _occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
+    texts = parsed.token_texts()
+    n = len(needle)
+    return [i for i, t in enumerate(texts) if t == needle[0] and texts[i : i + n] == needle]
+
+
+def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    if anchor.definition is None:
+        return None
+    same = [d for d in parsed.definitions if d.key == anchor.definition]
+    if not same:
+        return None
+    target = min(same, key=lambda d: abs(d.start_line - (anchor.start_line or 0)))
+    body = parsed.token_texts(target.first_token, target.end_token)
+    if anchor.share >= WHOLE_DEFINITION:
+        return _found(anchor, path, parsed, target.first_token, target.end_token, False)
+    start, end = _aligned(anchor.tokens, body)
+    if end <= start or _ratio(anchor.tokens, body[start:end]) < SIMILAR_IN_DEFINITION:
+        return None
+    return _found(anchor, path, parsed, target.first_token + start, target.first_token + end, False)
+
+
+def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    texts = parsed.token_texts()
+    matcher = difflib.SequenceMatcher(None, anchor.tokens, texts, autojunk=False)
+    a, b, size = matcher.find_longest_match(0, len(anchor.tokens), 0, len(texts))
+    if size == 0:
+        return None
+    start = max(0, b - a)
+    end = min(len(texts), start + len(anchor.tokens))
+    if _ratio(anchor.tokens, texts[start:end]) < SIMILAR_IN_FILE:
+        return None
+    return _found(anchor, path, parsed, start, end, False)
+
+
+def _aligned(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int]:
+    """The span of `body` that the matching blocks of `needle` land on."""
+    blocks = [m for m in difflib.SequenceMatcher(None, needle, body, autojunk=False)
+              .get_matching_blocks() if m.size]  # fmt: skip
+    if not blocks:
+        return 0, 0
+    first, last = blocks[0], blocks[-1]
+    return max(0, first.b - first.a), min(len(body), last.b + last.size + (len(needle) - last.a - last.size))
+
+
+def _ratio(a: Sequence[str], b: Sequence[str]) -> float:
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _found(anchor: Anchor, path: str, parsed: Parsed, first: int, end: int, identical: bool) -> Found:
+    start_line = parsed.tokens[first].start_line
+    end_line = parsed.tokens[end - 1].end_line
+    return Found(path, start_line, end_line, identical, _lines(parsed, start_line, end_line),
+                 parsed.token_texts(first, end))  # fmt: skip
+
+
+def _lines(parsed: Parsed, start: int, end: int) -> str:
+    lines = parsed.source.decode("utf-8", errors="replace").splitlines()
+    return "\n".join(lines[start - 1 : end])
+
+
+def _text(parsed: Parsed) -> str:
+    return parsed.source.decode("utf-8", errors="replace")
+
+
+# --- rules ----------------------------------------------------------------------------
+
+
+def targets(compiled: Compiled, path: str, parsed: Parsed) -> list[Found]:
+    """Every distinct @target of a rule in one file, with the captures of its match."""
+    from tree_sitter import QueryCursor
+
+    roots: list[Node] = [parsed.tree.root_node]
+    if compiled.inside is not None:
+        scopes = QueryCursor(compiled.inside).captures(parsed.tree.root_node).get("scope", [])
+        roots = _outermost(scopes)
+    seen: dict[tuple[int, int], Found] = {}
+    for root in roots:
+        for _, captures in QueryCursor(compiled.query).matches(root):
+            nodes = captures.get("target", [])
+            if not nodes or (nodes[0].start_byte, nodes[0].end_byte) in seen:
+                continue
+            node = nodes[0]
+            seen[(node.start_byte, node.end_byte)] = _target(path, parsed, node, captures)
+    return sorted(seen.values(), key=lambda f: f.start_line or 0)
+
+
+def _outermost(nodes: list[Node]) -> list[Node]:
+    """Scopes that are not inside another scope, so no target is found twice."""
+    spans = sorted({(n.start_byte, -n.end_byte): n for n in nodes}.items())
+    out: list[Node] = []
+    for (start, neg_end), node in spans:
+        if out and start < out[-1].end_byte and -neg_end <= out[-1].end_byte:
+            continue
+        out.append(node)
+    return out
+
+
+def _target(path: str, parsed: Parsed, node: Node, captures: dict[str, list[Node]]) -> Found:
+    first = parsed.token_index_at_byte(node.start_byte)
+    end = parsed.token_index_at_byte(node.end_byte)
+    texts = {
+        name: normalize(" ".join((n.text or b"").decode("utf-8", errors="replace") for n in nodes))
+        for name, nodes in captures.items()
+    }
+    start_line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
+    return Found(path, start_line, end_line, False, _lines(parsed, start_line, end_line),
+                 parsed.token_texts(first, end), dict(texts))  # fmt: skip
+
+
+def best_target(baseline: Found, found: Sequence[Found]) -> Found | None:
+    """The HEAD target that is most like the baseline one: identical first, then nearest."""
+    if not found:
+        return None
+    same = [f for f in found if f.tokens == baseline.tokens]
+    if same:
+        chosen = min(same, key=lambda f: (f.path != baseline.path,
+                                          abs((f.start_line or 0) - (baseline.start_line or 0))))
+        return Found(chosen.path, chosen.start_line, chosen.end_line, True, chosen.text,
+                     chosen.tokens, chosen.captures)  # fmt: skip
+    return max(found, key=lambda f: (_ratio(baseline.tokens, f.tokens), f.path == baseline.path))
+
+
+def literals(query: str) -> list[str]:
+    """Strings a query insists on (`#eq?` arguments): a file without them cannot match."""
+    return [m.group(1) for m in re.finditer(r'#eq\?\s+@[\w.]+\s+"((?:[^"\\]|\\.)*)"', query)]

@@ -1,0 +1,103 @@
+"""Print a Report: a registry of formats, each writing to an injected stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TextIO
+
+from watcher.models import Report, Result, Verdict
+
+
+def to_json(report: Report) -> str:
+    """The JSON document of SPEC 6.1; identical runs give identical results."""
+    data = report.model_dump(mode="json", by_alias=True)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_json(report: Report, stream: TextIO) -> None:
+    stream.write(to_json(report))
+
+
+def render_table(report: Report, stream: TextIO) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=stream, highlight=False, soft_wrap=False,
+                      width=max(100, Console(file=stream).width))  # fmt: skip
+    table = Table(show_lines=False, pad_edge=False, expand=False)
+    for column in ("verdict", "item", "where now", "introduced by", "release", "message"):
+        table.add_column(column, overflow="fold")
+    for result in report.results:
+        table.add_row(
+            f"[{_STYLE[result.verdict]}]{result.verdict.value}[/]", result.id, _where(result),
+            _commit(result), result.released_in or "", result.message,
+        )  # fmt: skip
+    for upstream in report.upstreams:
+        head = upstream.head[:12] if upstream.head else "-"
+        console.print(f"{upstream.repo} @ {upstream.branch} {head}"
+                      + (f"  [red]{upstream.error}[/]" if upstream.error else ""))  # fmt: skip
+    console.print(table)
+    console.print(summary_line(report))
+    for action in report.issues:
+        console.print(f"issue {action.action}: {action.note} {action.url or ''}".rstrip())
+
+
+def render_markdown(report: Report, stream: TextIO) -> None:
+    lines = ["## watch check", "", summary_line(report), ""]
+    for upstream in report.upstreams:
+        head = f"`{upstream.head[:12]}`" if upstream.head else "unreachable"
+        error = f" — {upstream.error}" if upstream.error else ""
+        lines.append(f"- **{upstream.repo}** `{upstream.branch}` at {head}{error}")
+    lines += ["", "| verdict | item | where now | introduced by | release | message |",
+              "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in report.results:
+        cells = [f"**{r.verdict.value}**", f"`{r.id}`", _where(r), _commit(r),
+                 r.released_in or "", r.message]  # fmt: skip
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    if report.issues:
+        lines += ["", "### Issues", ""]
+        lines += [f"- {a.action}: `{a.note}` {a.url or ''}".rstrip() for a in report.issues]
+    stream.write("\n".join(lines) + "\n")
+
+
+FORMATS: dict[str, Callable[[Report, TextIO], None]] = {
+    "table": render_table,
+    "json": render_json,
+    "markdown": render_markdown,
+}
+
+
+def render(report: Report, fmt: str, stream: TextIO) -> None:
+    FORMATS[fmt](report, stream)
+
+
+def summary_line(report: Report) -> str:
+    counts = report.summary.model_dump()
+    parts = [f"{counts[v.value]} {v.value}" for v in Verdict if counts[v.value]]
+    total = len(report.results)
+    return f"{total} items: " + (", ".join(parts) if parts else "nothing tracked")
+
+
+_STYLE = {
+    Verdict.FRESH: "green", Verdict.MOVED: "cyan", Verdict.CHANGED: "yellow",
+    Verdict.BROKEN: "bold red", Verdict.MISSING: "red", Verdict.ERROR: "bold magenta",
+}  # fmt: skip
+
+
+def _where(result: Result) -> str:
+    if result.current is None:
+        return ""
+    lines = f":{result.current.start_line}-{result.current.end_line}" if result.current.start_line else ""
+    return f"{result.current.path}{lines}"
+
+
+def _commit(result: Result) -> str:
+    by = result.introduced_by
+    if by is None:
+        return ""
+    return by.commit[:10] + (f" (#{by.pr})" if by.pr else "")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

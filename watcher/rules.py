@@ -1,0 +1,220 @@
+"""Read rules (SPEC 3.2) and compile their tree-sitter queries."""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from watcher import languages
+from watcher.errors import RuleError
+from watcher.models import Claim, Rule
+
+if TYPE_CHECKING:
+    from tree_sitter import Query
+
+KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+QUERY_POSITION = re.compile(r"row (\d+), column (\d+)")
+
+
+class _RawClaim(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    capture: str
+    equals: str | None = None
+    matches: str | None = None
+    not_matches: str | None = None
+    says: str = ""
+
+    @model_validator(mode="after")
+    def _one_test(self) -> _RawClaim:
+        tests = [t for t in ("equals", "matches", "not_matches") if getattr(self, t) is not None]
+        if len(tests) != 1:
+            raise ValueError("give exactly one of equals, matches, not_matches")
+        for test in ("matches", "not_matches"):
+            pattern = getattr(self, test)
+            if pattern is not None:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"{test} is not a valid regular expression: {exc}") from None
+        return self
+
+    def claim(self) -> Claim:
+        test: Literal["equals", "matches", "not_matches"]
+        test = "equals" if self.equals is not None else (
+            "matches" if self.matches is not None else "not_matches"
+        )  # fmt: skip
+        return Claim(capture=self.capture, test=test, expected=str(getattr(self, test)), says=self.says)
+
+
+class _RawRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    note: str
+    path: str
+    repo: str | None = None
+    language: str | None = None
+    query: str
+    inside: str | None = None
+    claims: list[_RawClaim] = []
+
+    @model_validator(mode="after")
+    def _check(self) -> _RawRule:
+        if not KEBAB.match(self.id):
+            raise ValueError(f"id {self.id!r} must be kebab-case (a-z, 0-9, dashes)")
+        if self.language is not None and self.language not in languages.LANGUAGES:
+            known = ", ".join(languages.LANGUAGES)
+            raise ValueError(f"language {self.language!r} is not one of {known}")
+        return self
+
+
+class _RawFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rule: list[dict[str, object]] = []
+
+
+@dataclass(frozen=True)
+class Rules:
+    rules: dict[str, Rule]
+    errors: list[RuleError]
+
+
+def load_rules(folder: Path, *, display_root: Path) -> Rules:
+    """Read every `*.toml` below `folder`; one bad rule is an error, the others still load."""
+    rules: dict[str, Rule] = {}
+    errors: list[RuleError] = []
+    for file in sorted(folder.rglob("*.toml")) if folder.is_dir() else []:
+        shown = _display(file, display_root)
+        for item in _load_file(file, shown):
+            if isinstance(item, RuleError):
+                errors.append(item)
+            elif item.id in rules:
+                errors.append(RuleError(shown, f"rule {item.id}: duplicate id, also in "
+                                        f"{rules[item.id].file}; rename one", line=item.line))
+            else:
+                rules[item.id] = item
+    return Rules(rules, errors)
+
+
+def _load_file(file: Path, shown: str) -> list[Rule | RuleError]:
+    text = file.read_text(encoding="utf-8", errors="replace")
+    try:
+        raw = _RawFile.model_validate(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        return [RuleError(shown, f"TOML error: {exc}; fix the syntax there")]
+    except ValidationError as exc:
+        return [RuleError(shown, f"{_explain(exc)}; a rule file holds only [[rule]] tables")]
+    starts = [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[rule]]"]
+    out: list[Rule | RuleError] = []
+    for index, entry in enumerate(raw.rule):
+        line = starts[index] if index < len(starts) else None
+        name = entry.get("id", f"#{index + 1}")
+        try:
+            parsed = _RawRule.model_validate(entry)
+        except ValidationError as exc:
+            out.append(RuleError(shown, f"rule {name}: {_explain(exc)}", line=line))
+            continue
+        rule = Rule(
+            id=parsed.id, note=parsed.note, path=parsed.path, repo=parsed.repo,
+            language=parsed.language, query=parsed.query, inside=parsed.inside,
+            claims=tuple(c.claim() for c in parsed.claims), file=shown, line=line,
+        )  # fmt: skip
+        try:
+            compile_rule(rule, text)
+        except RuleError as exc:
+            out.append(exc)
+            continue
+        out.append(rule)
+    return out
+
+
+def language_of(rule: Rule) -> str | None:
+    return rule.language or languages.for_path(rule.path)
+
+
+@dataclass(frozen=True)
+class Compiled:
+    query: Query
+    inside: Query | None
+    language: str
+
+
+def compile_rule(rule: Rule, file_text: str | None = None) -> Compiled:
+    """Compile a rule's queries; errors name the rule file, the rule and the position."""
+    return _compile(rule, file_text)
+
+
+@functools.lru_cache(maxsize=512)
+def _compile_cached(query: str, inside: str | None, language: str) -> Compiled:
+    from tree_sitter import Query
+
+    lang = languages.grammar(language)
+    return Compiled(Query(lang, query), Query(lang, inside) if inside else None, language)
+
+
+def _compile(rule: Rule, file_text: str | None) -> Compiled:
+    from tree_sitter import QueryError
+
+    language = language_of(rule)
+    if language is None:
+        raise RuleError(rule.file, f"rule {rule.id}: cannot tell the language of {rule.path}; "
+                        "set language = \"rust\" (or python, go, javascript, typescript, tsx)",
+                        line=rule.line)  # fmt: skip
+    for name, text in (("query", rule.query), ("inside", rule.inside)):
+        if text is None:
+            continue
+        try:
+            _compile_cached(text, None, language)
+        except QueryError as exc:
+            raise _query_error(rule, name, text, str(exc), file_text) from None
+    compiled = _compile_cached(rule.query, rule.inside, language)
+    _check_captures(rule, compiled)
+    return compiled
+
+
+def _check_captures(rule: Rule, compiled: Compiled) -> None:
+    names = {compiled.query.capture_name(i) for i in range(compiled.query.capture_count)}
+    if "target" not in names:
+        raise RuleError(rule.file, f"rule {rule.id}: query must capture @target "
+                        "(the construct whose text and lines are tracked)", line=rule.line)
+    if compiled.inside is not None:
+        scopes = {compiled.inside.capture_name(i) for i in range(compiled.inside.capture_count)}
+        if "scope" not in scopes:
+            raise RuleError(rule.file, f"rule {rule.id}: inside must capture @scope", line=rule.line)
+    for claim in rule.claims:
+        if claim.capture not in names:
+            raise RuleError(rule.file, f"rule {rule.id}: claim names capture @{claim.capture}, "
+                            f"which the query does not capture (it has {sorted(names)})",
+                            line=rule.line)  # fmt: skip
+
+
+def _query_error(rule: Rule, key: str, query: str, message: str, file_text: str | None) -> RuleError:
+    position = QUERY_POSITION.search(message)
+    row, column = (int(position.group(1)), int(position.group(2))) if position else (0, 0)
+    line = None
+    if file_text is not None and (at := file_text.find(query)) >= 0:
+        line = file_text.count("\n", 0, at) + 1 + row
+    where = f"{key} line {row + 1} column {column + 1}"
+    return RuleError(rule.file, f"rule {rule.id}: {where}: query error: {message}; "
+                     "check node and field names against the grammar", line=line)  # fmt: skip
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(parts)
+
+
+def _display(file: Path, root: Path) -> str:
+    try:
+        return file.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(file)
