@@ -1,0 +1,78 @@
+"""`python -m bench [--quick]`: generate a codex-shaped upstream, serve it, measure `watch`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from bench import measure, site
+from bench.generate import generate
+from bench.history import FULL, QUICK
+from bench.measure import Bench, Row
+from bench.serve import serve
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "out"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every measurement and print the table; exit 1 when a goal is missed."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "--quick", action="store_true", help="a small upstream (seconds, not minutes)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="work folder (default: bench/out)"
+    )
+    args = parser.parse_args(argv)
+    size = QUICK if args.quick else FULL
+    out = args.out.resolve() / ("quick" if args.quick else "full")
+    started = time.perf_counter()
+    manifest = generate(out, size)
+    generated = time.perf_counter() - started
+    print(
+        f"generated {manifest.commits} commits ({manifest.first_parent} first-parent), "
+        f"{manifest.files} Rust files, {len(manifest.tags)} release tags, "
+        f"{len(manifest.citations)} citations + 2 rules in {generated:.1f} s",
+        file=sys.stderr,
+    )
+    with serve(out / "upstream") as (base_url, counter):
+        url = f"{base_url}/codex.git"
+        bench = Bench(out, manifest, base_url, counter)
+        config = site.write_config(out / "site", url)
+        for step in (measure.cold, measure.warm, measure.one_change):
+            print(
+                f"measuring: {step.__doc__.splitlines()[0] if step.__doc__ else step.__name__}",
+                file=sys.stderr,
+            )
+            step(bench, config)
+        measure.attribution(bench, url)
+        measure.memory(bench)
+    print(render(bench.rows))
+    print(f"\nwhole bench: {time.perf_counter() - started:.0f} s; work folder: {out}")
+    (out / "results.json").write_text(json.dumps([asdict(r) for r in bench.rows], indent=2) + "\n")
+    return 0 if all(r.met is not False for r in bench.rows) else 1
+
+
+def render(rows: list[Row]) -> str:
+    """A plain-text table: one row per measurement, ratio and goal side by side."""
+    head = ("measurement", "watch", "baseline", "ratio", "goal", "met", "peak RSS")
+    cells = [head] + [
+        (r.measure, r.watch, r.baseline, r.ratio, r.goal,
+         "" if r.met is None else ("yes" if r.met else "NO"),
+         "" if r.rss_mb is None else f"{r.rss_mb:.0f} MB")
+        for r in rows
+    ]  # fmt: skip
+    widths = [max(len(row[i]) for row in cells) for i in range(len(head))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
