@@ -44,6 +44,32 @@ def _rules_lint(args: argparse.Namespace) -> int:
     return commands.rules_lint(args.config, args.offline, sys.stdout)
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from watcher.serve import serve
+
+    return serve(args.config, once=args.once, lock_wait=args.wait)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from watcher.status import status
+
+    return status(args.config, fmt=args.format)
+
+
+def _action(args: argparse.Namespace) -> int:
+    import os
+
+    from watcher.action import action
+
+    env = {name: Path(os.environ[name]) for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")
+           if os.environ.get(name)}  # fmt: skip
+    return action(
+        args.config, upstream=args.upstream, cache_dir=args.cache_dir, fail_on=args.fail_on,
+        wait=args.wait, summary_file=args.summary_file or env.get("GITHUB_STEP_SUMMARY"),
+        output_file=args.output_file or env.get("GITHUB_OUTPUT"),
+    )  # fmt: skip
+
+
 def _demo(args: argparse.Namespace) -> int:
     from watcher import demo
 
@@ -78,6 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
     rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
     lint = _command(rules_sub, "lint", _rules_lint, "compile every rule and check it at its baseline")
     lint.add_argument("--offline", action="store_true")
+
+    serve = _command(sub, "serve", _serve, "run checks on each upstream's schedule until stopped")
+    serve.add_argument("--once", action="store_true", help="check every upstream once, then exit")
+    serve.add_argument("--wait", type=float, default=600, metavar="SECONDS",
+                       help="how long a run waits for another run's state lock (default: 600)")  # fmt: skip
+    status = _command(sub, "status", _status, "each upstream's last run; 2 if one failed or is late")
+    status.add_argument("--format", choices=("table", "json"), default="table")
+    action = _command(sub, "action", _action, "check inside GitHub Actions (what action.yml runs)")
+    action.add_argument("--upstream", metavar="REPO")
+    action.add_argument("--cache-dir", type=Path, metavar="DIR", help="where mirrors are cached")
+    action.add_argument("--fail-on", choices=("error", "stale"), default="error",
+                        help="fail the step on errors only (default), or on stale notes too")  # fmt: skip
+    action.add_argument("--wait", type=float, default=0, metavar="SECONDS")
+    action.add_argument("--summary-file", type=Path, help="default: $GITHUB_STEP_SUMMARY")
+    action.add_argument("--output-file", type=Path, help="default: $GITHUB_OUTPUT")
 
     demo = sub.add_parser("demo", help="offline: build a small upstream, check it, show an issue")
     demo.set_defaults(handler=_demo)

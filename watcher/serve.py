@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from apscheduler.schedulers.background import BackgroundScheduler
     from apscheduler.triggers.base import BaseTrigger
 
+    from watcher.check import Progress
     from watcher.models import Report
 
 log = logging.getLogger("watcher.serve")
@@ -138,7 +139,12 @@ def triggers(config: Config) -> dict[str, BaseTrigger]:
 
 
 def check_upstream(
-    config: Config, repo: str, *, lock_wait: float = DEFAULT_LOCK_WAIT, by: str = "serve"
+    config: Config,
+    repo: str,
+    *,
+    lock_wait: float = DEFAULT_LOCK_WAIT,
+    by: str = "serve",
+    progress: Progress | None = None,
 ) -> Run:
     """Check one upstream, record the run in `state/runs.json`, log one line about it.
 
@@ -155,7 +161,7 @@ def check_upstream(
         _log_run(repo, run, None)
         return run
     try:
-        run = run_from_report(_run_check(config, repo, lock_wait), started, utcnow())
+        run = run_from_report(_run_check(config, repo, lock_wait, progress), started, utcnow())
     except WatchError as exc:
         run = run_from_error(exc, started, utcnow())
     except Exception as exc:  # a bug in a check must not end the daemon
@@ -166,10 +172,10 @@ def check_upstream(
     return run
 
 
-def _run_check(config: Config, repo: str, lock_wait: float) -> Report:
+def _run_check(config: Config, repo: str, lock_wait: float, progress: Progress | None) -> Report:
     from watcher.check import CheckOptions, run_check
 
-    return run_check(config, CheckOptions(upstream=repo, wait=lock_wait))
+    return run_check(config, CheckOptions(upstream=repo, wait=lock_wait), progress)
 
 
 def _log_run(repo: str, run: Run, previous: Run | None) -> None:
