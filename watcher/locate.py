@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # of that definition; a smaller region must still resemble what it maps to.
 WHOLE_DEFINITION = 0.6
 SIMILAR_IN_DEFINITION = 0.5
-SIMILAR_IN_FILE = 0.6
+SIMILAR_IN_FILE = 0.8
 
 
 class LocateError(Exception):

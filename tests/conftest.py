@@ -1,0 +1,108 @@
+"""Shared fixtures: no network, pinned git, real upstream repositories built in tmp_path."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from watcher import syntax
+from watcher.cli import main
+from watcher.gitbuild import Upstream
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address: Any) -> Any:
+    host = address[0] if isinstance(address, tuple) else address
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            ok = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            ok = host == "localhost"
+        if not ok:
+            raise OSError(f"tests may not reach {host}: only loopback is allowed")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No test reaches the network, the user's git config or the user's cache."""
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_ALLOW_PROTOCOL", "file")  # git itself may not leave the machine
+    monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    syntax.STATS.reset()
+    yield
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> Upstream:
+    return Upstream(tmp_path / "upstream")
+
+
+@dataclass
+class Project:
+    """A notes repository in tmp_path: config.toml, notes/, rules/, state/, a mirror cache."""
+
+    root: Path
+    upstream: Upstream
+    repo: str = "acme/client"
+
+    def __post_init__(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.config(sink="none")
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / "config.toml"
+
+    def config(self, *, sink: str = "none", extra: str = "", upstream_extra: str = "") -> None:
+        self.config_file.write_text(
+            f'notes = "notes"\nrules = "rules"\nstate = "state"\ncache = "cache"\n{extra}\n'
+            f'[[upstream]]\nrepo = "{self.repo}"\nurl = "{self.upstream.url}"\nbranch = "main"\n'
+            f'release_tags = "v*"\n{upstream_extra}\n[issues]\nsink = "{sink}"\n',
+            encoding="utf-8",
+        )
+
+    def note(self, note_id: str, *sources: str, name: str | None = None, raw: str | None = None) -> Path:
+        """Write a note whose sources are `commit path` pairs like "abc123 src/lib.rs:3-9"."""
+        path = self.root / "notes" / (name or f"{note_id}.md")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if raw is None:
+            items = "".join(
+                f"  - url: https://github.com/{self.repo}\n    commit: {s.split()[0]}\n"
+                f"    path: {s.split()[1]}\n"
+                for s in sources
+            )
+            raw = f"---\nid: {note_id}\ntitle: About {note_id}\nsources:\n{items}---\n\nBody.\n"
+        path.write_text(raw, encoding="utf-8")
+        return path
+
+    def rules(self, text: str, name: str = "rules.toml") -> Path:
+        path = self.root / "rules" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    def run(self, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+        """Run the CLI in-process with this project's config; return (exit, stdout, stderr)."""
+        capsys.readouterr()
+        code = main([*args, "--config", str(self.config_file)])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+
+@pytest.fixture
+def project(tmp_path: Path, upstream: Upstream) -> Project:
+    return Project(tmp_path / "notes-repo", upstream)

@@ -1,0 +1,130 @@
+"""introduced_by and released_in (SPEC 5) on real histories with merges and tags."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import Project
+from watcher.gitbuild import Upstream
+
+LIB = "src/lib.rs"
+V1 = "pub fn mode() -> u32 {\n    let legacy = 1;\n    legacy\n}\n\npub fn other() -> u32 {\n    7\n}\n"
+RULE = """\
+[[rule]]
+id = "legacy-value"
+note = "n"
+path = "src/lib.rs"
+query = '''(let_declaration pattern: (identifier) @n (#eq? @n "legacy") value: (_) @value) @target'''
+[[rule.claims]]
+capture = "value"
+equals = "1"
+"""
+
+
+def _check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    return {r["id"]: r for r in json.loads(out)["results"]}
+
+
+def test_changes_back_and_again_blames_the_last_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:1-4")
+    upstream.commit("first change (#1)", {LIB: V1.replace("legacy\n}", "legacy + 0\n}")})
+    upstream.commit("unrelated (#2)", {"README.md": "x\n"})
+    upstream.commit("revert the first change (#3)", {LIB: V1})
+    upstream.commit("other fn only (#4)", {LIB: V1.replace("    7", "    8")})
+    again = upstream.commit("second change (#5)", {LIB: V1.replace("legacy\n}", "legacy * 1\n}")})
+    upstream.commit("unrelated again (#6)", {"README.md": "y\n"})
+
+    result = _check(project, capsys)[f"n:{LIB}:1-4"]
+
+    assert result["verdict"] == "changed"
+    assert result["introduced_by"]["commit"] == again
+    assert result["introduced_by"]["pr"] == 5
+    assert result["introduced_by"]["summary"] == "second change (#5)"
+
+
+def test_broken_blames_the_flip_not_an_earlier_harmless_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:1-4")
+    project.rules(RULE)
+    upstream.commit("harmless (#10)", {LIB: V1.replace("legacy\n}", "legacy + 0\n}")})
+    flip = upstream.commit("flip (#11)", {LIB: upstream.read(LIB).replace("legacy = 1", "legacy = 2")})
+
+    results = _check(project, capsys)
+
+    assert results["legacy-value"]["verdict"] == "broken"
+    assert results["legacy-value"]["introduced_by"]["commit"] == flip
+    assert results[f"n:{LIB}:1-4"]["introduced_by"]["pr"] == 10
+
+
+def test_change_merged_from_a_branch_is_blamed_on_the_merge(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:1-4")
+    upstream.branch_off("feature")
+    upstream.commit("work in progress", {LIB: V1.replace("= 1", "= 3")})
+    upstream.commit("more work", {LIB: V1.replace("= 1", "= 4")})
+    upstream.checkout("main")
+    upstream.commit("meanwhile on main", {"README.md": "z\n"})
+    merge = upstream.merge("feature", "Merge pull request #77 from acme/feature")
+
+    result = _check(project, capsys)[f"n:{LIB}:1-4"]
+
+    assert result["introduced_by"]["commit"] == merge
+    assert result["introduced_by"]["pr"] == 77
+
+
+def test_released_in_is_the_earliest_containing_release(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("v1", {LIB: V1})
+    upstream.tag("v0.9.0")
+    project.note("n", f"{base} {LIB}:1-4", f"{base} {LIB}:6-8")
+    upstream.commit("change mode (#20)", {LIB: V1.replace("= 1", "= 5")})
+    upstream.commit("more", {"README.md": "1\n"})
+    upstream.tag("v0.10.0")
+    upstream.tag("v0.11.0")
+    upstream.tag("nightly-1")  # not a release: release_tags is "v*"
+    upstream.tag("v0.9.1", "HEAD")  # a later patch release of the old line, also containing it
+    upstream.commit("change other (#21)", {LIB: upstream.read(LIB).replace("    7", "    9")})
+
+    results = _check(project, capsys)
+
+    # Version order, not name order: v0.9.1 < v0.10.0 although "v0.10.0" sorts first as text.
+    assert results[f"n:{LIB}:1-4"]["released_in"] == "v0.9.1"
+    assert results[f"n:{LIB}:6-8"]["released_in"] is None
+
+
+def test_released_in_updates_on_a_new_tag_without_new_commits(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:1-4")
+    upstream.commit("change (#30)", {LIB: V1.replace("= 1", "= 5")})
+    assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] is None
+
+    upstream.tag("v1.0.0")
+
+    assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v1.0.0"
+
+
+def test_missing_blames_the_deleting_commit(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:6-8")
+    upstream.commit("touch (#40)", {LIB: V1.replace("= 1", "= 2")})
+    gone = upstream.commit("remove other (#41)", {LIB: V1.split("pub fn other")[0]})
+
+    result = _check(project, capsys)[f"n:{LIB}:6-8"]
+
+    assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", gone)

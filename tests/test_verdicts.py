@@ -1,0 +1,236 @@
+"""Every verdict, proven on real git histories (SPEC 4 and 5)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from tests.conftest import Project
+from watcher.gitbuild import Upstream
+
+LIB = "src/client.rs"
+SOURCE = """\
+use std::collections::HashMap;
+
+pub struct Client {
+    pages: usize,
+}
+
+pub fn list_tools(mode: Mode, response: Response) -> Option<Cursor> {
+    let next = match mode {
+        Mode::Legacy => None,
+        Mode::Modern => response.next_cursor,
+    };
+    next
+}
+
+pub fn initialize() -> Params {
+    Params::new("client").with_protocol_version(Version::V_2025_06_18)
+}
+"""
+CITED = f"{LIB}:7-13"  # list_tools
+
+RULE = """\
+[[rule]]
+id = "cursor-gate"
+note = "one-page"
+path = "src/client.rs"
+inside = '''(function_item name: (identifier) @n (#eq? @n "list_tools")) @scope'''
+query = '''
+(match_expression
+  value: (identifier) @v (#eq? @v "mode")
+  body: (match_block
+    (match_arm pattern: (match_pattern) @p (#eq? @p "Mode::Legacy") value: (_) @legacy))) @target
+'''
+[[rule.claims]]
+capture = "legacy"
+equals = "None"
+says = "Legacy mode drops the cursor"
+"""
+
+
+def _edit(old: str, new: str) -> Callable[[Upstream], None]:
+    def apply(up: Upstream) -> None:
+        up.commit(f"edit {old[:20]}", {LIB: up.read(LIB).replace(old, new)})
+
+    return apply
+
+
+def _rename(new: str, edit: tuple[str, str] | None = None) -> Callable[[Upstream], None]:
+    def apply(up: Upstream) -> None:
+        up.move(LIB, new, "move the client")
+        if edit:
+            up.commit("edit after move", {new: up.read(new).replace(*edit)})
+
+    return apply
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    change: Callable[[Upstream], None]
+    citation: str  # expected verdict of the citation of list_tools
+    rule: str  # expected verdict of the cursor-gate rule
+    current: str | None = None  # expected `path:start-end` of the citation at HEAD
+
+
+CASES = [
+    Case("unchanged", lambda up: up.commit("nothing", {"README.md": "hi\n"}), "fresh", "fresh", CITED),
+    Case("reformat only: same lines", _edit("let next = match mode {", "let next   =   match mode{"),
+         "fresh", "fresh", CITED),
+    Case("reformat only: lines split", _edit("pub fn list_tools(mode: Mode, response: Response)",
+                                              "pub fn list_tools(\n    mode: Mode,\n    response: Response\n)"),
+         "moved", "moved", f"{LIB}:7-16"),
+    Case("a trailing comma is a token", _edit("response: Response)", "response: Response,)"),
+         "changed", "fresh", CITED),
+    Case("comment added inside", _edit("    next\n}", "    // the cursor is gone here\n    next\n}"),
+         "moved", "fresh", f"{LIB}:7-14"),
+    Case("moved down the file", _edit("pub struct Client {", "pub fn helper() {}\n\npub struct Client {"),
+         "moved", "moved", f"{LIB}:9-15"),
+    Case("body changed, claim holds", _edit("    next\n}", "    log(&next);\n    next\n}"),
+         "changed", "fresh", f"{LIB}:7-14"),
+    Case("claimed value flipped", _edit("Mode::Legacy => None,", "Mode::Legacy => response.next_cursor,"),
+         "changed", "broken", CITED),
+    Case("function deleted", lambda up: up.commit("drop", {LIB: SOURCE.split("pub fn list_tools")[0]}),
+         "missing", "missing", None),
+    Case("file deleted", lambda up: up.commit("drop", {LIB: None}), "missing", "missing", None),
+    Case("file renamed", _rename("src/mcp/client.rs"), "moved", "moved", "src/mcp/client.rs:7-13"),
+    Case("file renamed and function moved in it",
+         _rename("src/mcp/client.rs", ("pub struct Client {", "pub fn helper() {}\n\npub struct Client {")),
+         "moved", "moved", "src/mcp/client.rs:9-15"),
+    Case("file renamed and claim flipped",
+         _rename("src/mcp/client.rs", ("Mode::Legacy => None,", "Mode::Legacy => Some(x),")),
+         "changed", "broken", "src/mcp/client.rs:7-13"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_verdict(case: Case, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
+    base = upstream.commit("client", {LIB: SOURCE})
+    project.note("one-page", f"{base[:8]} {CITED}")
+    project.rules(RULE)
+    case.change(upstream)
+
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+
+    report = json.loads(out)
+    verdicts = {r["id"]: r for r in report["results"]}
+    citation = verdicts[f"one-page:{CITED}"]
+    assert (citation["verdict"], verdicts["cursor-gate"]["verdict"]) == (case.citation, case.rule), err
+    where = citation["current"]
+    assert (f"{where['path']}:{where['start_line']}-{where['end_line']}" if where else None) == case.current
+    assert citation["baseline"]["commit"] == base
+    stale = {case.citation, case.rule} - {"fresh", "moved"}
+    assert code == (1 if stale else 0)
+
+
+def test_whole_file_citation(project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
+    base = upstream.commit("client", {LIB: SOURCE, "src/other.rs": "fn a() {}\n"})
+    project.note("files", f"{base} {LIB}", f"{base} src/other.rs")
+    upstream.commit("reformat", {LIB: SOURCE.replace("    next\n", "        next\n")})
+    upstream.commit("change", {"src/other.rs": "fn a() { b() }\n"})
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
+    assert verdicts == {f"files:{LIB}": "fresh", "files:src/other.rs": "changed"}
+
+
+def test_non_code_file_is_compared_word_by_word(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("docs", {"docs/mcp.md": "# MCP\n\nThe client reads one page.\n\nEnd.\n"})
+    project.note("docs", f"{base} docs/mcp.md:3")
+    upstream.commit("reflow", {"docs/mcp.md": "# MCP\n\nIntro.\n\nThe client   reads one page.\n\nEnd.\n"})
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    [result] = json.loads(out)["results"]
+    assert (result["verdict"], result["current"]["start_line"]) == ("moved", 5)
+
+
+@pytest.mark.parametrize(
+    ("source", "code", "hint"),
+    [
+        ("0123456789abcdef0123456789abcdef01234567 src/client.rs:7-13", "baseline-unreachable", "commit"),
+        ("BASE src/nowhere.rs:1-2", "file-missing-at-baseline", "src/nowhere.rs"),
+        ("BASE src/client.rs:70-80", "lines-out-of-range", "past the end"),
+        ("BASE src/client.rs:2", "lines-out-of-range", "no code"),
+    ],
+)
+def test_citation_errors(
+    source: str, code: str, hint: str, project: Project, upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    base = upstream.commit("client", {LIB: SOURCE})
+    project.note("bad", source.replace("BASE", base[:10]))
+    project.note("good", f"{base} {CITED}")
+
+    exit_code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    results = {r["note"]: r for r in json.loads(out)["results"]}
+    assert (results["bad"]["verdict"], results["bad"]["error"]) == ("error", code)
+    assert hint in results["bad"]["message"]
+    assert results["good"]["verdict"] == "fresh"  # the rest of the run goes on
+    assert exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("query", "claim", "hint"),
+    [
+        ("(match_expression value: (identifier) @v (#eq? @v \"nope\")) @target", "", "matches 0"),
+        ("(match_arm) @target", "", "matches 2"),
+        ("(match_arm pattern: (match_pattern) @p (#eq? @p \"Mode::Legacy\") value: (_) @legacy) @target",
+         'capture = "legacy"\nequals = "Some(x)"', "claim on @legacy fails"),
+    ],
+    ids=["no target", "two targets", "claim fails"],
+)  # fmt: skip
+def test_rule_baseline_errors(
+    query: str, claim: str, hint: str, project: Project, upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    base = upstream.commit("client", {LIB: SOURCE})
+    project.note("one-page", f"{base} {CITED}")
+    claims = f"[[rule.claims]]\n{claim}\n" if claim else ""
+    project.rules(f"[[rule]]\nid = \"r\"\nnote = \"one-page\"\npath = \"{LIB}\"\n"
+                  f"query = '''{query}'''\n{claims}")  # fmt: skip
+
+    exit_code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    rule = next(r for r in json.loads(out)["results"] if r["id"] == "r")
+    assert (rule["verdict"], rule["error"], exit_code) == ("error", "rule-baseline", 2)
+    assert hint in rule["message"]
+
+
+def test_rule_target_found_repo_wide(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("client", {LIB: SOURCE, "src/other.rs": "fn other() {}\n"})
+    project.note("one-page", f"{base} {CITED}")
+    project.rules(RULE)
+    # list_tools moves to a new module and the old file goes: no rename git can see.
+    tools = "pub fn list_tools" + SOURCE.split("pub fn list_tools")[1].split("pub fn initialize")[0]
+    upstream.commit("split", {LIB: None, "src/tools/list.rs": "use a::b;\n\n" + tools})
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    rule = next(r for r in json.loads(out)["results"] if r["id"] == "cursor-gate")
+    assert rule["verdict"] == "moved"
+    assert rule["current"]["path"] == "src/tools/list.rs"
+
+
+def test_abbreviated_and_permalink_citations(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("client", {LIB: SOURCE})
+    link = f"https://github.com/{project.repo}/blob/{base}/{LIB}#L15-L17"
+    project.note("p", raw=f"---\nid: p\nsources:\n  - url: {link}\n  - url: https://github.com/"
+                          f"{project.repo}.git\n    commit: {base[:7]}\n    path: {CITED}\n---\n")
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
+    assert verdicts == {f"p:{LIB}:15-17": "fresh", f"p:{CITED}": "fresh"}
