@@ -72,15 +72,14 @@ def _row(note_id: str, row: dict[str, Any]) -> str:
         f"{md.code(repo, cell=True)} {md.code(str(sha)[:12])}"
         for repo, sha in sorted(commits.items())
     )
-    issue = row.get("issue") or {}
-    link = ""
-    if issue.get("url"):
-        label = f"#{issue['number']}" if issue.get("number") else "issue"
-        link = (
-            f"[{label}]({issue['url']})"
-            if str(issue["url"]).startswith("http")
-            else md.code(str(issue["url"]), cell=True)
-        )
+    link = _issue_link(row.get("issue") or {})
     fresh = md.text(str(row.get("fresh_at") or "not seen fresh yet"), 40, cell=True)
     status = md.text(str(row.get("status", "")), 20, cell=True)
     return f"| {md.code(note_id, 120, cell=True)} | **{status}** | {fresh} | {at} | {link} |"
+
+
+def _issue_link(issue: dict[str, Any]) -> str:
+    url = str(issue.get("url") or "")
+    if not url.startswith(("http://", "https://")):
+        return md.code(url, cell=True) if url else ""  # a files-sink path
+    return f"[#{issue['number']}]({url})" if issue.get("number") else f"[issue]({url})"

@@ -97,18 +97,21 @@ class GithubSink:
     def ensure_labels(self, names: Sequence[str]) -> None:
         from github import GithubException
 
-        existing = self._call(
+        existing: set[str] = self._call(
             "list labels", lambda: {lb.name.lower() for lb in self.repo.get_labels()}
         )
         for name in names:
             if name.lower() in existing:
                 continue
             try:
-                color = LABEL_COLORS.get(name, "ededed")
-                self._call("create label", lambda n=name, c=color: self.repo.create_label(n, c))
+                self._create_label(name)
             except SinkError as exc:  # 422 already_exists: created meanwhile by someone else
                 if not (isinstance(exc.__cause__, GithubException) and exc.__cause__.status == 422):
                     raise
+
+    def _create_label(self, name: str) -> None:
+        color = LABEL_COLORS.get(name, "ededed")
+        self._call("create label", lambda: self.repo.create_label(name, color))
 
     def create(self, note_id: str, title: str, body: str, labels: Sequence[str]) -> IssueDoc:
         marker = body.split("\n", 1)[0]
@@ -209,7 +212,7 @@ class GithubSink:
         if self._gh is None:
             from github import Auth, Github
 
-            spacing: dict[str, float] = {}
+            spacing: dict[str, Any] = {}
             if not self.throttle:
                 spacing = {"seconds_between_requests": 0.0, "seconds_between_writes": 0.0}
             self._gh = Github(
@@ -227,14 +230,15 @@ class GithubSink:
         """Run one API call with the retry policy; errors become scrubbed SinkErrors."""
         from watcher.issues.retry import run
 
-        return run(self, what, fn, recheck)
+        result: T = run(self, what, fn, recheck)
+        return result
 
     def _scrub(self, text: str) -> str:
         return text.replace(self.token, "***") if self.token else text
 
 
 def _doc(issue: Issue) -> IssueDoc:
-    state = "closed" if issue.state == "closed" else "open"
+    state: State = "closed" if issue.state == "closed" else "open"
     return IssueDoc(
         handle=str(issue.number),
         title=issue.title,

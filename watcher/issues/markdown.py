@@ -23,7 +23,7 @@ _ACTIVE = re.compile(
     r"|\b[0-9a-f]{7,40}\b",  # bare SHAs autolink to commits
     re.IGNORECASE,
 )
-_PUNCT = re.compile(r"([\\`*_{}\[\]()<>#+!|~&:=\"'-])")
+_PUNCT = re.compile(r"([\\`*_{}\[\]<>#!|~&])")  # what could start markup mid-line
 _BACKTICKS = re.compile(r"`+")
 
 

@@ -72,10 +72,8 @@ def _shrink(note: Note, results: Sequence[Result], seen: frozenset[str]) -> str:
         text = _body(note, shown, seen, 0)
         if len(text) <= _BUDGET:
             cut = len(results) - len(shown)
-            return (
-                text
-                + f"\n_{cut} more items not shown (body limit); run `watch check --note {note.id}`._\n"
-            )
+            more = f"{cut} more items not shown (body limit); see `watch check --note {note.id}`"
+            return text + f"\n_{more}._\n"
     return _head(note, results, seen) + "\n"
 
 
@@ -128,7 +126,8 @@ def _claims(r: Result) -> str:
         actual = md.code(c.actual, 200, cell=True) if c.actual is not None else "(no capture)"
         rows.append(
             f"| {md.text(c.says or c.capture, 300, cell=True)} | {c.test} "
-            f"| {md.code(c.expected, 200, cell=True)} | {actual} | {'yes' if c.holds else '**no**'} |"
+            f"| {md.code(c.expected, 200, cell=True)} | {actual} "
+            f"| {'yes' if c.holds else '**no**'} |"
         )
     return "**Claims at risk**\n\n" + "\n".join(rows)
 
@@ -141,7 +140,8 @@ def _diff(diff: str, budget: int) -> str:
         kept = text[:budget].rsplit("\n", 1)[0]
         note = f"\n\n_Diff cut: {len(text) - len(kept):,} of {len(text):,} characters not shown._"
         text = kept
-    return f"<details><summary>Diff (baseline → HEAD)</summary>\n\n{md.fence(text, 'diff')}{note}\n\n</details>"
+    summary = "<details><summary>Diff (baseline → HEAD)</summary>"
+    return f"{summary}\n\n{md.fence(text, 'diff')}{note}\n\n</details>"
 
 
 def _checklist() -> str:

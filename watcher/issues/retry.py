@@ -47,7 +47,7 @@ def run(sink: GithubSink, what: str, fn: Callable[[], T], recheck: Callable[[], 
             if failures >= policy.retries:
                 raise SinkError(sink._scrub(f"GitHub {what}: {type(exc).__name__}")) from None
         failures += 1
-        policy.sleep(policy.backoff * 2 ** (failures - 1))
+        policy.sleep(policy.backoff * 2.0 ** (failures - 1))
         if recheck is not None:  # the failed POST may have happened: look before repeating
             done = _safe(recheck)
             if done is not None:
@@ -61,11 +61,12 @@ def rate_limit_wait(exc: GithubException, attempt: int, now: float) -> float | N
     headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
     message = str((exc.data or {}).get("message", "") if isinstance(exc.data, dict) else "").lower()
     if "retry-after" in headers:
-        return _number(headers["retry-after"], SECONDARY_DEFAULT)
+        return _number(str(headers["retry-after"]), SECONDARY_DEFAULT)
     if headers.get("x-ratelimit-remaining") == "0":
-        return max(0.0, _number(headers.get("x-ratelimit-reset"), now) - now) + 1.0
+        reset = _number(str(headers.get("x-ratelimit-reset", now)), now)
+        return max(0.0, reset - now) + 1.0
     if exc.status == 429 or any(s in message for s in _SECONDARY) or "rate limit" in message:
-        return SECONDARY_DEFAULT * 2**attempt
+        return SECONDARY_DEFAULT * 2.0**attempt
     return None  # a plain 403: no permission; waiting will not help
 
 

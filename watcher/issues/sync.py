@@ -186,7 +186,7 @@ def _record(run: Run, note: Note, plan: lifecycle.Plan, doc: IssueDoc | None) ->
     action = _DRY[plan.outcome] if run.dry_run else plan.outcome
     return IssueAction(
         note=note.id,
-        action=action,  # type: ignore[arg-type]
+        action=action,
         url=doc.url if doc else None,
         number=doc.number if doc else None,
     )
@@ -227,7 +227,6 @@ def _write_dashboard(run: Run, current: IssueDoc | None, body: str) -> IssueDoc 
         return run.sink.create(dashboard.HANDLE, dashboard.TITLE, body, labels)
     if current.body.rstrip() == body.rstrip() and current.state == "open":
         return current
-    run.log(
-        f"issues: {'would update' if run.dry_run else 'updating'} the dashboard {current.url or ''}".rstrip()
-    )
+    verb = "would update" if run.dry_run else "updating"
+    run.log(f"issues: {verb} the dashboard {current.url or current.handle}")
     return run.sink.update(current, title=dashboard.TITLE, body=body, labels=labels, state="open")

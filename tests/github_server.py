@@ -1,0 +1,735 @@
+"""A GitHub REST server for tests: the issue operations PyGithub uses, on 127.0.0.1.
+
+It follows GitHub's published contract (tests/data/github/issues-openapi.json): objects
+carry every required field, `url`/`html_url` point back at this server, lists paginate
+with `Link` headers (next pages through `/repositories/{id}/...` as GitHub does),
+creation answers 201 with `Location`, unknown labels are created on issue creation.
+Faults can be queued: 5xx (before or after the write happened), slow responses that
+time the client out (likewise), primary and secondary rate limits with GitHub's headers
+and messages, and a search index that lags behind writes.
+Every response is recorded so the tests can validate it against the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
+
+SPEC_FILE = Path(__file__).parent / "data" / "github" / "issues-openapi.json"
+STAMP = "2026-12-02T09:00:00Z"
+DOCS = "https://docs.github.com/rest"
+
+
+@dataclass
+class Fault:
+    """Applies to the next `times` requests whose `METHOD path` matches `match` (a regex).
+
+    kind: "500" | "500-after" (the write happens, then 500) | "timeout" |
+    "timeout-after" | "primary" | "primary-429" | "secondary" (retry-after) |
+    "secondary-429" | "secondary-bare" (message only) | "search-422" | "forbidden".
+    """
+
+    match: str
+    kind: str
+    times: int = 1
+    delay: float = 2.0
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    operation: str
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class Repo:
+    id: int
+    owner: str
+    name: str
+    issues: dict[int, dict[str, Any]] = field(default_factory=dict)
+    labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    indexed: set[int] = field(default_factory=set)  # issues the search index has seen
+    pulls: dict[int, str] = field(default_factory=dict)  # number -> title
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+
+class GithubServer:
+    """Start with `with GithubServer(token) as gh:`; `gh.url` is the API base URL."""
+
+    def __init__(self, token: str = "test-token", *, repos: tuple[str, ...] = ("notes/site",)):
+        self.token = token
+        self.repos = {
+            name.lower(): Repo(1000 + n, *name.split("/")) for n, name in enumerate(repos)
+        }
+        self.faults: list[Fault] = []
+        self.recorded: list[Recorded] = []
+        self.search_lag = False  # True: search never sees new issues (GitHub's index lags)
+        self.lock = threading.RLock()
+        self._ids = iter(range(5000, 10**9))
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> GithubServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # --- inspection helpers for tests ------------------------------------------------
+
+    def repo(self, name: str = "notes/site") -> Repo:
+        return self.repos[name.lower()]
+
+    def issues(self, name: str = "notes/site", state: str | None = None) -> list[dict[str, Any]]:
+        issues = sorted(self.repo(name).issues.values(), key=lambda i: i["number"])
+        return [i for i in issues if state is None or i["state"] == state]
+
+    def comments(self, number: int, name: str = "notes/site") -> list[dict[str, Any]]:
+        return list(self.repo(name).comments.get(number, []))
+
+    def writes(self) -> list[Recorded]:
+        return [r for r in self.recorded if r.method in ("POST", "PATCH") and r.status < 300]
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def take_fault(self, method: str, path: str) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.times > 0 and re.search(fault.match, f"{method} {path}"):
+                    fault.times -= 1
+                    return fault
+        return None
+
+
+# --- object builders ---------------------------------------------------------------
+
+
+def _user(base: str) -> dict[str, Any]:
+    login = "watch-bot"
+    u = f"{base}/users/{login}"
+    return {
+        "login": login,
+        "id": 1,
+        "node_id": "U_1",
+        "avatar_url": f"{base}/avatars/1",
+        "gravatar_id": "",
+        "url": u,
+        "html_url": f"{base}/{login}",
+        "followers_url": f"{u}/followers",
+        "following_url": f"{u}/following{{/other_user}}",
+        "gists_url": f"{u}/gists{{/gist_id}}",
+        "starred_url": f"{u}/starred{{/owner}}{{/repo}}",
+        "subscriptions_url": f"{u}/subscriptions",
+        "organizations_url": f"{u}/orgs",
+        "repos_url": f"{u}/repos",
+        "events_url": f"{u}/events{{/privacy}}",
+        "received_events_url": f"{u}/received_events",
+        "type": "Bot",
+        "site_admin": False,
+    }
+
+
+def _label(
+    base: str, repo: Repo, name: str, color: str = "ededed", desc: str | None = None
+) -> dict[str, Any]:
+    lid = 300 + len(repo.labels)
+    return {
+        "id": lid,
+        "node_id": f"LA_{lid}",
+        "url": f"{base}/repos/{repo.full_name}/labels/{name}",
+        "name": name,
+        "description": desc,
+        "color": color,
+        "default": False,
+    }
+
+
+def _issue(base: str, repo: Repo, number: int, data: dict[str, Any]) -> dict[str, Any]:
+    url = f"{base}/repos/{repo.full_name}/issues/{number}"
+    return {
+        "id": 7000 + number,
+        "node_id": f"I_{number}",
+        "url": url,
+        "repository_url": f"{base}/repos/{repo.full_name}",
+        "labels_url": f"{url}/labels{{/name}}",
+        "comments_url": f"{url}/comments",
+        "events_url": f"{url}/events",
+        "html_url": f"{base}/{repo.full_name}/issues/{number}",
+        "number": number,
+        "state": "open",
+        "state_reason": None,
+        "title": data.get("title", ""),
+        "body": data.get("body"),
+        "user": _user(base),
+        "labels": [],
+        "assignee": None,
+        "assignees": [],
+        "milestone": None,
+        "locked": False,
+        "active_lock_reason": None,
+        "comments": 0,
+        "closed_at": None,
+        "created_at": STAMP,
+        "updated_at": STAMP,
+        "author_association": "NONE",
+    }
+
+
+def _comment(base: str, repo: Repo, number: int, cid: int, body: str) -> dict[str, Any]:
+    return {
+        "id": cid,
+        "node_id": f"IC_{cid}",
+        "url": f"{base}/repos/{repo.full_name}/issues/comments/{cid}",
+        "html_url": f"{base}/{repo.full_name}/issues/{number}#issuecomment-{cid}",
+        "issue_url": f"{base}/repos/{repo.full_name}/issues/{number}",
+        "body": body,
+        "user": _user(base),
+        "created_at": STAMP,
+        "updated_at": STAMP,
+        "author_association": "NONE",
+    }
+
+
+def skeleton(spec: dict[str, Any], schema: dict[str, Any], base: str, depth: int = 0) -> Any:
+    """A minimal valid instance of `schema` (required fields only), for big objects."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[1]
+        return skeleton(spec, spec["components"]["schemas"][name], base, depth + 1)
+    if schema.get("nullable") and depth > 0:
+        return None
+    for key in ("allOf", "oneOf", "anyOf"):
+        if key in schema:
+            return skeleton(spec, schema[key][0], base, depth + 1)
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties", {})
+        return {
+            k: skeleton(spec, props.get(k, {}), base, depth + 1) for k in schema.get("required", [])
+        }
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 1
+    if kind == "boolean":
+        return False
+    if "enum" in schema:
+        return schema["enum"][0]
+    if schema.get("format") == "date-time":
+        return STAMP
+    if schema.get("format") == "uri":
+        return base
+    return ""
+
+
+# --- the handler ---------------------------------------------------------------------
+
+_ROUTES: list[tuple[str, re.Pattern[str], str]] = [
+    (m, re.compile(p), op)
+    for m, p, op in [
+        ("GET", r"^/rate_limit$", "rate-limit/get"),
+        ("GET", r"^/search/issues$", "search/issues-and-pull-requests"),
+        ("GET", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)$", "repos/get"),
+        (
+            "GET",
+            r"^/(?:repos/(?P<o>[^/]+)/(?P<r>[^/]+)|repositories/(?P<rid>\d+))/issues$",
+            "issues/list-for-repo",
+        ),
+        ("POST", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues$", "issues/create"),
+        (
+            "PATCH",
+            r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/comments/(?P<c>\d+)$",
+            "issues/update-comment",
+        ),
+        ("GET", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/(?P<n>\d+)$", "issues/get"),
+        ("PATCH", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/(?P<n>\d+)$", "issues/update"),
+        (
+            "GET",
+            r"^/(?:repos/(?P<o>[^/]+)/(?P<r>[^/]+)|repositories/(?P<rid>\d+))/issues/(?P<n>\d+)/comments$",
+            "issues/list-comments",
+        ),
+        (
+            "POST",
+            r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/(?P<n>\d+)/comments$",
+            "issues/create-comment",
+        ),
+        (
+            "POST",
+            r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/(?P<n>\d+)/labels$",
+            "issues/add-labels",
+        ),
+        (
+            "GET",
+            r"^/(?:repos/(?P<o>[^/]+)/(?P<r>[^/]+)|repositories/(?P<rid>\d+))/labels$",
+            "issues/list-labels-for-repo",
+        ),
+        ("POST", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/labels$", "issues/create-label"),
+        ("GET", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/pulls/(?P<n>\d+)$", "pulls/get"),
+    ]
+]
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
+        self.status, self.body, self.headers = status, body, headers or {}
+
+
+def _handler(gh: GithubServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+        def do_GET(self) -> None:
+            self._serve("GET")
+
+        def do_POST(self) -> None:
+            self._serve("POST")
+
+        def do_PATCH(self) -> None:
+            self._serve("PATCH")
+
+        def _serve(self, method: str) -> None:
+            parsed = urlparse(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            operation = "unknown"
+            status, headers, body = 404, {}, {"message": "Not Found", "documentation_url": DOCS}
+            try:
+                operation, match = _route(method, parsed.path)
+                self._auth()
+                fault = gh.take_fault(method, parsed.path)
+                args = (
+                    gh,
+                    operation,
+                    match,
+                    parse_qs(parsed.query),
+                    json.loads(raw) if raw else None,
+                )
+                status, headers, body = _apply_fault(gh, fault, lambda: _dispatch(*args))
+            except HttpError as err:
+                status, headers, body = err.status, err.headers, err.body
+            except _Timeout:
+                return  # the client has given up; nothing is sent
+            self._send(method, parsed.path, operation, status, headers, body)
+
+        def _auth(self) -> None:
+            expected = {f"token {gh.token}", f"Bearer {gh.token}"}
+            if self.headers.get("Authorization") not in expected:
+                raise HttpError(401, {"message": "Bad credentials", "documentation_url": DOCS})
+
+        def _send(
+            self, method: str, path: str, op: str, status: int, headers: dict[str, str], body: Any
+        ) -> None:
+            data = json.dumps(body).encode() if body is not None else b""
+            all_headers = {
+                "Content-Type": "application/json; charset=utf-8",
+                "X-RateLimit-Limit": "5000",
+                "X-RateLimit-Remaining": "4999",
+                "X-RateLimit-Reset": str(int(time.time()) + 3600),
+                "X-RateLimit-Used": "1",
+                "X-RateLimit-Resource": "search" if "search" in path else "core",
+                **headers,
+                "Content-Length": str(len(data)),
+            }
+            with gh.lock:
+                gh.recorded.append(Recorded(method, path, op, status, all_headers, body))
+            try:
+                self.send_response(status)
+                for key, value in all_headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    return Handler
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _route(method: str, path: str) -> tuple[str, dict[str, str]]:
+    for m, pattern, op in _ROUTES:
+        match = pattern.match(path)
+        if m == method and match:
+            return op, {k: v for k, v in match.groupdict().items() if v is not None}
+    raise HttpError(404, {"message": "Not Found", "documentation_url": DOCS})
+
+
+def _apply_fault(gh: GithubServer, fault: Fault | None, do: Any) -> tuple[int, dict[str, str], Any]:
+    if fault is None:
+        return do()  # type: ignore[no-any-return]
+    if fault.kind.endswith("-after"):
+        do()  # the write happens; its answer is lost
+    if fault.kind.startswith("500"):
+        return 500, {}, {"message": "Server Error"}
+    if fault.kind.startswith("timeout"):
+        time.sleep(fault.delay)
+        raise _Timeout()
+    return _limited(fault.kind)
+
+
+_SECONDARY = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+)
+_CREATION = (
+    "You have exceeded a secondary rate limit and have been temporarily blocked from "
+    "content creation. Please retry your request again later."
+)
+
+
+def _limited(kind: str) -> tuple[int, dict[str, str], Any]:
+    """GitHub's rate-limit answers, with the headers and messages it documents."""
+    reset = str(int(time.time()) + 30)
+    primary = {"message": "API rate limit exceeded for user ID 1.", "documentation_url": DOCS}
+    answers: dict[str, tuple[int, dict[str, str], Any]] = {
+        "primary": (403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset}, primary),
+        "primary-429": (429, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset}, primary),
+        "secondary": (
+            403,
+            {"Retry-After": "7"},
+            {"message": _SECONDARY, "documentation_url": DOCS},
+        ),
+        "secondary-429": (
+            429,
+            {"Retry-After": "7"},
+            {"message": _SECONDARY, "documentation_url": DOCS},
+        ),
+        "secondary-bare": (
+            403,
+            {"X-RateLimit-Remaining": "14"},
+            {"message": _CREATION, "documentation_url": DOCS},
+        ),
+        "search-422": (
+            422,
+            {},
+            {
+                "message": "Validation Failed",
+                "documentation_url": DOCS,
+                "errors": [{"resource": "Search", "field": "q", "code": "invalid"}],
+            },
+        ),
+        "forbidden": (
+            403,
+            {},
+            {"message": "Resource not accessible by integration", "documentation_url": DOCS},
+        ),
+    }
+    return answers[kind]
+
+
+# --- operations ------------------------------------------------------------------------
+
+
+def _dispatch(
+    gh: GithubServer, op: str, m: dict[str, str], query: dict[str, list[str]], body: Any
+) -> tuple[int, dict[str, str], Any]:
+    base = gh.url
+    with gh.lock:
+        if op == "rate-limit/get":
+            return 200, {}, _rate_limit()
+        if op == "search/issues-and-pull-requests":
+            return 200, {}, _search(gh, query)
+        repo = _repo(gh, m)
+        if op == "repos/get":
+            return 200, {}, _full_repo(gh, repo)
+        if op == "issues/list-for-repo":
+            return _page(gh, f"/repositories/{repo.id}/issues", query, _list_issues(repo, query))
+        if op == "issues/create":
+            return _create_issue(gh, repo, body)
+        if op == "issues/list-labels-for-repo":
+            return _page(gh, f"/repositories/{repo.id}/labels", query, list(repo.labels.values()))
+        if op == "issues/create-label":
+            return _create_label(base, repo, body)
+        if op == "pulls/get":
+            return 200, {}, _pull(gh, repo, int(m["n"]))
+        if op == "issues/update-comment":
+            return _update_comment(repo, int(m["c"]), body)
+        issue = repo.issues.get(int(m["n"]))
+        if issue is None:
+            raise HttpError(404, {"message": "Not Found", "documentation_url": DOCS})
+        return _issue_op(gh, repo, issue, op, query, body)
+
+
+def _issue_op(
+    gh: GithubServer,
+    repo: Repo,
+    issue: dict[str, Any],
+    op: str,
+    query: dict[str, list[str]],
+    body: Any,
+) -> tuple[int, dict[str, str], Any]:
+    number = issue["number"]
+    if op == "issues/get":
+        return 200, {}, issue
+    if op == "issues/update":
+        return 200, {}, _update_issue(gh, repo, issue, body)
+    if op == "issues/list-comments":
+        return _page(
+            gh,
+            f"/repositories/{repo.id}/issues/{number}/comments",
+            query,
+            repo.comments.get(number, []),
+        )
+    if op == "issues/create-comment":
+        if not isinstance(body, dict) or not isinstance(body.get("body"), str):
+            raise _invalid("IssueComment", "body")
+        comment = _comment(gh.url, repo, number, gh.next_id(), body["body"])
+        repo.comments.setdefault(number, []).append(comment)
+        issue["comments"] += 1
+        return 201, {"Location": comment["url"]}, comment
+    if op == "issues/add-labels":
+        names = body if isinstance(body, list) else (body or {}).get("labels", [])
+        _set_labels(gh, repo, issue, [*(lb["name"] for lb in issue["labels"]), *names])
+        return 200, {}, issue["labels"]
+    raise HttpError(404, {"message": "Not Found", "documentation_url": DOCS})
+
+
+def _repo(gh: GithubServer, m: dict[str, str]) -> Repo:
+    if "rid" in m:
+        repo = next((r for r in gh.repos.values() if r.id == int(m["rid"])), None)
+    else:
+        repo = gh.repos.get(f"{m['o']}/{m['r']}".lower())
+    if repo is None:
+        raise HttpError(404, {"message": "Not Found", "documentation_url": DOCS})
+    return repo
+
+
+def _invalid(resource: str, fieldname: str, code: str = "missing_field") -> HttpError:
+    return HttpError(
+        422,
+        {
+            "message": "Validation Failed",
+            "documentation_url": DOCS,
+            "errors": [{"resource": resource, "field": fieldname, "code": code}],
+        },
+    )
+
+
+def _create_issue(gh: GithubServer, repo: Repo, body: Any) -> tuple[int, dict[str, str], Any]:
+    if not isinstance(body, dict) or not isinstance(body.get("title"), str) or not body["title"]:
+        raise _invalid("Issue", "title")
+    if len(body.get("body") or "") > 65536:
+        raise _invalid("Issue", "body", "custom")
+    number = max(repo.issues, default=0) + 1
+    issue = _issue(gh.url, repo, number, body)
+    repo.issues[number] = issue
+    _set_labels(gh, repo, issue, body.get("labels") or [])
+    if not gh.search_lag:
+        repo.indexed.add(number)
+    return 201, {"Location": issue["url"]}, issue
+
+
+def _update_issue(gh: GithubServer, repo: Repo, issue: dict[str, Any], body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise _invalid("Issue", "body", "invalid")
+    if len(body.get("body") or "") > 65536:
+        raise _invalid("Issue", "body", "custom")
+    for key in ("title", "body"):
+        if key in body:
+            issue[key] = body[key]
+    if "labels" in body:
+        _set_labels(gh, repo, issue, body["labels"])
+    state = body.get("state")
+    if state in ("open", "closed") and state != issue["state"]:
+        issue["state"] = state
+        issue["closed_at"] = STAMP if state == "closed" else None
+        issue["state_reason"] = body.get("state_reason") or (
+            "completed" if state == "closed" else "reopened"
+        )
+    issue["updated_at"] = STAMP
+    return issue
+
+
+def _set_labels(gh: GithubServer, repo: Repo, issue: dict[str, Any], names: list[Any]) -> None:
+    labels = []
+    for name in dict.fromkeys(n if isinstance(n, str) else n["name"] for n in names):
+        label = repo.labels.get(name.lower())
+        if label is None:  # GitHub creates unknown labels for users with push access
+            label = repo.labels[name.lower()] = _label(gh.url, repo, name)
+        labels.append(label)
+    issue["labels"] = labels
+
+
+def _create_label(base: str, repo: Repo, body: Any) -> tuple[int, dict[str, str], Any]:
+    name = (body or {}).get("name")
+    color = (body or {}).get("color", "ededed")
+    if not isinstance(name, str) or not re.fullmatch(r"[0-9a-fA-F]{6}", str(color)):
+        raise _invalid("Label", "color" if isinstance(name, str) else "name", "invalid")
+    if name.lower() in repo.labels:
+        raise _invalid("Label", "name", "already_exists")
+    label = repo.labels[name.lower()] = _label(base, repo, name, color, body.get("description"))
+    return 201, {"Location": label["url"]}, label
+
+
+def _update_comment(repo: Repo, cid: int, body: Any) -> tuple[int, dict[str, str], Any]:
+    for comments in repo.comments.values():
+        for comment in comments:
+            if comment["id"] == cid:
+                comment["body"] = (body or {}).get("body", comment["body"])
+                return 200, {}, comment
+    raise HttpError(404, {"message": "Not Found", "documentation_url": DOCS})
+
+
+def _list_issues(repo: Repo, query: dict[str, list[str]]) -> list[dict[str, Any]]:
+    state = query.get("state", ["open"])[0]
+    wanted = {n.lower() for n in query.get("labels", [""])[0].split(",") if n}
+    issues = [
+        i
+        for i in repo.issues.values()
+        if (state == "all" or i["state"] == state)
+        and wanted <= {lb["name"].lower() for lb in i["labels"]}
+    ]
+    reverse = query.get("direction", ["desc"])[0] == "desc"
+    return sorted(issues, key=lambda i: i["number"], reverse=reverse)
+
+
+def _search(gh: GithubServer, query: dict[str, list[str]]) -> dict[str, Any]:
+    """GitHub issue search for the qualifiers watch uses: repo:, is:, in:body, quoted phrases."""
+    q = query.get("q", [""])[0]
+    phrases = [p.lower() for p in re.findall(r'"([^"]*)"', q)]
+    rest = re.sub(r'"[^"]*"', " ", q).split()
+    repos = [t.split(":", 1)[1].lower() for t in rest if t.startswith("repo:")]
+    words = [t.lower() for t in rest if ":" not in t]
+    states = [
+        t.split(":", 1)[1]
+        for t in rest
+        if t in ("is:open", "is:closed", "state:open", "state:closed")
+    ]
+    items = []
+    for repo in gh.repos.values():
+        if repos and repo.full_name.lower() not in repos:
+            continue
+        for number in sorted(repo.indexed):
+            issue = repo.issues[number]
+            text = f"{issue['title']}\n{issue.get('body') or ''}".lower()
+            if (
+                all(p in text for p in phrases)
+                and all(w in text for w in words)
+                and (not states or issue["state"] in states)
+            ):
+                items.append({**issue, "score": 1.0})
+    return {
+        "total_count": len(items),
+        "incomplete_results": False,
+        "items": items,
+        "search_type": "lexical",
+    }
+
+
+def _page(
+    gh: GithubServer, path: str, query: dict[str, list[str]], items: list[Any]
+) -> tuple[int, dict[str, str], Any]:
+    """One page of `items`, with GitHub's Link header (next/last/first/prev)."""
+    per_page = min(100, int(query.get("per_page", ["30"])[0]))
+    page = int(query.get("page", ["1"])[0])
+    last = max(1, -(-len(items) // per_page))
+    params = {k: v[0] for k, v in query.items() if k != "page"}
+
+    def link(n: int, rel: str) -> str:
+        return f'<{gh.url}{path}?{urlencode({**params, "page": n})}>; rel="{rel}"'
+
+    links = []
+    if page < last:
+        links += [link(page + 1, "next"), link(last, "last")]
+    if page > 1:
+        links += [link(page - 1, "prev"), link(1, "first")]
+    headers = {"Link": ", ".join(links)} if links else {}
+    return 200, headers, items[(page - 1) * per_page : page * per_page]
+
+
+def _rate_limit() -> dict[str, Any]:
+    reset = int(time.time()) + 3600
+    core = {"limit": 5000, "remaining": 4999, "reset": reset, "used": 1}
+    search = {"limit": 30, "remaining": 30, "reset": reset, "used": 0}
+    return {"resources": {"core": core, "search": search}, "rate": core}
+
+
+_SPEC: dict[str, Any] = {}
+
+
+def spec() -> dict[str, Any]:
+    if not _SPEC:
+        _SPEC.update(json.loads(SPEC_FILE.read_text(encoding="utf-8")))
+    return _SPEC
+
+
+def _full_repo(gh: GithubServer, repo: Repo) -> dict[str, Any]:
+    doc = spec()
+    data: dict[str, Any] = skeleton(doc, {"$ref": "#/components/schemas/full-repository"}, gh.url)
+    api = f"{gh.url}/repos/{repo.full_name}"
+    for key in data:
+        if key.endswith("_url") and isinstance(data[key], str):
+            data[key] = f"{api}/{key.removesuffix('_url')}"
+    data.update(
+        {
+            "id": repo.id,
+            "node_id": f"R_{repo.id}",
+            "name": repo.name,
+            "full_name": repo.full_name,
+            "url": api,
+            "html_url": f"{gh.url}/{repo.full_name}",
+            "owner": _user(gh.url),
+            "issues_url": f"{api}/issues{{/number}}",
+            "labels_url": f"{api}/labels{{/name}}",
+            "has_issues": True,
+            "default_branch": "main",
+            "private": False,
+            "clone_url": f"{gh.url}/{repo.full_name}.git",
+            "git_url": f"git://127.0.0.1/{repo.full_name}.git",
+            "ssh_url": f"git@127.0.0.1:{repo.full_name}.git",
+            "svn_url": f"{gh.url}/{repo.full_name}",
+            "open_issues_count": sum(i["state"] == "open" for i in repo.issues.values()),
+        }
+    )
+    return data
+
+
+def _pull(gh: GithubServer, repo: Repo, number: int) -> dict[str, Any]:
+    if number not in repo.pulls:
+        raise HttpError(404, {"message": "Not Found", "documentation_url": DOCS})
+    data: dict[str, Any] = skeleton(spec(), {"$ref": "#/components/schemas/pull-request"}, gh.url)
+    api = f"{gh.url}/repos/{repo.full_name}"
+    data.update(
+        {
+            "number": number,
+            "title": repo.pulls[number],
+            "state": "closed",
+            "url": f"{api}/pulls/{number}",
+            "html_url": f"{gh.url}/{repo.full_name}/pull/{number}",
+            "merged": True,
+            "user": _user(gh.url),
+        }
+    )
+    return data
+
+
+def iter_operations() -> Iterator[tuple[str, str, str]]:
+    """(METHOD, path template, operationId) of every operation in the document."""
+    for path, item in spec()["paths"].items():
+        for method, operation in item.items():
+            if isinstance(operation, dict) and "operationId" in operation:
+                yield method.upper(), path, operation["operationId"]
