@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import Project
 from watcher.config import Config, load
 from watcher.errors import ConfigError
-from watcher.serve import build_scheduler, next_due, serve, trigger_for, triggers
+from watcher.serve import build_scheduler, check_upstream, next_due, serve, trigger_for, triggers
 from watcher.status import Run, mark_finished, read_runs, stamp
 
 NOW = datetime(2026, 12, 2, 10, 30, tzinfo=UTC)  # a Wednesday
@@ -194,3 +203,236 @@ def test_stop_lets_the_running_check_finish_and_starts_nothing_new(tmp_path: Pat
     assert job.active == 0
     assert len(job.spans) == 1  # the one that was running finished; the queued one never began
     assert read_runs(tmp_path / "state").serve is None
+
+
+# --- the real check, on a schedule, against an upstream that moves -----------------
+
+APP_V1 = 'def greet(name):\n    return "hello " + name\n\n\ndef other():\n    return 1\n'
+APP_V2 = APP_V1.replace('"hello "', '"hi "')
+NOTE = "app-greets"
+
+
+def greeting_project(project: Project, schedule: str = "@every 1s") -> str:
+    """A notes repository whose one note cites `greet` at the upstream's first commit."""
+    base = project.upstream.commit("add greet", {"src/app.py": APP_V1})
+    project.config(sink="files", upstream_extra=f'schedule = "{schedule}"')
+    project.note(NOTE, f"{base} src/app.py:1-2")
+    return base
+
+
+def state_files(project: Project) -> dict[str, object]:
+    """Every JSON file in state/, parsed: a half-written one fails the test here."""
+    state = project.root / "state"
+    return {p.name: json.loads(p.read_text(encoding="utf-8")) for p in state.glob("*.json")}
+
+
+def test_scheduler_runs_real_checks_as_upstream_moves(
+    project: Project, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="watcher.serve")
+    base = greeting_project(project)
+    up = project.upstream
+    stopping = threading.Event()
+    heads: list[str] = []
+    # After each run the upstream gains a commit: docs only, then a change to `greet`.
+    moves = [
+        lambda: up.commit("docs", {"README.md": "x"}),
+        lambda: up.commit("greet more briefly", {"src/app.py": APP_V2}),
+        lambda: None,
+        stopping.set,
+    ]
+    runs: list[Run] = []
+
+    def check_then_move(config: Config, repo: str) -> Run:
+        heads.append(up.head())
+        runs.append(check_upstream(config, repo, lock_wait=10))
+        moves[len(runs) - 1]()
+        return runs[-1]
+
+    job = Recorder(seconds=1.2, then=check_then_move)  # slower than the 1s interval
+    result: list[int] = []
+    server = threading.Thread(
+        target=lambda: result.append(serve(project.config_file, job=job, stopping=stopping))
+    )
+    server.start()
+    server.join(60)
+
+    assert result == [0]
+    assert job.most_active == 1 and len(job.spans) == 4
+    assert [r.outcome for r in runs] == ["fresh", "fresh", "stale", "stale"]
+    assert [r.issues for r in runs] == [{}, {}, {"opened": 1}, {"unchanged": 1}]
+    assert [r.head for r in runs] == heads and heads[0] == base and heads[2] == heads[3]
+    assert [p.name for p in (project.root / "state" / "issues").iterdir()] == [f"{NOTE}.md"]
+    issue = (project.root / "state" / "issues" / f"{NOTE}.md").read_text(encoding="utf-8")
+    assert f"<!-- watch:note={NOTE} -->" in issue
+    saved = state_files(project)
+    assert saved["acme__client.json"]["head"] == up.head()  # type: ignore[index]
+    record = read_runs(project.root / "state")
+    assert record.serve is None and record.of(project.repo).runs == 4
+    assert record.of(project.repo).running is None
+    lines = [r for r in caplog.records if getattr(r, "event", None) == "run"]
+    assert [getattr(r, "outcome", None) for r in lines] == ["fresh", "fresh", "stale", "stale"]
+    assert "head moved from" in lines[1].getMessage()
+    assert "1 issue(s) opened" in lines[2].getMessage()
+
+
+class Gate:
+    """A check's progress hook that holds the real check (and its state lock) until released."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    @contextlib.contextmanager
+    def step(self, message: str) -> Iterator[None]:
+        self.entered.set()
+        assert self.release.wait(30)
+        yield
+
+
+def watch(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "watcher", *args],
+        cwd=cwd,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
+
+
+def _env() -> dict[str, str]:
+    import watcher
+
+    return {**os.environ, "PYTHONPATH": str(Path(watcher.__file__).parents[1])}
+
+
+def test_watch_check_during_a_serve_check_fails_at_once_or_waits(project: Project) -> None:
+    greeting_project(project, schedule="@every 1h")
+    gate = Gate()
+    stopping = threading.Event()
+    job = functools.partial(check_upstream, lock_wait=10, progress=gate)
+    server = threading.Thread(
+        target=serve, args=(project.config_file,), kwargs={"job": job, "stopping": stopping}
+    )
+    server.start()
+    try:
+        assert gate.entered.wait(30)  # serve's first check is under way and holds the lock
+        refused = watch("check", "--config", "config.toml", "--format", "json", cwd=project.root)
+        out, err = refused.communicate(timeout=60)
+        assert refused.returncode == 2 and out == ""
+        assert "another watch run holds the state lock" in err and "--wait SECONDS" in err
+        assert "Traceback" not in err
+
+        waiting = watch(
+            "check", "--config", "config.toml", "--format", "json", "--wait", "60", cwd=project.root
+        )
+        time.sleep(1.0)
+        assert waiting.poll() is None  # still waiting for the lock
+        gate.release.set()
+        out, err = waiting.communicate(timeout=60)
+    finally:
+        gate.release.set()
+        stopping.set()
+        server.join(60)
+    assert waiting.returncode == 0, err
+    assert json.loads(out)["summary"]["fresh"] == 1
+    assert read_runs(project.root / "state").of(project.repo).last.outcome == "fresh"  # type: ignore[union-attr]
+
+
+# --- signals, against the real process ----------------------------------------------
+
+# `watch serve` with the real job, whose check pauses in its progress hook: there the
+# check holds the state lock, so a signal sent then arrives mid-check.
+SLOW_SERVE = """\
+import contextlib, functools, sys, time
+from pathlib import Path
+from watcher.logs import configure_logging
+from watcher.serve import check_upstream, serve
+
+class Slow:
+    @contextlib.contextmanager
+    def step(self, message):
+        Path(sys.argv[2]).touch()
+        time.sleep(1.0)
+        yield
+
+configure_logging(0, "json")
+job = functools.partial(check_upstream, lock_wait=10, progress=Slow())
+raise SystemExit(serve(Path(sys.argv[1]), job=job))
+"""
+
+
+def slow_serve(project: Project, marker: Path) -> subprocess.Popen[str]:
+    script = project.root.parent / "slow_serve.py"
+    script.write_text(SLOW_SERVE, encoding="utf-8")
+    return subprocess.Popen(
+        [sys.executable, str(script), str(project.config_file), str(marker)],
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def json_lines(text: str) -> list[dict[str, object]]:
+    """--log-format json: every line of stderr is one JSON object."""
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_sigterm_mid_check_finishes_the_check_and_a_restart_carries_on(project: Project) -> None:
+    greeting_project(project)
+    marker = project.root.parent / "in-check"
+    daemon = slow_serve(project, marker)
+    wait_for(marker.exists)
+    daemon.send_signal(signal.SIGTERM)
+    _, err = daemon.communicate(timeout=60)
+
+    assert daemon.returncode == 0, err
+    events = [line.get("event") for line in json_lines(err)]
+    assert events.index("stopping") < events.index("run") < events.index("stopped")
+    record = read_runs(project.root / "state")
+    assert record.serve is None and record.of(project.repo).running is None
+    assert record.of(project.repo).last.outcome == "fresh"  # type: ignore[union-attr]
+    assert state_files(project)["acme__client.json"]["head"] == project.upstream.head()  # type: ignore[index]
+
+    project.upstream.commit("greet more briefly", {"src/app.py": APP_V2})
+    daemon = watch("--log-format", "json", "serve", "--config", "config.toml", cwd=project.root)
+    wait_for(lambda: read_runs(project.root / "state").of(project.repo).runs >= 2)
+    daemon.send_signal(signal.SIGTERM)
+    _, err = daemon.communicate(timeout=60)
+
+    assert daemon.returncode == 0, err
+    (run,) = [line for line in json_lines(err) if line.get("event") == "run"]
+    assert run["outcome"] == "stale" and run["issues"] == {"opened": 1}
+    assert (project.root / "state" / "issues" / f"{NOTE}.md").is_file()
+
+
+def test_sigkill_mid_check_leaves_state_whole_and_the_next_run_says_so(project: Project) -> None:
+    greeting_project(project)
+    marker = project.root.parent / "in-check"
+    daemon = slow_serve(project, marker)
+    wait_for(marker.exists)
+    daemon.kill()
+    daemon.communicate(timeout=60)
+
+    assert read_runs(project.root / "state").of(project.repo).running is not None
+    state_files(project)  # whatever was written is whole
+    status = watch("status", "--config", "config.toml", cwd=project.root)
+    assert status.wait(60) == 2  # the run's process is gone: interrupted
+
+    once = watch("serve", "--once", "--config", "config.toml", cwd=project.root)
+    _, err = once.communicate(timeout=60)
+    assert once.returncode == 0, err
+    assert "the previous run was interrupted; it is checked again" in err
+    entry = read_runs(project.root / "state").of(project.repo)
+    assert entry.last is not None and entry.last.outcome == "fresh" and entry.last.by == "once"
+    healthy = watch("status", "--config", "config.toml", cwd=project.root)
+    assert healthy.wait(60) == 0

@@ -164,11 +164,15 @@ def mark_interrupted(state_dir: Path, *, wait: float, now: datetime | None = Non
                 outcome="interrupted",
                 exit_code=2,
                 by=entry.running.by,
-                message=f"process {entry.running.pid} on {entry.running.host} stopped mid-run",
+                message=_stopped(entry.running),
             )
             closed.append(repo)
             box[0] = _with(box[0], repo, entry.model_copy(update={"last": run, "running": None}))
     return closed
+
+
+def _stopped(started: Started) -> str:
+    return f"process {started.pid} on {started.host} stopped mid-run"
 
 
 def _with(runs: Runs, repo: str, entry: UpstreamRuns) -> Runs:
@@ -255,10 +259,14 @@ def health(upstream: Upstream, runs: Runs, now: datetime) -> Health:
     """
     entry = runs.of(upstream.repo)
     base = Health(repo=upstream.repo, schedule=upstream.schedule, state="never")
-    if entry.running is not None and _alive(entry.running):
-        return base.model_copy(
-            update={"state": "running", "last_started_at": entry.running.started_at}
-        )
+    if entry.running is not None:
+        alive = _alive(entry.running)
+        return base.model_copy(update={
+            "state": "running" if alive else "failed",
+            "outcome": None if alive else "interrupted",
+            "last_started_at": entry.running.started_at,
+            "message": "" if alive else _stopped(entry.running),
+        })  # fmt: skip
     last = entry.last
     since = last.started_at if last else (runs.serve.started_at if runs.serve else None)
     if since is None:
