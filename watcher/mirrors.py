@@ -154,9 +154,12 @@ class Mirror:
 
     def resolve(self, rev: str) -> str | None:
         """The full id of a commit (abbreviations allowed), or None when unknown here."""
+        from git import GitCommandError
+
+        repo = self.repo
         try:
-            return str(self.repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")).strip()
-        except Exception:
+            return str(repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")).strip()
+        except GitCommandError:
             return None
 
     def resolve_or_fetch(self, rev: str, *, offline: bool) -> str | None:

@@ -1,0 +1,164 @@
+"""Bad input: every broken note, rule and config gives one clear message and exit 2,
+names the file and position, and never stops the rest of the run (no traceback)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from tests.conftest import Project
+from watcher.gitbuild import Upstream
+
+LIB = "src/lib.rs"
+SOURCE = "pub fn a() -> u32 {\n    1\n}\n\npub fn b() -> u32 {\n    2\n}\n"
+
+
+@dataclass(frozen=True)
+class Bad:
+    name: str
+    text: str  # BASE is replaced by the baseline commit
+    where: str  # the file and position the message must name
+    says: str  # words of the fix
+
+
+NOTES = [
+    Bad("no front matter", "# Just a title\n", "notes/zz-bad.md:1", "must start with a line `---`"),
+    Bad("unclosed front matter", "---\nid: bad\n", "notes/zz-bad.md:1", "not closed"),
+    Bad("yaml error", "---\nid: bad\ntitle: [unclosed\nsources: []\n---\n", "notes/zz-bad.md:", "not valid YAML"),
+    Bad("missing id", "---\ntitle: no id\n---\n", "notes/zz-bad.md:1", "add `id:"),
+    Bad("duplicate id", "---\nid: good\n---\n", "notes/zz-bad.md:2", "duplicate note id 'good'"),
+    Bad("unparseable path", "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
+        "    commit: BASE\n    path: src/lib.rs:10-2\n---\n", "notes/zz-bad.md:4", "FILE:START-END"),
+    Bad("path with letters", "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
+        "    commit: BASE\n    path: src/lib.rs:L3\n---\n", "notes/zz-bad.md:4", "FILE:START-END"),
+    Bad("commit not hex", "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
+        "    commit: main\n    path: src/lib.rs:1-3\n---\n", "notes/zz-bad.md:4", "not a hex commit"),
+    Bad("commit without path", "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
+        "    commit: BASE\n---\n", "notes/zz-bad.md:4", "needs `path`"),
+    Bad("not utf-8", "---\nid: bad\ntitle: \udcff\n---\n", "notes/zz-bad.md", "UTF-8"),
+]  # fmt: skip
+
+RULES = [
+    Bad("toml error", "[[rule]\nid = 'x'\n", "rules/bad.toml", "TOML error"),
+    Bad("unknown top-level key", "[rules]\nid = 'x'\n", "rules/bad.toml", "unknown key"),
+    Bad("unknown rule key", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '(x) @target'\n"
+        "colour = 'red'\n", "rules/bad.toml:1", "colour: unknown key"),
+    Bad("id not kebab", "[[rule]]\nid = 'Bad_Id'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n", "rules/bad.toml:1", "kebab-case"),
+    Bad("query error", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '''\n"
+        "(function_item\n  name: (identifer) @n) @target\n'''\n", "rules/bad.toml:7",
+        "query line 2 column 10"),
+    Bad("no target capture", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @fn'\n", "rules/bad.toml:1", "must capture @target"),
+    Bad("two tests in a claim", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n[[rule.claims]]\ncapture = 'target'\nequals = 'a'\n"
+        "matches = 'b'\n", "rules/bad.toml:1", "exactly one of equals"),
+    Bad("bad regex", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n[[rule.claims]]\ncapture = 'target'\nmatches = '(('\n",
+        "rules/bad.toml:1", "not a valid regular expression"),
+    Bad("unknown capture", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n[[rule.claims]]\ncapture = 'nope'\nequals = 'a'\n",
+        "rules/bad.toml:1", "@nope"),
+    Bad("unknown language", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.cobol'\n"
+        "query = '(x) @target'\n", "rules/bad.toml:1", "set language"),
+    Bad("unknown note", "[[rule]]\nid = 'x'\nnote = 'nobody'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n", "rules/bad.toml", "does not exist"),
+]  # fmt: skip
+
+
+def _good(project: Project, upstream: Upstream) -> str:
+    base = upstream.commit("lib", {LIB: SOURCE})
+    project.note("good", f"{base} {LIB}:1-3")
+    project.rules("[[rule]]\nid = 'fine'\nnote = 'good'\npath = 'src/lib.rs'\n"
+                  "query = '(function_item name: (identifier) @n (#eq? @n \"b\")) @target'\n",
+                  name="good.toml")  # fmt: skip
+    return base
+
+
+def _assert_one_clear_error(code: int, out: str, err: str, bad: Bad) -> None:
+    assert code == 2
+    assert "Traceback" not in out + err
+    results = json.loads(out)["results"]
+    errors = [r for r in results if r["verdict"] == "error"]
+    assert len(errors) == 1, errors
+    assert bad.where in errors[0]["message"] and bad.says in errors[0]["message"], errors[0]["message"]
+    verdicts = {r["id"]: r["verdict"] for r in results}
+    assert verdicts["good:src/lib.rs:1-3"] == "fresh"  # every other item still checked
+    assert verdicts["fine"] == "fresh"
+
+
+@pytest.mark.parametrize("bad", NOTES, ids=lambda b: b.name)
+def test_bad_note(bad: Bad, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
+    base = _good(project, upstream)
+    text = bad.text.replace("BASE", base)
+    note = project.root / "notes" / "zz-bad.md"
+    note.write_bytes(text.encode("utf-8", errors="surrogateescape"))
+
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+
+    _assert_one_clear_error(code, out, err, bad)
+
+
+@pytest.mark.parametrize("bad", RULES, ids=lambda b: b.name)
+def test_bad_rule(bad: Bad, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
+    _good(project, upstream)
+    project.rules(bad.text, name="bad.toml")
+
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+
+    _assert_one_clear_error(code, out, err, bad)
+
+
+CONFIGS = [
+    ("unknown key", 'notes = "notes"\ncolour = "red"\n', "key colour: unknown key"),
+    ("wrong type", "track_citations = 3\n", "key track_citations"),
+    ("toml error", "notes = \n", "TOML error"),
+    ("bad upstream repo", '[[upstream]]\nrepo = "codex"\n', "key upstream.0.repo"),
+    ("bad schedule", '[[upstream]]\nrepo = "a/b"\nschedule = "every day"\n', "5 fields"),
+    ("bad sink", '[issues]\nsink = "email"\n', "key issues.sink"),
+]
+
+
+@pytest.mark.parametrize(("text", "says"), [c[1:] for c in CONFIGS], ids=[c[0] for c in CONFIGS])
+def test_bad_config(text: str, says: str, project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    project.config_file.write_text(text, encoding="utf-8")
+
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+
+    assert (code, out) == (2, "")
+    assert err.startswith(f"watch: error: {project.config_file.resolve()}: ")
+    assert says in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_missing_config(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    from watcher.cli import main
+
+    code = main(["check", "--config", "/nonexistent/config.toml"])
+
+    assert code == 2
+    assert "not found; pass --config FILE" in capsys.readouterr().err
+
+
+def test_unreachable_upstream_fails_only_its_items(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = _good(project, upstream)
+    other = project.root / "notes" / "other.md"
+    other.write_text(f"---\nid: other\nsources:\n  - url: https://github.com/acme/gone\n"
+                     f"    commit: {base}\n    path: {LIB}:1-3\n---\n")  # fmt: skip
+    project.config(extra="", upstream_extra="")
+    with project.config_file.open("a") as handle:
+        handle.write('\n[[upstream]]\nrepo = "acme/gone"\nurl = "/nonexistent/gone"\n')
+
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+
+    report = json.loads(out)
+    assert code == 2 and "Traceback" not in err
+    by_repo = {u["repo"]: u for u in report["upstreams"]}
+    assert by_repo["acme/gone"]["error"] and by_repo["acme/gone"]["head"] is None
+    verdicts = {r["id"]: (r["verdict"], r["error"]) for r in report["results"]}
+    assert verdicts[f"other:{LIB}:1-3"] == ("error", "upstream-unreachable")
+    assert verdicts[f"good:{LIB}:1-3"] == ("fresh", None)

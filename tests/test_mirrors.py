@@ -1,0 +1,143 @@
+"""Mirrors are bare and blobless, fetch incrementally, and read blobs in batches."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Project
+from watcher import syntax
+from watcher.config import Upstream as UpstreamConfig
+from watcher.gitbuild import Upstream
+from watcher.mirrors import Mirror
+
+LIB = "src/lib.rs"
+
+
+def _git(path: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
+                          check=True).stdout  # fmt: skip
+
+
+def _missing_blobs(mirror: Path) -> int:
+    out = _git(mirror, "rev-list", "--objects", "--all", "--missing=print")
+    return sum(line.startswith("?") for line in out.splitlines())
+
+
+def _files(n: int) -> dict[str, str]:
+    return {f"src/m{i}.rs": f"pub fn f{i}() -> u32 {{\n    {i}\n}}\n" for i in range(n)}
+
+
+@pytest.mark.parametrize("as_path", [False, True], ids=["file-url", "plain-path"])
+def test_mirror_is_bare_and_blobless(
+    as_path: bool, upstream: Upstream, project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("many files", _files(20))
+    project.note("n", f"{base} src/m3.rs:1-3")
+    if as_path:  # a plain local path must behave exactly like file://
+        text = project.config_file.read_text().replace(upstream.url, str(upstream.path))
+        project.config_file.write_text(text)
+
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    assert code == 0
+    mirror = project.root / "cache" / "acme__client.git"
+    assert _git(mirror, "rev-parse", "--is-bare-repository").strip() == "true"
+    assert not (mirror / "src").exists() and not (mirror / "index").exists()  # no work tree
+    assert _git(mirror, "config", "remote.origin.partialclonefilter").strip() == "blob:none"
+    assert _missing_blobs(mirror) == 19  # only the cited file's blob came over
+
+
+def test_prefetch_is_one_round_trip_per_batch(upstream: Upstream, tmp_path: Path) -> None:
+    upstream.commit("many files", _files(30))
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    head = mirror.head()
+    blobs = [b for p in sorted(_files(30)) if (b := mirror.blob_id(head, p))]
+
+    mirror.prefetch(blobs[:25])
+    mirror.prefetch(blobs)  # 25 already here: one more trip for the other 5
+    mirror.prefetch(blobs)  # all here: no trip
+    texts = [mirror.read(b) for b in blobs]
+
+    assert (mirror.round_trips, mirror.blobs_fetched) == (3, 30)  # sync + two batches
+    assert all(t.startswith(b"pub fn f") for t in texts)
+    mirror.close()
+
+
+def test_incremental_fetch_and_abbreviated_commits(upstream: Upstream, tmp_path: Path) -> None:
+    first = upstream.commit("one", {LIB: "fn a() {}\n"})
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    second = upstream.commit("two", {LIB: "fn b() {}\n"})
+    upstream.tag("v1.0.0")
+
+    mirror.sync()
+
+    assert mirror.head() == second
+    assert mirror.resolve(first[:8]) == first
+    assert mirror.resolve("deadbeef") is None
+    assert mirror.first_release(second, "v*") == "v1.0.0"
+    mirror.close()
+
+
+def test_offline_uses_the_mirror_as_it_is(
+    upstream: Upstream, project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("one", {LIB: "fn a() {}\n"})
+    project.note("n", f"{base} {LIB}:1")
+    project.run("check", "--format", "json", capsys=capsys)
+    upstream.commit("two", {LIB: "struct B;\n"})
+
+    _, offline, _ = project.run("check", "--format", "json", "--offline", capsys=capsys)
+    _, online, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    assert json.loads(offline)["results"][0]["verdict"] == "fresh"
+    assert json.loads(online)["results"][0]["verdict"] == "missing"
+
+
+def test_offline_without_a_mirror_is_a_clear_error(
+    upstream: Upstream, project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("one", {LIB: "fn a() {}\n"})
+    project.note("n", f"{base} {LIB}:1")
+
+    code, out, _ = project.run("check", "--format", "json", "--offline", capsys=capsys)
+
+    report = json.loads(out)
+    assert code == 2
+    assert "run `watch sync`" in report["upstreams"][0]["error"]
+
+
+def test_second_run_on_unchanged_upstream_parses_nothing(
+    upstream: Upstream, project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("many", _files(10))
+    project.note("n", *(f"{base} src/m{i}.rs:1-3" for i in range(10)))
+    upstream.commit("change one", {"src/m1.rs": "pub fn f1() -> u32 {\n    100\n}\n"})
+    project.run("check", "--format", "json", capsys=capsys)
+    assert syntax.STATS.parses > 0
+    syntax.STATS.reset()
+
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    assert syntax.STATS.parses == 0
+    assert code == 1 and json.loads(out)["summary"]["changed"] == 1
+
+
+def test_one_upstream_commit_reparses_only_the_touched_file(
+    upstream: Upstream, project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("many", _files(10))
+    project.note("n", *(f"{base} src/m{i}.rs:1-3" for i in range(10)))
+    project.run("check", "--format", "json", capsys=capsys)
+    syntax.STATS.reset()
+    upstream.commit("touch m4", {"src/m4.rs": "// moved down\n" + _files(10)["src/m4.rs"]})
+
+    project.run("check", "--format", "json", capsys=capsys)
+
+    # The new version of m4 only (its baseline parse is still in this process's cache).
+    assert syntax.STATS.parsed_blobs == [_git(upstream.path, "rev-parse", "HEAD:src/m4.rs").strip()]
