@@ -66,7 +66,7 @@ def _action(args: argparse.Namespace) -> int:
     return action(
         args.config, upstream=args.upstream, cache_dir=args.cache_dir, fail_on=args.fail_on,
         wait=args.wait, summary_file=args.summary_file or env.get("GITHUB_STEP_SUMMARY"),
-        output_file=args.output_file or env.get("GITHUB_OUTPUT"),
+        output_file=args.output_file or env.get("GITHUB_OUTPUT"), commit_state=args.commit_state,
     )  # fmt: skip
 
 
@@ -119,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     action.add_argument("--wait", type=float, default=0, metavar="SECONDS")
     action.add_argument("--summary-file", type=Path, help="default: $GITHUB_STEP_SUMMARY")
     action.add_argument("--output-file", type=Path, help="default: $GITHUB_OUTPUT")
+    action.add_argument("--commit-state", action="store_true", help="commit and push state/ after")
 
     demo = sub.add_parser("demo", help="offline: build a small upstream, check it, show an issue")
     demo.set_defaults(handler=_demo)
