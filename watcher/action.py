@@ -32,6 +32,7 @@ OUTPUTS = (
     "issues",  # issues opened, commented on, closed or reopened by this run
     "issues-opened",
     "heads",  # JSON object: upstream repo -> the branch head that was checked
+    "state-commit",  # the commit that saved state/ (with commit_state), else empty
 )
 _FILED = ("opened", "commented", "closed", "reopened")
 FAIL_ON = ("error", "stale")
@@ -46,23 +47,35 @@ def action(
     wait: float = 0.0,
     summary_file: Path | None = None,
     output_file: Path | None = None,
+    commit_state: bool = False,
     out: TextIO | None = None,
 ) -> int:
-    """Run one check for a workflow; see the module docstring for the exit status."""
+    """Run one check for a workflow; see the module docstring for the exit status.
+
+    With `commit_state`, `state/` is committed and pushed afterwards, whatever the
+    check found: issue bookkeeping of a failed run is worth keeping too.
+    """
     if fail_on not in FAIL_ON:
         raise WatchError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
     out = out or sys.stdout
+    config = _config(config_file, cache_dir)
     try:
-        report = _check(_config(config_file, cache_dir), upstream, wait)
+        report = _check(config, upstream, wait)
     except WatchError as exc:
         log.error("%s", exc)
         _append(summary_file, f"## watch check\n\n**Could not check:** {_plain(str(exc))}\n")
-        _outputs(output_file, {"exit-code": "2", "outcome": "error", "heads": "{}"})
-        return 2
-    markdown = _markdown(report)
-    out.write(markdown)
-    _append(summary_file, markdown)
-    values = outputs(report)
+        values = {"exit-code": "2", "outcome": "error", "heads": "{}"}
+    else:
+        markdown = _markdown(report)
+        out.write(markdown)
+        _append(summary_file, markdown)
+        values = outputs(report)
+    if commit_state:
+        try:
+            values["state-commit"] = _commit_state(config)
+        except WatchError as exc:  # the issues are filed; say loudly that state was not kept
+            log.error("state/ was not saved: %s", exc)
+            values |= {"state-commit": "", "exit-code": "2", "outcome": "error"}
     _outputs(output_file, values)
     return _step_status(int(values["exit-code"]), fail_on)
 
@@ -130,3 +143,51 @@ def _outputs(file: Path | None, values: dict[str, str]) -> None:
     with file.open("a", encoding="utf-8") as handle:
         for name, value in values.items():
             handle.write(f"{name}={value}\n")
+
+
+# --- keeping state/ between workflow runs ------------------------------------------
+
+BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
+
+
+def _commit_state(config: Config) -> str:
+    """Commit state/ (never its lock) to the checked-out branch and push; "" if unchanged.
+
+    A push that loses a race with another push is rebased and retried; the files are
+    the watcher's own, so a rebase conflict means two runs at once (use `concurrency:`).
+    """
+    top = Path(_git(config.root, "rev-parse", "--show-toplevel"))
+    rel = config.state.relative_to(top).as_posix()
+    _git(top, "add", "--all", "--", rel, f":(exclude){rel}/.lock", f":(exclude){rel}/**/.*.tmp")
+    if not _git(top, "diff", "--cached", "--name-only", "--", rel):
+        log.info("state/ unchanged: nothing to commit")
+        return ""
+    name, email = BOT
+    _git(top, "-c", f"user.name={name}", "-c", f"user.email={email}", "commit", "--quiet",
+         "-m", "watch: save state after a check", "--", rel)  # fmt: skip
+    _push(top)
+    return _git(top, "rev-parse", "HEAD")
+
+
+def _push(top: Path, attempts: int = 3) -> None:
+    branch = _git(top, "rev-parse", "--abbrev-ref", "HEAD")
+    if branch == "HEAD":
+        raise WatchError(f"{top}: detached HEAD; check out a branch to commit state/ back")
+    for attempt in range(1, attempts + 1):
+        try:
+            _git(top, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}")
+            return
+        except WatchError:
+            if attempt == attempts:
+                raise
+            log.warning("push of state/ was rejected; rebasing on origin/%s and retrying", branch)
+            _git(top, "pull", "--rebase", "--quiet", "origin", branch)
+
+
+def _git(cwd: Path, *args: str) -> str:
+    import subprocess
+
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode:
+        raise WatchError(f"{cwd}: git {args[0]} failed: {proc.stderr.strip()}")
+    return proc.stdout.strip()

@@ -1,0 +1,274 @@
+"""The GitHub Action: action.yml and the example workflow are valid and agree with each
+other and with `watch action`; the action's script, run here with bash and a fake
+$GITHUB_STEP_SUMMARY and $GITHUB_OUTPUT, writes what the workflow reads."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import Project
+from watcher.action import OUTPUTS
+from watcher.cli import build_parser
+from watcher.config import load
+from watcher.mirrors import Mirror
+from watcher.serve import trigger_for
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+APP_V1 = 'def greet(name):\n    return "hello " + name\n'
+APP_V2 = 'def greet(name):\n    return "hi " + name\n'
+
+
+def read_yaml(path: Path) -> dict[Any, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+@pytest.fixture(scope="module")
+def action_yml() -> dict[Any, Any]:
+    return read_yaml(ROOT / "action.yml")
+
+
+@pytest.fixture(scope="module")
+def workflow() -> dict[Any, Any]:
+    return read_yaml(ROOT / "examples" / "workflows" / "watch.yml")
+
+
+def check_step(action_yml: dict[Any, Any]) -> dict[str, Any]:
+    (step,) = [s for s in action_yml["runs"]["steps"] if s.get("id") == "check"]
+    return step
+
+
+# --- action.yml -------------------------------------------------------------------
+
+
+def test_action_is_composite_and_declares_exactly_what_watch_action_writes(
+    action_yml: dict[Any, Any],
+) -> None:
+    assert action_yml["runs"]["using"] == "composite"
+    assert set(action_yml["outputs"]) == set(OUTPUTS)
+    for name, output in action_yml["outputs"].items():
+        assert output["value"] == f"${{{{ steps.check.outputs.{name} }}}}"
+    for step in action_yml["runs"]["steps"]:
+        assert "uses" in step or step.get("shell") == "bash"  # composite run steps need a shell
+
+
+def test_action_uses_only_declared_inputs_and_flags_watch_accepts(
+    action_yml: dict[Any, Any],
+) -> None:
+    text = (ROOT / "action.yml").read_text(encoding="utf-8")
+    used = {
+        m.group(1).split(".", 1)[1] for m in EXPR.finditer(text) if m.group(1).startswith("inputs.")
+    }
+    assert used == set(action_yml["inputs"])
+    script = check_step(action_yml)["run"]
+    flags = re.findall(r"(--[a-z-]+)", script)
+    assert {"--config", "--fail-on", "--upstream", "--cache-dir", "--commit-state"} <= set(flags)
+    args = build_parser().parse_args(
+        [
+            "action",
+            "--config",
+            "c.toml",
+            "--fail-on",
+            "stale",
+            "--upstream",
+            "o/r",
+            "--cache-dir",
+            "d",
+            "--commit-state",
+        ]
+    )
+    assert (args.fail_on, args.upstream, args.commit_state) == ("stale", "o/r", True)
+
+
+# --- the example workflow ---------------------------------------------------------
+
+
+def steps_of(workflow: dict[Any, Any]) -> list[dict[str, Any]]:
+    (job,) = workflow["jobs"].values()
+    return list(job["steps"])
+
+
+def test_workflow_triggers_and_permissions(workflow: dict[Any, Any]) -> None:
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert set(triggers) == {"schedule", "workflow_dispatch"}
+    for entry in triggers["schedule"]:
+        trigger_for(entry["cron"])  # a cron line watch and Actions read alike
+    assert workflow["permissions"] == {"contents": "write", "issues": "write"}
+    assert workflow["concurrency"]["cancel-in-progress"] is False
+
+
+def test_workflow_uses_the_action_with_its_inputs_and_outputs(
+    workflow: dict[Any, Any], action_yml: dict[Any, Any]
+) -> None:
+    steps = steps_of(workflow)
+    (watch,) = [s for s in steps if s.get("uses") == "./"]  # ./ is this repository's action.yml
+    assert set(watch["with"]) <= set(action_yml["inputs"])
+    ids = {s["id"] for s in steps if "id" in s}
+    text = (ROOT / "examples" / "workflows" / "watch.yml").read_text(encoding="utf-8")
+    for expr in EXPR.findall(text):
+        for step_id, output in re.findall(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expr):
+            assert step_id in ids and output in action_yml["outputs"], expr
+
+
+def test_workflow_caches_each_shipped_upstreams_mirror_where_watch_keeps_it(
+    workflow: dict[Any, Any],
+) -> None:
+    config = load(ROOT / "config.toml")
+    steps = steps_of(workflow)
+    cache_dir = next(s for s in steps if s.get("uses") == "./")["with"]["cache-dir"]
+    for upstream in config.upstream:
+        path = f"{cache_dir}/{Mirror(upstream, Path('cache')).path.name}"
+        name = upstream.repo.replace("/", "__")
+        restore = [
+            s
+            for s in steps
+            if s.get("uses") == "actions/cache/restore@v4" and s["with"]["path"] == path
+        ]
+        save = [
+            s
+            for s in steps
+            if s.get("uses") == "actions/cache/save@v4" and s["with"]["path"] == path
+        ]
+        assert len(restore) == len(save) == 1, upstream.repo
+        assert restore[0]["with"]["restore-keys"] == f"watch-mirror-{name}-"
+        assert f"['{upstream.repo}']" in save[0]["with"]["key"]  # keyed by the checked head
+        assert "!cancelled()" in save[0]["if"]  # kept even when the run failed
+    order = [s.get("uses") for s in steps]
+    assert order.index("actions/cache/restore@v4") < order.index("./")
+    assert order.index("./") < order.index("actions/cache/save@v4")
+
+
+# --- the action's script, run locally ---------------------------------------------
+
+
+def git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return proc.stdout.strip()
+
+
+def notes_repository(project: Project, tmp_path: Path) -> Path:
+    """Make the project a git repository with a bare `origin`, as actions/checkout leaves it."""
+    base = project.upstream.commit("add greet", {"src/app.py": APP_V1})
+    project.config(sink="files")
+    project.note("app-greets", f"{base} src/app.py:1-2")
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "--quiet", "--bare", "--initial-branch=main", str(origin))
+    root = project.root
+    git(root, "init", "--quiet", "--initial-branch=main")
+    for key, value in (("user.name", "Maintainer"), ("user.email", "m@example.com")):
+        git(root, "config", key, value)
+    git(root, "add", "--all")
+    git(root, "commit", "--quiet", "-m", "notes")
+    git(root, "remote", "add", "origin", str(origin))
+    git(root, "push", "--quiet", "origin", "main")
+    return origin
+
+
+def run_action(
+    action_yml: dict[Any, Any], project: Project, tmp_path: Path, **inputs: str
+) -> tuple[int, dict[str, str], str, str]:
+    """Run the check step's script as Actions would; return (status, outputs, summary, stderr)."""
+    step = check_step(action_yml)
+    values = {name: spec.get("default", "") for name, spec in action_yml["inputs"].items()}
+    values |= {"token": "", "cache-dir": str(tmp_path / "mirrors")} | inputs
+    env = {
+        key: EXPR.sub(lambda m: values[m.group(1).removeprefix("inputs.")], str(value))
+        for key, value in step["env"].items()
+    }
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    summary.write_text("", encoding="utf-8")
+    output.write_text("", encoding="utf-8")
+    import watcher
+
+    env |= {
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(output),
+        "WATCH_PYTHON": sys.executable,
+        "PYTHONPATH": str(Path(watcher.__file__).parents[1]),
+    }
+    proc = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=project.root,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = output.read_text(encoding="utf-8").splitlines()
+    outputs = dict(line.split("=", 1) for line in lines)
+    return proc.returncode, outputs, summary.read_text(encoding="utf-8"), proc.stderr
+
+
+def test_stale_notes_are_a_successful_run_that_files_and_commits_back(
+    action_yml: dict[Any, Any], project: Project, tmp_path: Path
+) -> None:
+    origin = notes_repository(project, tmp_path)
+    project.upstream.commit("greet more briefly", {"src/app.py": APP_V2})
+
+    code, outputs, summary, err = run_action(action_yml, project, tmp_path)
+
+    assert code == 0, err
+    assert set(outputs) == set(OUTPUTS)
+    assert outputs["exit-code"] == "1" and outputs["outcome"] == "stale"
+    assert (outputs["stale-items"], outputs["stale-notes"], outputs["errors"]) == ("1", "1", "0")
+    assert (outputs["issues"], outputs["issues-opened"]) == ("1", "1")
+    assert json.loads(outputs["heads"]) == {"acme/client": project.upstream.head()}
+    assert summary.startswith("## watch check\n") and "**changed**" in summary
+    assert "app-greets" in summary
+    pushed = git(origin, "ls-tree", "-r", "--name-only", "main").splitlines()
+    assert "state/acme__client.json" in pushed and "state/issues/app-greets.md" in pushed
+    assert "state/.lock" not in pushed
+    assert git(origin, "rev-parse", "main") == outputs["state-commit"]
+    assert git(origin, "log", "-1", "--format=%an", "main") == "github-actions[bot]"
+
+
+def test_a_second_run_with_no_news_commits_nothing(
+    action_yml: dict[Any, Any], project: Project, tmp_path: Path
+) -> None:
+    origin = notes_repository(project, tmp_path)
+    project.upstream.commit("greet more briefly", {"src/app.py": APP_V2})
+    run_action(action_yml, project, tmp_path)
+    first = git(origin, "rev-parse", "main")
+
+    code, outputs, _, err = run_action(action_yml, project, tmp_path)
+
+    assert code == 0, err
+    assert outputs["issues"] == "0" and outputs["state-commit"] == ""
+    assert git(origin, "rev-parse", "main") == first
+
+
+def test_fail_on_stale_fails_the_step_on_stale_notes(
+    action_yml: dict[Any, Any], project: Project, tmp_path: Path
+) -> None:
+    notes_repository(project, tmp_path)
+    project.upstream.commit("greet more briefly", {"src/app.py": APP_V2})
+    code, outputs, _, err = run_action(
+        action_yml, project, tmp_path, **{"fail-on": "stale", "commit-state": "false"}
+    )
+    assert code == 1, err
+    assert outputs["exit-code"] == "1" and "state-commit" not in outputs
+
+
+def test_a_run_that_could_not_check_fails_the_step(
+    action_yml: dict[Any, Any], project: Project, tmp_path: Path
+) -> None:
+    notes_repository(project, tmp_path)
+    project.upstream.path.rename(tmp_path / "gone")  # the upstream is unreachable
+
+    code, outputs, summary, err = run_action(action_yml, project, tmp_path)
+
+    assert code == 2, err
+    assert outputs["exit-code"] == "2" and outputs["outcome"] == "error"
+    assert "## watch check" in summary
+    assert "Traceback" not in err
