@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import itertools
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +24,7 @@ import pytest
 from tests.conftest import Project
 from watcher.config import Config, load
 from watcher.errors import ConfigError
+from watcher.logs import configure_logging
 from watcher.serve import build_scheduler, check_upstream, next_due, serve, trigger_for, triggers
 from watcher.status import Run, mark_finished, read_runs, stamp
 
@@ -436,3 +439,69 @@ def test_sigkill_mid_check_leaves_state_whole_and_the_next_run_says_so(project: 
     assert entry.last is not None and entry.last.outcome == "fresh" and entry.last.by == "once"
     healthy = watch("status", "--config", "config.toml", cwd=project.root)
     assert healthy.wait(60) == 0
+
+
+# --- logging ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+@pytest.mark.parametrize(
+    ("verbosity", "shown"),
+    [
+        (-2, ["error"]),
+        (-1, ["warning", "error"]),
+        (0, ["info", "warning", "error"]),
+        (1, ["debug", "info", "warning", "error"]),
+    ],
+)
+def test_v_and_q_pick_the_level(restore_logging: None, verbosity: int, shown: list[str]) -> None:
+    stream = io.StringIO()
+    configure_logging(verbosity, "json", stream)
+    configure_logging(verbosity, "json", stream)  # configuring again does not double lines
+    log = logging.getLogger("watcher.test")
+    for level in ("debug", "info", "warning", "error"):
+        getattr(log, level)("a %s line", level)
+    assert [line["level"] for line in json_lines(stream.getvalue())] == shown
+
+
+def test_json_log_lines_carry_the_run_fields(restore_logging: None) -> None:
+    stream = io.StringIO()
+    configure_logging(0, "json", stream)
+    log = logging.getLogger("watcher.serve")
+    log.info(
+        "acme/app: stale in %.1fs",
+        1.25,
+        extra={"event": "run", "upstream": "acme/app", "summary": {"changed": 1}},
+    )
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        log.exception("crashed")
+    first, second = json_lines(stream.getvalue())
+    assert first["msg"] == "acme/app: stale in 1.2s" and first["level"] == "info"
+    assert (first["event"], first["upstream"], first["summary"]) == (
+        "run",
+        "acme/app",
+        {"changed": 1},
+    )
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", str(first["ts"]))
+    assert "RuntimeError: boom" in str(second["exc"])
+
+
+def test_quiet_serve_once_prints_only_problems(project: Project) -> None:
+    greeting_project(project)
+    quiet = watch("-q", "serve", "--once", "--config", "config.toml", cwd=project.root)
+    _, err = quiet.communicate(timeout=60)
+    assert quiet.returncode == 0 and err == ""
+    chatty = watch("serve", "--once", "--config", "config.toml", cwd=project.root)
+    _, err = chatty.communicate(timeout=60)
+    assert chatty.returncode == 0
+    assert re.search(r"acme/client: fresh in \d+\.\ds at [0-9a-f]{10}: 1 fresh", err), err
