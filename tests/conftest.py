@@ -75,7 +75,9 @@ class Project:
             encoding="utf-8",
         )
 
-    def note(self, note_id: str, *sources: str, name: str | None = None, raw: str | None = None) -> Path:
+    def note(
+        self, note_id: str, *sources: str, name: str | None = None, raw: str | None = None
+    ) -> Path:
         """Write a note whose sources are `commit path` pairs like "abc123 src/lib.rs:3-9"."""
         path = self.root / "notes" / (name or f"{note_id}.md")
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -56,7 +56,9 @@ def test_broken_blames_the_flip_not_an_earlier_harmless_change(
     project.note("n", f"{base} {LIB}:1-4")
     project.rules(RULE)
     upstream.commit("harmless (#10)", {LIB: V1.replace("legacy\n}", "legacy + 0\n}")})
-    flip = upstream.commit("flip (#11)", {LIB: upstream.read(LIB).replace("legacy = 1", "legacy = 2")})
+    flip = upstream.commit(
+        "flip (#11)", {LIB: upstream.read(LIB).replace("legacy = 1", "legacy = 2")}
+    )
 
     results = _check(project, capsys)
 

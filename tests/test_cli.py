@@ -63,7 +63,13 @@ def test_json_output_validates_against_the_schema_for_every_verdict(
 
     jsonschema.validate(report, _schema())
     assert code == 1
-    assert {r["verdict"] for r in report["results"]} == {"fresh", "moved", "changed", "broken", "missing"}
+    assert {r["verdict"] for r in report["results"]} == {
+        "fresh",
+        "moved",
+        "changed",
+        "broken",
+        "missing",
+    }
 
 
 def test_error_results_validate_too(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
@@ -73,7 +79,9 @@ def test_error_results_validate_too(stale: Project, capsys: pytest.CaptureFixtur
     assert code == 2
 
 
-def test_two_identical_runs_print_identical_results(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_identical_runs_print_identical_results(
+    stale: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
     runs = [json.loads(stale.run("check", "--format", "json", capsys=capsys)[1]) for _ in range(2)]
     assert runs[0]["results"] == runs[1]["results"]
     assert runs[0]["results"][0]["verdict"] == "broken"  # worst first
@@ -119,22 +127,35 @@ def test_rules_lint(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = stale.run("rules", "lint", capsys=capsys)
     assert (code, out.strip()) == (0, "1 of 1 rules hold at their baseline; 0 errors")
 
-    stale.rules(RULE.replace('equals = "2"', 'equals = "5"').replace("b-returns-two", "wrong"), "wrong.toml")
+    stale.rules(
+        RULE.replace('equals = "2"', 'equals = "5"').replace("b-returns-two", "wrong"), "wrong.toml"
+    )
     code, out, _ = stale.run("rules", "lint", capsys=capsys)
     assert code == 2
     assert "error: rule wrong (rules/wrong.toml): claim on @value fails at its baseline" in out
 
 
 def test_python_m_watcher_and_the_console_script_agree() -> None:
-    for command in ([sys.executable, "-m", "watcher", "--version"],
-                    [str(Path(sys.executable).parent / "watch"), "--version"]):  # fmt: skip
-        assert subprocess.run(command, capture_output=True, text=True, check=True).stdout.startswith("watch ")
+    for command in (
+        [sys.executable, "-m", "watcher", "--version"],
+        [str(Path(sys.executable).parent / "watch"), "--version"],
+    ):
+        assert subprocess.run(
+            command, capture_output=True, text=True, check=True
+        ).stdout.startswith("watch ")
 
 
 def test_demo_runs_offline_in_a_fresh_process(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "watcher", "demo"], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=120, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "watcher", "demo"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     for verdict in ("fresh", "moved", "changed", "broken", "missing"):

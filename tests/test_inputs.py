@@ -26,54 +26,120 @@ class Bad:
 NOTES = [
     Bad("no front matter", "# Just a title\n", "notes/zz-bad.md:1", "must start with a line `---`"),
     Bad("unclosed front matter", "---\nid: bad\n", "notes/zz-bad.md:1", "not closed"),
-    Bad("yaml error", "---\nid: bad\ntitle: [unclosed\nsources: []\n---\n", "notes/zz-bad.md:", "not valid YAML"),
+    Bad(
+        "yaml error",
+        "---\nid: bad\ntitle: [unclosed\nsources: []\n---\n",
+        "notes/zz-bad.md:",
+        "not valid YAML",
+    ),
     Bad("missing id", "---\ntitle: no id\n---\n", "notes/zz-bad.md:1", "add `id:"),
     Bad("duplicate id", "---\nid: good\n---\n", "notes/zz-bad.md:2", "duplicate note id 'good'"),
-    Bad("unparseable path", "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
-        "    commit: BASE\n    path: src/lib.rs:10-2\n---\n", "notes/zz-bad.md:4", "FILE:START-END"),
-    Bad("path with letters", "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
-        "    commit: BASE\n    path: src/lib.rs:L3\n---\n", "notes/zz-bad.md:4", "FILE:START-END"),
-    Bad("commit not hex", "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
-        "    commit: main\n    path: src/lib.rs:1-3\n---\n", "notes/zz-bad.md:4", "not a hex commit"),
-    Bad("commit without path", "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
-        "    commit: BASE\n---\n", "notes/zz-bad.md:4", "needs `path`"),
+    Bad(
+        "unparseable path",
+        "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
+        "    commit: BASE\n    path: src/lib.rs:10-2\n---\n",
+        "notes/zz-bad.md:4",
+        "FILE:START-END",
+    ),
+    Bad(
+        "path with letters",
+        "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
+        "    commit: BASE\n    path: src/lib.rs:L3\n---\n",
+        "notes/zz-bad.md:4",
+        "FILE:START-END",
+    ),
+    Bad(
+        "commit not hex",
+        "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
+        "    commit: main\n    path: src/lib.rs:1-3\n---\n",
+        "notes/zz-bad.md:4",
+        "not a hex commit",
+    ),
+    Bad(
+        "commit without path",
+        "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n    commit: BASE\n---\n",
+        "notes/zz-bad.md:4",
+        "needs `path`",
+    ),
     Bad("not utf-8", "---\nid: bad\ntitle: \udcff\n---\n", "notes/zz-bad.md", "UTF-8"),
-]  # fmt: skip
+]
 
 RULES = [
     Bad("toml error", "[[rule]\nid = 'x'\n", "rules/bad.toml", "TOML error"),
     Bad("unknown top-level key", "[rules]\nid = 'x'\n", "rules/bad.toml", "unknown key"),
-    Bad("unknown rule key", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '(x) @target'\n"
-        "colour = 'red'\n", "rules/bad.toml:1", "colour: unknown key"),
-    Bad("id not kebab", "[[rule]]\nid = 'Bad_Id'\nnote = 'good'\npath = 'src/lib.rs'\n"
-        "query = '(function_item) @target'\n", "rules/bad.toml:1", "kebab-case"),
-    Bad("query error", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '''\n"
-        "(function_item\n  name: (identifer) @n) @target\n'''\n", "rules/bad.toml:7",
-        "query line 2 column 10"),
-    Bad("no target capture", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
-        "query = '(function_item) @fn'\n", "rules/bad.toml:1", "must capture @target"),
-    Bad("two tests in a claim", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+    Bad(
+        "unknown rule key",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '(x) @target'\n"
+        "colour = 'red'\n",
+        "rules/bad.toml:1",
+        "colour: unknown key",
+    ),
+    Bad(
+        "id not kebab",
+        "[[rule]]\nid = 'Bad_Id'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n",
+        "rules/bad.toml:1",
+        "kebab-case",
+    ),
+    Bad(
+        "query error",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '''\n"
+        "(function_item\n  name: (identifer) @n) @target\n'''\n",
+        "rules/bad.toml:7",
+        "query line 2 column 10",
+    ),
+    Bad(
+        "no target capture",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '(function_item) @fn'\n",
+        "rules/bad.toml:1",
+        "must capture @target",
+    ),
+    Bad(
+        "two tests in a claim",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
         "query = '(function_item) @target'\n[[rule.claims]]\ncapture = 'target'\nequals = 'a'\n"
-        "matches = 'b'\n", "rules/bad.toml:1", "exactly one of equals"),
-    Bad("bad regex", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "matches = 'b'\n",
+        "rules/bad.toml:1",
+        "exactly one of equals",
+    ),
+    Bad(
+        "bad regex",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
         "query = '(function_item) @target'\n[[rule.claims]]\ncapture = 'target'\nmatches = '(('\n",
-        "rules/bad.toml:1", "not a valid regular expression"),
-    Bad("unknown capture", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "rules/bad.toml:1",
+        "not a valid regular expression",
+    ),
+    Bad(
+        "unknown capture",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
         "query = '(function_item) @target'\n[[rule.claims]]\ncapture = 'nope'\nequals = 'a'\n",
-        "rules/bad.toml:1", "@nope"),
-    Bad("unknown language", "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.cobol'\n"
-        "query = '(x) @target'\n", "rules/bad.toml:1", "set language"),
-    Bad("unknown note", "[[rule]]\nid = 'x'\nnote = 'nobody'\npath = 'src/lib.rs'\n"
-        "query = '(function_item) @target'\n", "rules/bad.toml", "does not exist"),
-]  # fmt: skip
+        "rules/bad.toml:1",
+        "@nope",
+    ),
+    Bad(
+        "unknown language",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.cobol'\nquery = '(x) @target'\n",
+        "rules/bad.toml:1",
+        "set language",
+    ),
+    Bad(
+        "unknown note",
+        "[[rule]]\nid = 'x'\nnote = 'nobody'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n",
+        "rules/bad.toml",
+        "does not exist",
+    ),
+]
 
 
 def _good(project: Project, upstream: Upstream) -> str:
     base = upstream.commit("lib", {LIB: SOURCE})
     project.note("good", f"{base} {LIB}:1-3")
-    project.rules("[[rule]]\nid = 'fine'\nnote = 'good'\npath = 'src/lib.rs'\n"
-                  "query = '(function_item name: (identifier) @n (#eq? @n \"b\")) @target'\n",
-                  name="good.toml")  # fmt: skip
+    project.rules(
+        "[[rule]]\nid = 'fine'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item name: (identifier) @n (#eq? @n \"b\")) @target'\n",
+        name="good.toml",
+    )
     return base
 
 
@@ -83,14 +149,18 @@ def _assert_one_clear_error(code: int, out: str, err: str, bad: Bad) -> None:
     results = json.loads(out)["results"]
     errors = [r for r in results if r["verdict"] == "error"]
     assert len(errors) == 1, errors
-    assert bad.where in errors[0]["message"] and bad.says in errors[0]["message"], errors[0]["message"]
+    assert bad.where in errors[0]["message"] and bad.says in errors[0]["message"], errors[0][
+        "message"
+    ]
     verdicts = {r["id"]: r["verdict"] for r in results}
     assert verdicts["good:src/lib.rs:1-3"] == "fresh"  # every other item still checked
     assert verdicts["fine"] == "fresh"
 
 
 @pytest.mark.parametrize("bad", NOTES, ids=lambda b: b.name)
-def test_bad_note(bad: Bad, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_note(
+    bad: Bad, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = _good(project, upstream)
     text = bad.text.replace("BASE", base)
     note = project.root / "notes" / "zz-bad.md"
@@ -102,7 +172,9 @@ def test_bad_note(bad: Bad, project: Project, upstream: Upstream, capsys: pytest
 
 
 @pytest.mark.parametrize("bad", RULES, ids=lambda b: b.name)
-def test_bad_rule(bad: Bad, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_rule(
+    bad: Bad, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
     _good(project, upstream)
     project.rules(bad.text, name="bad.toml")
 
@@ -122,7 +194,9 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize(("text", "says"), [c[1:] for c in CONFIGS], ids=[c[0] for c in CONFIGS])
-def test_bad_config(text: str, says: str, project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_config(
+    text: str, says: str, project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
     project.config_file.write_text(text, encoding="utf-8")
 
     code, out, err = project.run("check", "--format", "json", capsys=capsys)
@@ -147,8 +221,10 @@ def test_unreachable_upstream_fails_only_its_items(
 ) -> None:
     base = _good(project, upstream)
     other = project.root / "notes" / "other.md"
-    other.write_text(f"---\nid: other\nsources:\n  - url: https://github.com/acme/gone\n"
-                     f"    commit: {base}\n    path: {LIB}:1-3\n---\n")  # fmt: skip
+    other.write_text(
+        f"---\nid: other\nsources:\n  - url: https://github.com/acme/gone\n"
+        f"    commit: {base}\n    path: {LIB}:1-3\n---\n"
+    )
     project.config(extra="", upstream_extra="")
     with project.config_file.open("a") as handle:
         handle.write('\n[[upstream]]\nrepo = "acme/gone"\nurl = "/nonexistent/gone"\n')

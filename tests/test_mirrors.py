@@ -18,8 +18,9 @@ LIB = "src/lib.rs"
 
 
 def _git(path: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(path), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def _missing_blobs(mirror: Path) -> int:
@@ -41,7 +42,7 @@ def test_mirror_is_bare_and_blobless(
         text = project.config_file.read_text().replace(upstream.url, str(upstream.path))
         project.config_file.write_text(text)
 
-    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    code, _out, _ = project.run("check", "--format", "json", capsys=capsys)
 
     assert code == 0
     mirror = project.root / "cache" / "acme__client.git"

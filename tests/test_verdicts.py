@@ -78,37 +78,94 @@ class Case:
 
 
 CASES = [
-    Case("unchanged", lambda up: up.commit("nothing", {"README.md": "hi\n"}), "fresh", "fresh", CITED),
-    Case("reformat only: same lines", _edit("let next = match mode {", "let next   =   match mode{"),
-         "fresh", "fresh", CITED),
-    Case("reformat only: lines split", _edit("pub fn list_tools(mode: Mode, response: Response)",
-                                              "pub fn list_tools(\n    mode: Mode,\n    response: Response\n)"),
-         "moved", "moved", f"{LIB}:7-16"),
-    Case("a trailing comma is a token", _edit("response: Response)", "response: Response,)"),
-         "changed", "fresh", CITED),
-    Case("comment added inside", _edit("    next\n}", "    // the cursor is gone here\n    next\n}"),
-         "moved", "fresh", f"{LIB}:7-14"),
-    Case("moved down the file", _edit("pub struct Client {", "pub fn helper() {}\n\npub struct Client {"),
-         "moved", "moved", f"{LIB}:9-15"),
-    Case("body changed, claim holds", _edit("    next\n}", "    log(&next);\n    next\n}"),
-         "changed", "fresh", f"{LIB}:7-14"),
-    Case("claimed value flipped", _edit("Mode::Legacy => None,", "Mode::Legacy => response.next_cursor,"),
-         "changed", "broken", CITED),
-    Case("function deleted", lambda up: up.commit("drop", {LIB: SOURCE.split("pub fn list_tools")[0]}),
-         "missing", "missing", None),
+    Case(
+        "unchanged", lambda up: up.commit("nothing", {"README.md": "hi\n"}), "fresh", "fresh", CITED
+    ),
+    Case(
+        "reformat only: same lines",
+        _edit("let next = match mode {", "let next   =   match mode{"),
+        "fresh",
+        "fresh",
+        CITED,
+    ),
+    Case(
+        "reformat only: lines split",
+        _edit(
+            "pub fn list_tools(mode: Mode, response: Response)",
+            "pub fn list_tools(\n    mode: Mode,\n    response: Response\n)",
+        ),
+        "moved",
+        "moved",
+        f"{LIB}:7-16",
+    ),
+    Case(
+        "a trailing comma is a token",
+        _edit("response: Response)", "response: Response,)"),
+        "changed",
+        "fresh",
+        CITED,
+    ),
+    Case(
+        "comment added inside",
+        _edit("    next\n}", "    // the cursor is gone here\n    next\n}"),
+        "moved",
+        "fresh",
+        f"{LIB}:7-14",
+    ),
+    Case(
+        "moved down the file",
+        _edit("pub struct Client {", "pub fn helper() {}\n\npub struct Client {"),
+        "moved",
+        "moved",
+        f"{LIB}:9-15",
+    ),
+    Case(
+        "body changed, claim holds",
+        _edit("    next\n}", "    log(&next);\n    next\n}"),
+        "changed",
+        "fresh",
+        f"{LIB}:7-14",
+    ),
+    Case(
+        "claimed value flipped",
+        _edit("Mode::Legacy => None,", "Mode::Legacy => response.next_cursor,"),
+        "changed",
+        "broken",
+        CITED,
+    ),
+    Case(
+        "function deleted",
+        lambda up: up.commit("drop", {LIB: SOURCE.split("pub fn list_tools")[0]}),
+        "missing",
+        "missing",
+        None,
+    ),
     Case("file deleted", lambda up: up.commit("drop", {LIB: None}), "missing", "missing", None),
     Case("file renamed", _rename("src/mcp/client.rs"), "moved", "moved", "src/mcp/client.rs:7-13"),
-    Case("file renamed and function moved in it",
-         _rename("src/mcp/client.rs", ("pub struct Client {", "pub fn helper() {}\n\npub struct Client {")),
-         "moved", "moved", "src/mcp/client.rs:9-15"),
-    Case("file renamed and claim flipped",
-         _rename("src/mcp/client.rs", ("Mode::Legacy => None,", "Mode::Legacy => Some(x),")),
-         "changed", "broken", "src/mcp/client.rs:7-13"),
-]  # fmt: skip
+    Case(
+        "file renamed and function moved in it",
+        _rename(
+            "src/mcp/client.rs",
+            ("pub struct Client {", "pub fn helper() {}\n\npub struct Client {"),
+        ),
+        "moved",
+        "moved",
+        "src/mcp/client.rs:9-15",
+    ),
+    Case(
+        "file renamed and claim flipped",
+        _rename("src/mcp/client.rs", ("Mode::Legacy => None,", "Mode::Legacy => Some(x),")),
+        "changed",
+        "broken",
+        "src/mcp/client.rs:7-13",
+    ),
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_verdict(case: Case, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verdict(
+    case: Case, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = upstream.commit("client", {LIB: SOURCE})
     project.note("one-page", f"{base[:8]} {CITED}")
     project.rules(RULE)
@@ -119,15 +176,22 @@ def test_verdict(case: Case, project: Project, upstream: Upstream, capsys: pytes
     report = json.loads(out)
     verdicts = {r["id"]: r for r in report["results"]}
     citation = verdicts[f"one-page:{CITED}"]
-    assert (citation["verdict"], verdicts["cursor-gate"]["verdict"]) == (case.citation, case.rule), err
+    assert (citation["verdict"], verdicts["cursor-gate"]["verdict"]) == (
+        case.citation,
+        case.rule,
+    ), err
     where = citation["current"]
-    assert (f"{where['path']}:{where['start_line']}-{where['end_line']}" if where else None) == case.current
+    assert (
+        f"{where['path']}:{where['start_line']}-{where['end_line']}" if where else None
+    ) == case.current
     assert citation["baseline"]["commit"] == base
     stale = {case.citation, case.rule} - {"fresh", "moved"}
     assert code == (1 if stale else 0)
 
 
-def test_whole_file_citation(project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
+def test_whole_file_citation(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = upstream.commit("client", {LIB: SOURCE, "src/other.rs": "fn a() {}\n"})
     project.note("files", f"{base} {LIB}", f"{base} src/other.rs")
     upstream.commit("reformat", {LIB: SOURCE.replace("    next\n", "        next\n")})
@@ -144,7 +208,9 @@ def test_non_code_file_is_compared_word_by_word(
 ) -> None:
     base = upstream.commit("docs", {"docs/mcp.md": "# MCP\n\nThe client reads one page.\n\nEnd.\n"})
     project.note("docs", f"{base} docs/mcp.md:3")
-    upstream.commit("reflow", {"docs/mcp.md": "# MCP\n\nIntro.\n\nThe client   reads one page.\n\nEnd.\n"})
+    upstream.commit(
+        "reflow", {"docs/mcp.md": "# MCP\n\nIntro.\n\nThe client   reads one page.\n\nEnd.\n"}
+    )
 
     _, out, _ = project.run("check", "--format", "json", capsys=capsys)
 
@@ -155,16 +221,24 @@ def test_non_code_file_is_compared_word_by_word(
 @pytest.mark.parametrize(
     ("source", "code", "hint"),
     [
-        ("0123456789abcdef0123456789abcdef01234567 src/client.rs:7-13", "baseline-unreachable", "commit"),
+        (
+            "0123456789abcdef0123456789abcdef01234567 src/client.rs:7-13",
+            "baseline-unreachable",
+            "commit",
+        ),
         ("BASE src/nowhere.rs:1-2", "file-missing-at-baseline", "src/nowhere.rs"),
         ("BASE src/client.rs:70-80", "lines-out-of-range", "past the end"),
         ("BASE src/client.rs:2", "lines-out-of-range", "no code"),
     ],
 )
 def test_citation_errors(
-    source: str, code: str, hint: str, project: Project, upstream: Upstream,
+    source: str,
+    code: str,
+    hint: str,
+    project: Project,
+    upstream: Upstream,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     base = upstream.commit("client", {LIB: SOURCE})
     project.note("bad", source.replace("BASE", base[:10]))
     project.note("good", f"{base} {CITED}")
@@ -181,22 +255,31 @@ def test_citation_errors(
 @pytest.mark.parametrize(
     ("query", "claim", "hint"),
     [
-        ("(match_expression value: (identifier) @v (#eq? @v \"nope\")) @target", "", "matches 0"),
+        ('(match_expression value: (identifier) @v (#eq? @v "nope")) @target', "", "matches 0"),
         ("(match_arm) @target", "", "matches 2"),
-        ("(match_arm pattern: (match_pattern) @p (#eq? @p \"Mode::Legacy\") value: (_) @legacy) @target",
-         'capture = "legacy"\nequals = "Some(x)"', "claim on @legacy fails"),
+        (
+            '(match_arm pattern: (match_pattern) @p (#eq? @p "Mode::Legacy") value: (_) @legacy) @target',
+            'capture = "legacy"\nequals = "Some(x)"',
+            "claim on @legacy fails",
+        ),
     ],
     ids=["no target", "two targets", "claim fails"],
-)  # fmt: skip
+)
 def test_rule_baseline_errors(
-    query: str, claim: str, hint: str, project: Project, upstream: Upstream,
+    query: str,
+    claim: str,
+    hint: str,
+    project: Project,
+    upstream: Upstream,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     base = upstream.commit("client", {LIB: SOURCE})
     project.note("one-page", f"{base} {CITED}")
     claims = f"[[rule.claims]]\n{claim}\n" if claim else ""
-    project.rules(f"[[rule]]\nid = \"r\"\nnote = \"one-page\"\npath = \"{LIB}\"\n"
-                  f"query = '''{query}'''\n{claims}")  # fmt: skip
+    project.rules(
+        f'[[rule]]\nid = "r"\nnote = "one-page"\npath = "{LIB}"\n'
+        f"query = '''{query}'''\n{claims}"
+    )
 
     exit_code, out, _ = project.run("check", "--format", "json", capsys=capsys)
 
@@ -227,8 +310,11 @@ def test_abbreviated_and_permalink_citations(
 ) -> None:
     base = upstream.commit("client", {LIB: SOURCE})
     link = f"https://github.com/{project.repo}/blob/{base}/{LIB}#L15-L17"
-    project.note("p", raw=f"---\nid: p\nsources:\n  - url: {link}\n  - url: https://github.com/"
-                          f"{project.repo}.git\n    commit: {base[:7]}\n    path: {CITED}\n---\n")
+    project.note(
+        "p",
+        raw=f"---\nid: p\nsources:\n  - url: {link}\n  - url: https://github.com/"
+        f"{project.repo}.git\n    commit: {base[:7]}\n    path: {CITED}\n---\n",
+    )
 
     _, out, _ = project.run("check", "--format", "json", capsys=capsys)
 

@@ -100,7 +100,9 @@ def attribution(mirror: Mirror, commit: str) -> Attribution:
     info = mirror.info(commit)
     match = PR.search(info.summary) or PR.search(info.message)
     pr = int(match.group(1) or match.group(2)) if match else None
-    return Attribution(commit=commit, date=info.date, author=info.author, summary=info.summary, pr=pr)
+    return Attribution(
+        commit=commit, date=info.date, author=info.author, summary=info.summary, pr=pr
+    )
 
 
 def _judge(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
@@ -120,10 +122,16 @@ def _judge(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
     compiled, target = base
 
     def rule_state(files: Files) -> str:
-        found = locate.best_target(target, [
-            t for p, b in files
-            for t in locate.targets(compiled, p, classify.parse_at(mirror, p, b, compiled.language))
-        ])  # fmt: skip
+        found = locate.best_target(
+            target,
+            [
+                t
+                for p, b in files
+                for t in locate.targets(
+                    compiled, p, classify.parse_at(mirror, p, b, compiled.language)
+                )
+            ],
+        )
         if found is None:
             return "missing"
         if not all(c.holds for c in classify.claims(rule, found)):
@@ -134,7 +142,9 @@ def _judge(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
 
 
 def _category(verdict: Verdict) -> str:
-    return {Verdict.CHANGED: "changed", Verdict.BROKEN: "broken", Verdict.MISSING: "missing"}[verdict]
+    return {Verdict.CHANGED: "changed", Verdict.BROKEN: "broken", Verdict.MISSING: "missing"}[
+        verdict
+    ]
 
 
 def _paths(plan: Plan, result: Result) -> list[str]:

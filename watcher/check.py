@@ -75,9 +75,12 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
         results.sort(key=lambda r: (-r.verdict.severity, r.note, r.id))
         actions = _file_issues(config, options, inputs.notes, results, statuses)
     return Report(
-        started_at=started, upstreams=tuple(statuses), results=tuple(results),
-        issues=tuple(actions), summary=summarize(results),
-    )  # fmt: skip
+        started_at=started,
+        upstreams=tuple(statuses),
+        results=tuple(results),
+        issues=tuple(actions),
+        summary=summarize(results),
+    )
 
 
 def gather(config: Config, options: CheckOptions) -> Inputs:
@@ -103,21 +106,43 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
 def rule_item(rule: Any, notes: dict[str, Note]) -> Item | Result:
     """A rule as an item: its baseline is the commit of the note's citation of its file."""
     note = notes.get(rule.note)
-    stub = Item(id=rule.id, kind="rule", note=rule.note, note_file=note.file if note else rule.file,
-                repo=rule.repo or "", commit="", path=rule.path, rule=rule)  # fmt: skip
+    stub = Item(
+        id=rule.id,
+        kind="rule",
+        note=rule.note,
+        note_file=note.file if note else rule.file,
+        repo=rule.repo or "",
+        commit="",
+        path=rule.path,
+        rule=rule,
+    )
     if note is None:
-        return classify.error(stub, ErrorCode.RULE_INVALID,
-                              f"{rule.file}: rule {rule.id}: note {rule.note!r} does not exist; "
-                              "set `note` to the id of a note in the notes folder")  # fmt: skip
+        return classify.error(
+            stub,
+            ErrorCode.RULE_INVALID,
+            f"{rule.file}: rule {rule.id}: note {rule.note!r} does not exist; "
+            "set `note` to the id of a note in the notes folder",
+        )
     cited = [c for c in note.citations if rule.repo in (None, c.repo)]
     source = next((c for c in cited if c.path == rule.path), cited[0] if cited else None)
     if source is None:
-        return classify.error(stub, ErrorCode.RULE_BASELINE,
-                              f"{rule.file}: rule {rule.id}: note {note.id} cites no code of "
-                              f"{rule.repo or 'any repository'}, so the rule has no baseline commit; "
-                              "add a source citing the rule's file")  # fmt: skip
-    return Item(id=rule.id, kind="rule", note=note.id, note_file=note.file,
-                repo=rule.repo or source.repo, commit=source.commit, path=rule.path, rule=rule)  # fmt: skip
+        return classify.error(
+            stub,
+            ErrorCode.RULE_BASELINE,
+            f"{rule.file}: rule {rule.id}: note {note.id} cites no code of "
+            f"{rule.repo or 'any repository'}, so the rule has no baseline commit; "
+            "add a source citing the rule's file",
+        )
+    return Item(
+        id=rule.id,
+        kind="rule",
+        note=note.id,
+        note_file=note.file,
+        repo=rule.repo or source.repo,
+        commit=source.commit,
+        path=rule.path,
+        rule=rule,
+    )
 
 
 def group(
@@ -131,15 +156,20 @@ def group(
         upstream = config.upstream_for(key)
         if upstream is None and options.implicit_upstreams:
             upstream = Upstream(repo=by_repo[key][0].repo)
-        if options.upstream and (upstream is None or upstream.repo.lower() != options.upstream.lower()):
+        if options.upstream and (
+            upstream is None or upstream.repo.lower() != options.upstream.lower()
+        ):
             continue
         yield upstream, by_repo[key]
 
 
 def check_upstream(
-    config: Config, upstream: Upstream | None, items: list[Item], options: CheckOptions,
+    config: Config,
+    upstream: Upstream | None,
+    items: list[Item],
+    options: CheckOptions,
     progress: Progress,
-) -> tuple[UpstreamStatus, list[Result]]:  # fmt: skip
+) -> tuple[UpstreamStatus, list[Result]]:
     """Sync one mirror and judge its items; an unreachable upstream fails only its items."""
     if upstream is None:
         repo = items[0].repo
@@ -153,8 +183,9 @@ def check_upstream(
                 mirror.sync()
         head = mirror.head()
     except UpstreamError as exc:
-        status = UpstreamStatus(repo=upstream.repo, url=upstream.fetch_url, branch=upstream.branch,
-                                error=str(exc))  # fmt: skip
+        status = UpstreamStatus(
+            repo=upstream.repo, url=upstream.fetch_url, branch=upstream.branch, error=str(exc)
+        )
         mirror.close()
         return status, [classify.error(i, ErrorCode.UPSTREAM_UNREACHABLE, str(exc)) for i in items]
     try:
@@ -162,20 +193,28 @@ def check_upstream(
             results = judge_all(config, mirror, upstream, head, items, options)
     finally:
         mirror.close()
-    status = UpstreamStatus(repo=upstream.repo, url=upstream.fetch_url, branch=upstream.branch, head=head)
+    status = UpstreamStatus(
+        repo=upstream.repo, url=upstream.fetch_url, branch=upstream.branch, head=head
+    )
     return status, results
 
 
 def judge_all(
-    config: Config, mirror: Mirror, upstream: Upstream, head: str, items: list[Item],
+    config: Config,
+    mirror: Mirror,
+    upstream: Upstream,
+    head: str,
+    items: list[Item],
     options: CheckOptions,
-) -> list[Result]:  # fmt: skip
+) -> list[Result]:
     """Plan every item, fetch the blobs the new ones need in one batch, judge, save state."""
     file = state.upstream_file(config.state, upstream.repo)
     saved = state.read_json(file)
     cache: dict[str, Any] = saved.get("items", {}) if saved.get("schema") == STATE_SCHEMA else {}
     plans = [classify.plan(mirror, head, i, offline=options.offline) for i in items]
-    fresh = [p for p in plans if isinstance(p, Plan) and cache.get(p.item.id, {}).get("key") != p.key]
+    fresh = [
+        p for p in plans if isinstance(p, Plan) and cache.get(p.item.id, {}).get("key") != p.key
+    ]
     mirror.prefetch(b for p in fresh for b in p.blobs)
     results = []
     for planned in plans:
@@ -187,26 +226,47 @@ def judge_all(
     return results
 
 
-def _judge_one(mirror: Mirror, upstream: Upstream, plan: Plan, cached: dict[str, Any] | None) -> Result:
+def _judge_one(
+    mirror: Mirror, upstream: Upstream, plan: Plan, cached: dict[str, Any] | None
+) -> Result:
     if cached and cached.get("key") == plan.key:
         result = Result.model_validate(cached["result"])
         if result.current is not None:
-            result = result.model_copy(update={"current": result.current.model_copy(update={"commit": plan.head})})
-        return result.model_copy(update={"released_in": attribute.released_in(mirror, result, upstream.release_tags)})
+            result = result.model_copy(
+                update={"current": result.current.model_copy(update={"commit": plan.head})}
+            )
+        return result.model_copy(
+            update={"released_in": attribute.released_in(mirror, result, upstream.release_tags)}
+        )
     result = classify.judge(mirror, plan)
     return attribute.attribute(mirror, plan, result, upstream.release_tags)
 
 
 def _save(
-    file: Any, upstream: Upstream, head: str, saved: dict[str, Any], plans: list[Plan | Result],
-    results: list[Result], *, prune: bool,
-) -> None:  # fmt: skip
+    file: Any,
+    upstream: Upstream,
+    head: str,
+    saved: dict[str, Any],
+    plans: list[Plan | Result],
+    results: list[Result],
+    *,
+    prune: bool,
+) -> None:
     items: dict[str, Any] = {} if prune else dict(saved.get("items", {}))
     for planned, result in zip(plans, results, strict=True):
         if isinstance(planned, Plan):
             items[result.id] = {"key": planned.key, "result": result.model_dump(mode="json")}
-    state.write_json(file, {"schema": STATE_SCHEMA, "repo": upstream.repo, "url": upstream.fetch_url,
-                            "branch": upstream.branch, "head": head, "items": items})  # fmt: skip
+    state.write_json(
+        file,
+        {
+            "schema": STATE_SCHEMA,
+            "repo": upstream.repo,
+            "url": upstream.fetch_url,
+            "branch": upstream.branch,
+            "head": head,
+            "items": items,
+        },
+    )
 
 
 def summarize(results: Sequence[Result]) -> Summary:
@@ -218,26 +278,38 @@ def summarize(results: Sequence[Result]) -> Summary:
 
 def _input_error(err: InputError, code: ErrorCode) -> Result:
     return Result(
-        id=f"{err.file}:{err.line}" if err.line else err.file, kind="citation", note="",
-        note_file=err.file, repo="", verdict=Verdict.ERROR, message=str(err), error=code,
-    )  # fmt: skip
+        id=f"{err.file}:{err.line}" if err.line else err.file,
+        kind="citation",
+        note="",
+        note_file=err.file,
+        repo="",
+        verdict=Verdict.ERROR,
+        message=str(err),
+        error=code,
+    )
 
 
 def _file_issues(
-    config: Config, options: CheckOptions, notes: dict[str, Note], results: list[Result],
+    config: Config,
+    options: CheckOptions,
+    notes: dict[str, Note],
+    results: list[Result],
     statuses: list[UpstreamStatus],
-) -> list[Any]:  # fmt: skip
+) -> list[Any]:
     if options.no_issues or config.issues.sink == "none":
         return []
     from watcher.issues import sync_issues
 
     checked = {r.note for r in results if r.note}
     return sync_issues(
-        config, {k: v for k, v in notes.items() if k in checked}, [r for r in results if r.note],
-        statuses, dry_run=options.dry_run, log=_log_line,
-    )  # fmt: skip
+        config,
+        {k: v for k, v in notes.items() if k in checked},
+        [r for r in results if r.note],
+        statuses,
+        dry_run=options.dry_run,
+        log=_log_line,
+    )
 
 
 def _log_line(message: str) -> None:
     log.info(message)
-

@@ -53,10 +53,16 @@ class Item:
 
 def citation_item(citation: CodeCitation, note_file: str) -> Item:
     return Item(
-        id=citation.id, kind="citation", note=citation.note, note_file=note_file,
-        repo=citation.repo, commit=citation.commit, path=citation.path,
-        start_line=citation.start_line, end_line=citation.end_line,
-    )  # fmt: skip
+        id=citation.id,
+        kind="citation",
+        note=citation.note,
+        note_file=note_file,
+        repo=citation.repo,
+        commit=citation.commit,
+        path=citation.path,
+        start_line=citation.start_line,
+        end_line=citation.end_line,
+    )
 
 
 @dataclass(frozen=True)
@@ -84,24 +90,36 @@ class Plan:
 
 def error(item: Item, code: ErrorCode, message: str, baseline: Location | None = None) -> Result:
     return Result(
-        id=item.id, kind="rule" if item.kind == "rule" else "citation", note=item.note,
-        note_file=item.note_file, repo=item.repo, verdict=Verdict.ERROR, baseline=baseline,
-        message=message, error=code,
-    )  # fmt: skip
+        id=item.id,
+        kind="rule" if item.kind == "rule" else "citation",
+        note=item.note,
+        note_file=item.note_file,
+        repo=item.repo,
+        verdict=Verdict.ERROR,
+        baseline=baseline,
+        message=message,
+        error=code,
+    )
 
 
 def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Result:
     """Resolve the baseline and find the file at HEAD (renames included), reading no blob."""
     base = mirror.resolve_or_fetch(item.commit, offline=offline)
     if base is None:
-        return error(item, ErrorCode.BASELINE_UNREACHABLE,
-                     f"commit {item.commit} is not in {item.repo} (branch or fetchable); "
-                     "check the note's commit")  # fmt: skip
+        return error(
+            item,
+            ErrorCode.BASELINE_UNREACHABLE,
+            f"commit {item.commit} is not in {item.repo} (branch or fetchable); "
+            "check the note's commit",
+        )
     base_blob = mirror.blob_id(base, item.path)
     if base_blob is None:
-        return error(item, ErrorCode.FILE_MISSING_AT_BASELINE,
-                     f"{item.path} does not exist at {base[:12]}; check the note's path",
-                     Location(commit=base, path=item.path))  # fmt: skip
+        return error(
+            item,
+            ErrorCode.FILE_MISSING_AT_BASELINE,
+            f"{item.path} does not exist at {base[:12]}; check the note's path",
+            Location(commit=base, path=item.path),
+        )
     head_blob = mirror.blob_id(head, item.path)
     if head_blob is not None:
         files: tuple[tuple[str, str], ...] = ((item.path, head_blob),)
@@ -120,12 +138,18 @@ def judge(mirror: Mirror, plan: Plan) -> Result:
             return _judge_rule(mirror, plan, item.rule)
         return _judge_citation(mirror, plan)
     except LocateError as exc:
-        return error(item, ErrorCode.LINES_OUT_OF_RANGE, f"{item.path}: {exc}; fix the note's lines",
-                     _baseline(plan, item.start_line, item.end_line))  # fmt: skip
+        return error(
+            item,
+            ErrorCode.LINES_OUT_OF_RANGE,
+            f"{item.path}: {exc}; fix the note's lines",
+            _baseline(plan, item.start_line, item.end_line),
+        )
 
 
 def parse_at(mirror: Mirror, path: str, blob: str, language: str | None = None) -> syntax.Parsed:
-    return syntax.parse(blob, language or languages.for_path(path) or syntax.TEXT, mirror.read(blob))
+    return syntax.parse(
+        blob, language or languages.for_path(path) or syntax.TEXT, mirror.read(blob)
+    )
 
 
 # --- citations ------------------------------------------------------------------------
@@ -149,8 +173,9 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     if found is None:
         return _result(plan, Verdict.MISSING, baseline, None, _missing(item), diff=None)
     verdict = _location_verdict(found, item.path, item.start_line, item.end_line)
-    current = Location(commit=plan.head, path=found.path, start_line=found.start_line,
-                       end_line=found.end_line)  # fmt: skip
+    current = Location(
+        commit=plan.head, path=found.path, start_line=found.start_line, end_line=found.end_line
+    )
     diff = unified(anchor.text, found.text) if verdict is Verdict.CHANGED else None
     return _result(plan, verdict, baseline, current, _message(verdict, current), diff=diff)
 
@@ -165,18 +190,26 @@ def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Fou
     found = locate.targets(compiled, rule.path, parsed)
     where = _baseline(plan, None, None)
     if len(found) != 1:
-        return error(plan.item, ErrorCode.RULE_BASELINE,
-                     f"rule {rule.id} ({rule.file}) matches {len(found)} @target nodes in "
-                     f"{rule.path} at {plan.base[:12]}; it must match exactly one: "
-                     "tighten the query or its `inside` scope", where)  # fmt: skip
+        return error(
+            plan.item,
+            ErrorCode.RULE_BASELINE,
+            f"rule {rule.id} ({rule.file}) matches {len(found)} @target nodes in "
+            f"{rule.path} at {plan.base[:12]}; it must match exactly one: "
+            "tighten the query or its `inside` scope",
+            where,
+        )
     target = found[0]
     failing = [c for c in claims(rule, target) if not c.holds]
     if failing:
         bad = failing[0]
-        return error(plan.item, ErrorCode.RULE_BASELINE,
-                     f"rule {rule.id} ({rule.file}): claim on @{bad.capture} fails at its baseline "
-                     f"{plan.base[:12]} (actual {bad.actual!r}, {bad.test} {bad.expected!r}); "
-                     "fix the claim", _baseline(plan, target.start_line, target.end_line))  # fmt: skip
+        return error(
+            plan.item,
+            ErrorCode.RULE_BASELINE,
+            f"rule {rule.id} ({rule.file}): claim on @{bad.capture} fails at its baseline "
+            f"{plan.base[:12]} (actual {bad.actual!r}, {bad.test} {bad.expected!r}); "
+            "fix the claim",
+            _baseline(plan, target.start_line, target.end_line),
+        )
     return compiled, target
 
 
@@ -184,8 +217,11 @@ def head_targets(mirror: Mirror, plan: Plan, compiled: Compiled, rule: Rule) -> 
     files = list(plan.files)
     if plan.search_repo:
         files = _repo_candidates(mirror, plan.head, compiled, rule)
-    return [t for p, b in files
-            for t in locate.targets(compiled, p, parse_at(mirror, p, b, compiled.language))]  # fmt: skip
+    return [
+        t
+        for p, b in files
+        for t in locate.targets(compiled, p, parse_at(mirror, p, b, compiled.language))
+    ]
 
 
 def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
@@ -198,12 +234,15 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
     if found is None:
         return _result(plan, Verdict.MISSING, baseline, None, _missing(plan.item), diff=None)
     results = claims(rule, found)
-    current = Location(commit=plan.head, path=found.path, start_line=found.start_line,
-                       end_line=found.end_line)  # fmt: skip
+    current = Location(
+        commit=plan.head, path=found.path, start_line=found.start_line, end_line=found.end_line
+    )
     if not all(c.holds for c in results):
         verdict = Verdict.BROKEN
         bad = next(c for c in results if not c.holds)
-        message = f"claim on @{bad.capture} fails: {bad.test} {bad.expected!r}, actual {bad.actual!r}"
+        message = (
+            f"claim on @{bad.capture} fails: {bad.test} {bad.expected!r}, actual {bad.actual!r}"
+        )
     else:
         verdict = _location_verdict(found, rule.path, target.start_line, target.end_line)
         message = _message(verdict, current)
@@ -212,8 +251,10 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
 
 
 def claims(rule: Rule, target: Found) -> tuple[ClaimResult, ...]:
-    return tuple(_claim(c.capture, c.test, c.expected, c.says, target.captures.get(c.capture))
-                 for c in rule.claims)  # fmt: skip
+    return tuple(
+        _claim(c.capture, c.test, c.expected, c.says, target.captures.get(c.capture))
+        for c in rule.claims
+    )
 
 
 def _claim(capture: str, test: str, expected: str, says: str, actual: str | None) -> ClaimResult:
@@ -225,11 +266,14 @@ def _claim(capture: str, test: str, expected: str, says: str, actual: str | None
         holds = re.search(expected, actual) is not None
     else:
         holds = re.search(expected, actual) is None
-    return ClaimResult(capture=capture, says=says, test=test, expected=expected, actual=actual,
-                       holds=holds)  # fmt: skip
+    return ClaimResult(
+        capture=capture, says=says, test=test, expected=expected, actual=actual, holds=holds
+    )
 
 
-def _repo_candidates(mirror: Mirror, head: str, compiled: Compiled, rule: Rule) -> list[tuple[str, str]]:
+def _repo_candidates(
+    mirror: Mirror, head: str, compiled: Compiled, rule: Rule
+) -> list[tuple[str, str]]:
     """Files at HEAD in the rule's language that hold every literal its query insists on."""
     files = mirror.files(head, languages.LANGUAGES[compiled.language].extensions)
     mirror.prefetch(files.values())
@@ -252,15 +296,29 @@ def _baseline(plan: Plan, start: int | None, end: int | None) -> Location:
 
 
 def _result(
-    plan: Plan, verdict: Verdict, baseline: Location, current: Location | None, message: str,
-    *, diff: str | None, claims: tuple[ClaimResult, ...] = (),
-) -> Result:  # fmt: skip
+    plan: Plan,
+    verdict: Verdict,
+    baseline: Location,
+    current: Location | None,
+    message: str,
+    *,
+    diff: str | None,
+    claims: tuple[ClaimResult, ...] = (),
+) -> Result:
     item = plan.item
     return Result(
-        id=item.id, kind="rule" if item.rule else "citation", note=item.note,
-        note_file=item.note_file, repo=item.repo, verdict=verdict, baseline=baseline,
-        current=current, claims=claims, diff=diff, message=message,
-    )  # fmt: skip
+        id=item.id,
+        kind="rule" if item.rule else "citation",
+        note=item.note,
+        note_file=item.note_file,
+        repo=item.repo,
+        verdict=verdict,
+        baseline=baseline,
+        current=current,
+        claims=claims,
+        diff=diff,
+        message=message,
+    )
 
 
 def _missing(item: Item) -> str:
@@ -279,8 +337,11 @@ def _message(verdict: Verdict, current: Location) -> str:
 
 def unified(before: str, after: str, limit: int = 400) -> str:
     """A unified diff of the baseline and HEAD texts, at most `limit` lines."""
-    lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), "baseline", "HEAD",
-                                      lineterm=""))  # fmt: skip
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(), after.splitlines(), "baseline", "HEAD", lineterm=""
+        )
+    )
     if len(lines) > limit:
         lines = [*lines[:limit], f"... ({len(lines) - limit} more diff lines cut)"]
     return "\n".join(lines)

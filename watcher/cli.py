@@ -19,10 +19,15 @@ def _check(args: argparse.Namespace) -> int:
     from watcher.check import CheckOptions
 
     options = CheckOptions(
-        upstream=args.upstream, note=args.note, rule=args.rule, offline=args.offline,
-        dry_run=args.dry_run, no_issues=args.no_issues,
-        implicit_upstreams=not args.no_implicit_upstreams, wait=args.wait,
-    )  # fmt: skip
+        upstream=args.upstream,
+        note=args.note,
+        rule=args.rule,
+        offline=args.offline,
+        dry_run=args.dry_run,
+        no_issues=args.no_issues,
+        implicit_upstreams=not args.no_implicit_upstreams,
+        wait=args.wait,
+    )
     return commands.check(args.config, options, args.format, sys.stdout)
 
 
@@ -61,13 +66,21 @@ def _action(args: argparse.Namespace) -> int:
 
     from watcher.action import action
 
-    env = {name: Path(os.environ[name]) for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")
-           if os.environ.get(name)}  # fmt: skip
+    env = {
+        name: Path(os.environ[name])
+        for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")
+        if os.environ.get(name)
+    }
     return action(
-        args.config, upstream=args.upstream, cache_dir=args.cache_dir, fail_on=args.fail_on,
-        wait=args.wait, summary_file=args.summary_file or env.get("GITHUB_STEP_SUMMARY"),
-        output_file=args.output_file or env.get("GITHUB_OUTPUT"), commit_state=args.commit_state,
-    )  # fmt: skip
+        args.config,
+        upstream=args.upstream,
+        cache_dir=args.cache_dir,
+        fail_on=args.fail_on,
+        wait=args.wait,
+        summary_file=args.summary_file or env.get("GITHUB_STEP_SUMMARY"),
+        output_file=args.output_file or env.get("GITHUB_OUTPUT"),
+        commit_state=args.commit_state,
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -89,12 +102,21 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--note", metavar="ID")
     check.add_argument("--rule", metavar="ID")
     check.add_argument("--format", choices=("table", "json", "markdown"))
-    check.add_argument("--offline", action="store_true", help="no fetch: use the mirrors as they are")
-    check.add_argument("--dry-run", action="store_true", help="say what issues would change; touch none")
+    check.add_argument(
+        "--offline", action="store_true", help="no fetch: use the mirrors as they are"
+    )
+    check.add_argument(
+        "--dry-run", action="store_true", help="say what issues would change; touch none"
+    )
     check.add_argument("--no-issues", action="store_true", help="report only; file no issues")
     check.add_argument("--no-implicit-upstreams", action="store_true")
-    check.add_argument("--wait", type=float, default=0, metavar="SECONDS",
-                       help="wait this long for another run's state lock (default: fail at once)")
+    check.add_argument(
+        "--wait",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="wait this long for another run's state lock (default: fail at once)",
+    )
 
     sync = _command(sub, "sync", _sync, "create or fetch the upstream mirrors only")
     sync.add_argument("--upstream", metavar="REPO")
@@ -102,20 +124,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = sub.add_parser("rules", help="work with rules")
     rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
-    lint = _command(rules_sub, "lint", _rules_lint, "compile every rule and check it at its baseline")
+    lint = _command(
+        rules_sub, "lint", _rules_lint, "compile every rule and check it at its baseline"
+    )
     lint.add_argument("--offline", action="store_true")
 
     serve = _command(sub, "serve", _serve, "run checks on each upstream's schedule until stopped")
     serve.add_argument("--once", action="store_true", help="check every upstream once, then exit")
-    serve.add_argument("--wait", type=float, default=600, metavar="SECONDS",
-                       help="how long a run waits for another run's state lock (default: 600)")  # fmt: skip
-    status = _command(sub, "status", _status, "each upstream's last run; 2 if one failed or is late")
+    serve.add_argument(
+        "--wait",
+        type=float,
+        default=600,
+        metavar="SECONDS",
+        help="how long a run waits for another run's state lock (default: 600)",
+    )
+    status = _command(
+        sub, "status", _status, "each upstream's last run; 2 if one failed or is late"
+    )
     status.add_argument("--format", choices=("table", "json"), default="table")
     action = _command(sub, "action", _action, "check inside GitHub Actions (what action.yml runs)")
     action.add_argument("--upstream", metavar="REPO")
     action.add_argument("--cache-dir", type=Path, metavar="DIR", help="where mirrors are cached")
-    action.add_argument("--fail-on", choices=("error", "stale"), default="error",
-                        help="fail the step on errors only (default), or on stale notes too")  # fmt: skip
+    action.add_argument(
+        "--fail-on",
+        choices=("error", "stale"),
+        default="error",
+        help="fail the step on errors only (default), or on stale notes too",
+    )
     action.add_argument("--wait", type=float, default=0, metavar="SECONDS")
     action.add_argument("--summary-file", type=Path, help="default: $GITHUB_STEP_SUMMARY")
     action.add_argument("--output-file", type=Path, help="default: $GITHUB_OUTPUT")

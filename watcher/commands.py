@@ -76,12 +76,18 @@ def rules_lint(config_file: Path, offline: bool, out: TextIO) -> int:
     config = config_mod.load(config_file)
     report = run_check(config, CheckOptions(offline=offline, no_issues=True, citations=False), None)
     rule_ids = {r.id for r in report.results if r.kind == "rule"}
-    bad = [r for r in report.results if r.verdict is Verdict.ERROR
-           and (r.kind == "rule" or r.error in ("rule-invalid", "query-invalid"))]  # fmt: skip
+    bad = [
+        r
+        for r in report.results
+        if r.verdict is Verdict.ERROR
+        and (r.kind == "rule" or r.error in ("rule-invalid", "query-invalid"))
+    ]
     for result in bad:
         out.write(f"error: {result.message}\n")
-    out.write(f"{len(rule_ids) - len([b for b in bad if b.id in rule_ids])} of {len(rule_ids)} "
-              f"rules hold at their baseline; {len(bad)} errors\n")  # fmt: skip
+    out.write(
+        f"{len(rule_ids) - len([b for b in bad if b.id in rule_ids])} of {len(rule_ids)} "
+        f"rules hold at their baseline; {len(bad)} errors\n"
+    )
     return 2 if bad else 0
 
 

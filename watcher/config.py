@@ -103,7 +103,9 @@ def load(file: Path) -> Config:
     try:
         raw = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(file, "not found; pass --config FILE or run in a notes repository") from None
+        raise ConfigError(
+            file, "not found; pass --config FILE or run in a notes repository"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, f"TOML error: {exc}; fix the syntax at that position") from None
     root = file.resolve().parent

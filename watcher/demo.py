@@ -228,18 +228,33 @@ dashboard = true
 def build_upstream(path: Path) -> tuple[Upstream, str]:
     """The demo upstream: a baseline, then a move, a change, a flip (released) and a delete."""
     up = Upstream(path)
-    base = up.commit("Initial MCP client", {CLIENT: CLIENT_V1, FEATURES: FEATURES_V1,
-                                            MODE: MODE_V1, HANDLER: HANDLER_V1})  # fmt: skip
+    base = up.commit(
+        "Initial MCP client",
+        {CLIENT: CLIENT_V1, FEATURES: FEATURES_V1, MODE: MODE_V1, HANDLER: HANDLER_V1},
+    )
     up.tag("rust-v0.1.0")
     # Moves the McpProtocolMode enum down without changing a token: `moved`.
     up.commit("Document protocol modes (#101)", {MODE: "use std::fmt;\n\n" + MODE_V1})
     # Changes the initialize call but keeps the pinned version: `changed`.
-    up.commit("Name the client in initialize (#102)", {CLIENT: CLIENT_V1.replace(
-        '"demo-mcp-client", "0.1.0"))', '"demo-mcp-client", "0.1.0").with_title("Demo"))')})
+    up.commit(
+        "Name the client in initialize (#102)",
+        {
+            CLIENT: CLIENT_V1.replace(
+                '"demo-mcp-client", "0.1.0"))', '"demo-mcp-client", "0.1.0").with_title("Demo"))'
+            )
+        },
+    )
     # Flips the claimed value on a branch merged by pull request: `broken`, then released.
     up.branch_off("pager")
-    up.commit("Honour the tools/list cursor in Legacy mode", {CLIENT: up.read(CLIENT).replace(
-        "McpProtocolMode::Legacy => None,", "McpProtocolMode::Legacy => response.next_cursor,")})
+    up.commit(
+        "Honour the tools/list cursor in Legacy mode",
+        {
+            CLIENT: up.read(CLIENT).replace(
+                "McpProtocolMode::Legacy => None,",
+                "McpProtocolMode::Legacy => response.next_cursor,",
+            )
+        },
+    )
     up.checkout("main")
     up.merge("pager", "Merge pull request #103 from demo/pager")
     up.tag("rust-v0.2.0")
@@ -251,7 +266,13 @@ def build_upstream(path: Path) -> tuple[Upstream, str]:
 def prepare(root: Path) -> Path:
     """Write the upstream, notes, rules and config under `root`; return the config file."""
     up, base = build_upstream(root / "upstream")
-    fields = {"base": base, "client": CLIENT, "mode": MODE, "features": FEATURES, "handler": HANDLER}
+    fields = {
+        "base": base,
+        "client": CLIENT,
+        "mode": MODE,
+        "features": FEATURES,
+        "handler": HANDLER,
+    }
     for name, text in NOTES.items():
         note = root / "notes" / name
         note.parent.mkdir(parents=True, exist_ok=True)

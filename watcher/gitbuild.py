@@ -29,13 +29,22 @@ class Upstream:
         when = f"{EPOCH + 3600 * self.ticks} +0000"
         env = {
             **os.environ,
-            "GIT_AUTHOR_NAME": "Ada Upstream", "GIT_AUTHOR_EMAIL": "ada@example.com",
-            "GIT_COMMITTER_NAME": "Ada Upstream", "GIT_COMMITTER_EMAIL": "ada@example.com",
-            "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when,
-            "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-        }  # fmt: skip
-        proc = subprocess.run(["git", "-C", str(self.path), *args], env=env, capture_output=True,
-                              text=True, check=False)  # fmt: skip
+            "GIT_AUTHOR_NAME": "Ada Upstream",
+            "GIT_AUTHOR_EMAIL": "ada@example.com",
+            "GIT_COMMITTER_NAME": "Ada Upstream",
+            "GIT_COMMITTER_EMAIL": "ada@example.com",
+            "GIT_AUTHOR_DATE": when,
+            "GIT_COMMITTER_DATE": when,
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
+        proc = subprocess.run(
+            ["git", "-C", str(self.path), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if proc.returncode:
             raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.strip()}")
         return proc.stdout.strip()

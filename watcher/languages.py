@@ -24,36 +24,61 @@ class Spec:
 
 _RUST_DEFS = frozenset(
     {
-        "function_item", "function_signature_item", "struct_item", "enum_item", "union_item",
-        "impl_item", "trait_item", "mod_item", "const_item", "static_item", "type_item",
+        "function_item",
+        "function_signature_item",
+        "struct_item",
+        "enum_item",
+        "union_item",
+        "impl_item",
+        "trait_item",
+        "mod_item",
+        "const_item",
+        "static_item",
+        "type_item",
         "macro_definition",
     }
-)  # fmt: skip
+)
 _JS_DEFS = frozenset(
     {
-        "function_declaration", "generator_function_declaration", "class_declaration",
-        "method_definition", "variable_declarator",
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "method_definition",
+        "variable_declarator",
     }
-)  # fmt: skip
+)
 _TS_DEFS = _JS_DEFS | {
-    "interface_declaration", "type_alias_declaration", "enum_declaration",
-    "abstract_class_declaration", "function_signature", "method_signature", "module",
-}  # fmt: skip
+    "interface_declaration",
+    "type_alias_declaration",
+    "enum_declaration",
+    "abstract_class_declaration",
+    "function_signature",
+    "method_signature",
+    "module",
+}
 
 LANGUAGES: dict[str, Spec] = {
     "rust": Spec("tree_sitter_rust", "language", (".rs",), _RUST_DEFS),
     "python": Spec(
-        "tree_sitter_python", "language", (".py", ".pyi"),
+        "tree_sitter_python",
+        "language",
+        (".py", ".pyi"),
         frozenset({"function_definition", "class_definition"}),
     ),
     "go": Spec(
-        "tree_sitter_go", "language", (".go",),
+        "tree_sitter_go",
+        "language",
+        (".go",),
         frozenset({"function_declaration", "method_declaration", "type_spec", "const_spec"}),
     ),
-    "javascript": Spec("tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx"), _JS_DEFS),
-    "typescript": Spec("tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"), _TS_DEFS),
+    "javascript": Spec(
+        "tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx"), _JS_DEFS
+    ),
+    "typescript": Spec(
+        "tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"), _TS_DEFS
+    ),
     "tsx": Spec("tree_sitter_typescript", "language_tsx", (".tsx",), _TS_DEFS),
-}  # fmt: skip
+}
 
 
 def for_path(path: str) -> str | None:

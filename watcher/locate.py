@@ -66,21 +66,37 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
     if first >= last:
         raise LocateError(f"lines {start}-{end} hold no code (only blank lines or comments)")
     definition = parsed.enclosing(first, last)
-    share = (last - first) / max(1, definition.end_token - definition.first_token) if definition else 0
+    share = (
+        (last - first) / max(1, definition.end_token - definition.first_token) if definition else 0
+    )
     return Anchor(
-        path, start, end, parsed.token_texts(first, last),
-        definition.key if definition else None, share, _lines(parsed, start, end),
-    )  # fmt: skip
+        path,
+        start,
+        end,
+        parsed.token_texts(first, last),
+        definition.key if definition else None,
+        share,
+        _lines(parsed, start, end),
+    )
 
 
 def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     """The anchor in `files` (the cited file, or its renames, first is preferred)."""
     if anchor.start_line is None:
         return _whole_file(anchor, files)
-    exact = [_found(anchor, path, parsed, i, i + len(anchor.tokens), True)
-             for path, parsed in files for i in _occurrences(parsed, anchor.tokens)]  # fmt: skip
+    exact = [
+        _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
+        for path, parsed in files
+        for i in _occurrences(parsed, anchor.tokens)
+    ]
     if exact:
-        return min(exact, key=lambda f: (f.path != anchor.path, abs((f.start_line or 0) - (anchor.start_line or 0))))
+        return min(
+            exact,
+            key=lambda f: (
+                f.path != anchor.path,
+                abs((f.start_line or 0) - (anchor.start_line or 0)),
+            ),
+        )
     for path, parsed in files:
         found = _in_definition(anchor, path, parsed) or _in_file(anchor, path, parsed)
         if found is not None:
@@ -133,23 +149,36 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
 
 def _aligned(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int]:
     """The span of `body` that the matching blocks of `needle` land on."""
-    blocks = [m for m in difflib.SequenceMatcher(None, needle, body, autojunk=False)
-              .get_matching_blocks() if m.size]  # fmt: skip
+    blocks = [
+        m
+        for m in difflib.SequenceMatcher(None, needle, body, autojunk=False).get_matching_blocks()
+        if m.size
+    ]
     if not blocks:
         return 0, 0
     first, last = blocks[0], blocks[-1]
-    return max(0, first.b - first.a), min(len(body), last.b + last.size + (len(needle) - last.a - last.size))
+    return max(0, first.b - first.a), min(
+        len(body), last.b + last.size + (len(needle) - last.a - last.size)
+    )
 
 
 def _ratio(a: Sequence[str], b: Sequence[str]) -> float:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
-def _found(anchor: Anchor, path: str, parsed: Parsed, first: int, end: int, identical: bool) -> Found:
+def _found(
+    anchor: Anchor, path: str, parsed: Parsed, first: int, end: int, identical: bool
+) -> Found:
     start_line = parsed.tokens[first].start_line
     end_line = parsed.tokens[end - 1].end_line
-    return Found(path, start_line, end_line, identical, _lines(parsed, start_line, end_line),
-                 parsed.token_texts(first, end))  # fmt: skip
+    return Found(
+        path,
+        start_line,
+        end_line,
+        identical,
+        _lines(parsed, start_line, end_line),
+        parsed.token_texts(first, end),
+    )
 
 
 def _lines(parsed: Parsed, start: int, end: int) -> str:
@@ -168,6 +197,8 @@ def targets(compiled: Compiled, path: str, parsed: Parsed) -> list[Found]:
     """Every distinct @target of a rule in one file, with the captures of its match."""
     from tree_sitter import QueryCursor
 
+    if parsed.tree is None:  # not a language tree-sitter reads: no rule can match
+        return []
     roots: list[Node] = [parsed.tree.root_node]
     if compiled.inside is not None:
         scopes = QueryCursor(compiled.inside).captures(parsed.tree.root_node).get("scope", [])
@@ -202,8 +233,15 @@ def _target(path: str, parsed: Parsed, node: Node, captures: dict[str, list[Node
         for name, nodes in captures.items()
     }
     start_line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
-    return Found(path, start_line, end_line, False, _lines(parsed, start_line, end_line),
-                 parsed.token_texts(first, end), dict(texts))  # fmt: skip
+    return Found(
+        path,
+        start_line,
+        end_line,
+        False,
+        _lines(parsed, start_line, end_line),
+        parsed.token_texts(first, end),
+        dict(texts),
+    )
 
 
 def best_target(baseline: Found, found: Sequence[Found]) -> Found | None:
@@ -212,10 +250,22 @@ def best_target(baseline: Found, found: Sequence[Found]) -> Found | None:
         return None
     same = [f for f in found if f.tokens == baseline.tokens]
     if same:
-        chosen = min(same, key=lambda f: (f.path != baseline.path,
-                                          abs((f.start_line or 0) - (baseline.start_line or 0))))
-        return Found(chosen.path, chosen.start_line, chosen.end_line, True, chosen.text,
-                     chosen.tokens, chosen.captures)  # fmt: skip
+        chosen = min(
+            same,
+            key=lambda f: (
+                f.path != baseline.path,
+                abs((f.start_line or 0) - (baseline.start_line or 0)),
+            ),
+        )
+        return Found(
+            chosen.path,
+            chosen.start_line,
+            chosen.end_line,
+            True,
+            chosen.text,
+            chosen.tokens,
+            chosen.captures,
+        )
     return max(found, key=lambda f: (_ratio(baseline.tokens, f.tokens), f.path == baseline.path))
 
 

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 
 # A file:// upstream is served by a local upload-pack, which refuses partial clone
 # unless told otherwise; GitHub allows it. This makes local upstreams behave like it.
-LOCAL_UPLOAD_PACK = "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
+LOCAL_UPLOAD_PACK = (
+    "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
+)
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -110,10 +112,18 @@ class Mirror:
         self.round_trips += 1
         try:
             _git(
-                self.path, "fetch", "--quiet", "--prune", "--force", "--filter=blob:none",
-                "--no-write-fetch-head", "--no-auto-gc", "origin",
-                f"+refs/heads/{branch}:refs/heads/{branch}", "+refs/tags/*:refs/tags/*",
-            )  # fmt: skip
+                self.path,
+                "fetch",
+                "--quiet",
+                "--prune",
+                "--force",
+                "--filter=blob:none",
+                "--no-write-fetch-head",
+                "--no-auto-gc",
+                "origin",
+                f"+refs/heads/{branch}:refs/heads/{branch}",
+                "+refs/tags/*:refs/tags/*",
+            )
         except UpstreamError as exc:
             raise UpstreamError(
                 f"{self.upstream.repo}: cannot fetch branch {branch!r} from {self.url}: {exc}; "
@@ -168,8 +178,15 @@ class Mirror:
         if found is None and not offline and FULL_SHA.match(rev):
             self.round_trips += 1
             try:
-                _git(self.path, "fetch", "--quiet", "--filter=blob:none",
-                     "--no-write-fetch-head", "origin", rev)  # fmt: skip
+                _git(
+                    self.path,
+                    "fetch",
+                    "--quiet",
+                    "--filter=blob:none",
+                    "--no-write-fetch-head",
+                    "origin",
+                    rev,
+                )
             except UpstreamError:
                 return None
             self._reset()
@@ -200,10 +217,17 @@ class Mirror:
         self.round_trips += 1
         self.blobs_fetched += len(missing)
         _git(
-            self.path, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-            "--recurse-submodules=no", "--filter=blob:none", "--stdin", "origin",
+            self.path,
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            "--filter=blob:none",
+            "--stdin",
+            "origin",
             stdin="\n".join(missing) + "\n",
-        )  # fmt: skip
+        )
         presence.refresh()
 
     def files(self, commit: str, suffixes: Sequence[str]) -> dict[str, str]:
@@ -229,7 +253,7 @@ class Mirror:
         )
         moves = []
         for line in out.splitlines():
-            status, old, new = (line.split("\t") + ["", ""])[:3]
+            status, old, new = ([*line.split("\t"), "", ""])[:3]
             if old == path and new:
                 moves.append((int(status[1:] or 0), new))
         return [new for _, new in sorted(moves, reverse=True)]
@@ -237,9 +261,17 @@ class Mirror:
     def changes(self, base: str, head: str, paths: Sequence[str]) -> list[Change]:
         """First-parent commits in base..head that touched `paths`, oldest first."""
         out = self.repo.git.log(
-            "--first-parent", "--diff-merges=first-parent", "--reverse", "--raw", "--no-abbrev", "--no-renames",
-            "--format=%x00%H", f"{base}..{head}", "--", *paths,
-        )  # fmt: skip
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "--reverse",
+            "--raw",
+            "--no-abbrev",
+            "--no-renames",
+            "--format=%x00%H",
+            f"{base}..{head}",
+            "--",
+            *paths,
+        )
         changes = []
         for chunk in out.split("\x00")[1:]:
             lines = chunk.strip().splitlines()
@@ -267,9 +299,12 @@ class Mirror:
     def first_release(self, commit: str, pattern: str) -> str | None:
         """The earliest tag matching `pattern` (by version order) that contains `commit`."""
         out = self.repo.git.for_each_ref(
-            "--contains", commit, "--sort=version:refname", "--format=%(refname:short)",
+            "--contains",
+            commit,
+            "--sort=version:refname",
+            "--format=%(refname:short)",
             f"refs/tags/{pattern}",
-        )  # fmt: skip
+        )
         tags = out.split()
         return tags[0] if tags else None
 
@@ -301,7 +336,9 @@ def _git(cwd: Path | None, *args: str, stdin: str | None = None) -> str:
 
     command = ["git", *(["-C", str(cwd)] if cwd else []), *args]
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
-    proc = subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(
+        command, input=stdin, capture_output=True, text=True, env=env, check=False
+    )
     if proc.returncode != 0:
         lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
         raise UpstreamError(lines[-1] if lines else f"git {args[0]} failed ({proc.returncode})")

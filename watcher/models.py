@@ -5,7 +5,7 @@ config -> mirrors -> notes/rules -> locate -> classify -> attribute -> report ->
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,7 +15,7 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     FRESH = "fresh"
     MOVED = "moved"
     CHANGED = "changed"
@@ -47,7 +47,7 @@ def worst(verdicts: list[Verdict]) -> Verdict:
     return max(verdicts, key=lambda v: v.severity, default=Verdict.FRESH)
 
 
-class ErrorCode(str, Enum):
+class ErrorCode(StrEnum):
     BASELINE_UNREACHABLE = "baseline-unreachable"
     FILE_MISSING_AT_BASELINE = "file-missing-at-baseline"
     RULE_BASELINE = "rule-baseline"
@@ -179,8 +179,17 @@ class UpstreamStatus(Frozen):
 
 class IssueAction(Frozen):
     note: str
-    action: Literal["opened", "commented", "closed", "reopened", "unchanged", "would-open",
-                    "would-comment", "would-close", "failed"]
+    action: Literal[
+        "opened",
+        "commented",
+        "closed",
+        "reopened",
+        "unchanged",
+        "would-open",
+        "would-comment",
+        "would-close",
+        "failed",
+    ]
     url: str | None = None
     number: int | None = None
 

@@ -46,8 +46,12 @@ def load_notes(folder: Path, *, display_root: Path) -> Notes:
         errors.extend(source_errors)
         if note.id in notes:
             errors.append(
-                NoteError(shown, f"duplicate note id {note.id!r}, also in {notes[note.id].file}; "
-                          "give each note its own id", line=_id_line(file))
+                NoteError(
+                    shown,
+                    f"duplicate note id {note.id!r}, also in {notes[note.id].file}; "
+                    "give each note its own id",
+                    line=_id_line(file),
+                )
             )
             continue
         notes[note.id] = note
@@ -74,7 +78,8 @@ def parse_note(raw: bytes, file: str) -> tuple[Note, list[NoteError]]:
     note_id = data.get("id")
     if not isinstance(note_id, str) or not ID.match(note_id):
         raise NoteError(
-            file, "missing or malformed `id`: add `id: some-kebab-case-id` to the front matter",
+            file,
+            "missing or malformed `id`: add `id: some-kebab-case-id` to the front matter",
             line=_key_line(node, "id", offset) or offset,
         )
     return _build(note_id, data, node, file, offset)
@@ -97,7 +102,9 @@ def _build(
     sources = data.get("sources") or []
     errors: list[NoteError] = []
     if not isinstance(sources, list):
-        errors.append(NoteError(file, "`sources` must be a list", line=_key_line(node, "sources", offset)))
+        errors.append(
+            NoteError(file, "`sources` must be a list", line=_key_line(node, "sources", offset))
+        )
         sources = []
     code: list[CodeCitation] = []
     issues: list[IssueCitation] = []
@@ -141,19 +148,31 @@ def _source(
     if match := ISSUE_URL.match(url):
         owner, name, kind, number = match.groups()
         return IssueCitation(
-            note=note_id, repo=f"{owner}/{name}", kind="pull" if kind == "pull" else "issue",
-            number=int(number), url=url, title=title,
-        )  # fmt: skip
+            note=note_id,
+            repo=f"{owner}/{name}",
+            kind="pull" if kind == "pull" else "issue",
+            number=int(number),
+            url=url,
+            title=title,
+        )
     if match := PERMALINK.match(url):
         owner, name, commit, path, start, end = match.groups()
         lines = f":{start}-{end or start}" if start else ""
-        return _citation(note_id, index, f"{owner}/{name}", commit, f"{path}{lines}", title, file, line)
+        return _citation(
+            note_id, index, f"{owner}/{name}", commit, f"{path}{lines}", title, file, line
+        )
     if (match := REPO_URL.match(url)) and source.get("commit") and source.get("path"):
         owner, name = match.groups()
         return _citation(
-            note_id, index, f"{owner}/{name}", str(source["commit"]), str(source["path"]),
-            title, file, line,
-        )  # fmt: skip
+            note_id,
+            index,
+            f"{owner}/{name}",
+            str(source["commit"]),
+            str(source["path"]),
+            title,
+            file,
+            line,
+        )
     if match and (source.get("commit") or source.get("path")):
         missing = "path" if source.get("commit") else "commit"
         raise NoteError(file, f"{where}: a code citation needs `{missing}` as well", line=line)
@@ -161,22 +180,37 @@ def _source(
 
 
 def _citation(
-    note_id: str, index: int, repo: str, commit: str, cited: str, title: str,
-    file: str, line: int | None,
-) -> CodeCitation:  # fmt: skip
+    note_id: str,
+    index: int,
+    repo: str,
+    commit: str,
+    cited: str,
+    title: str,
+    file: str,
+    line: int | None,
+) -> CodeCitation:
     where = f"sources[{index}]"
     if not COMMIT.match(commit):
         raise NoteError(file, f"{where}: commit {commit!r} is not a hex commit id", line=line)
     path, start, end = split_path(cited)
     if path is None:
         raise NoteError(
-            file, f"{where}: path {cited!r} is not FILE, FILE:LINE or FILE:START-END "
-            "(lines are 1-based and START <= END)", line=line,
-        )  # fmt: skip
+            file,
+            f"{where}: path {cited!r} is not FILE, FILE:LINE or FILE:START-END "
+            "(lines are 1-based and START <= END)",
+            line=line,
+        )
     return CodeCitation(
-        note=note_id, repo=repo, commit=commit.lower(), path=path, start_line=start,
-        end_line=end, cited=cited, title=title, index=index,
-    )  # fmt: skip
+        note=note_id,
+        repo=repo,
+        commit=commit.lower(),
+        path=path,
+        start_line=start,
+        end_line=end,
+        cited=cited,
+        title=title,
+        index=index,
+    )
 
 
 def split_path(cited: str) -> tuple[str | None, int | None, int | None]:

@@ -23,20 +23,27 @@ def render_table(report: Report, stream: TextIO) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=stream, highlight=False, soft_wrap=False,
-                      width=max(100, Console(file=stream).width))  # fmt: skip
+    console = Console(
+        file=stream, highlight=False, soft_wrap=False, width=max(100, Console(file=stream).width)
+    )
     table = Table(show_lines=False, pad_edge=False, expand=False)
     for column in ("verdict", "item", "where now", "introduced by", "release", "message"):
         table.add_column(column, overflow="fold")
     for result in report.results:
         table.add_row(
-            f"[{_STYLE[result.verdict]}]{result.verdict.value}[/]", result.id, _where(result),
-            _commit(result), result.released_in or "", result.message,
-        )  # fmt: skip
+            f"[{_STYLE[result.verdict]}]{result.verdict.value}[/]",
+            result.id,
+            _where(result),
+            _commit(result),
+            result.released_in or "",
+            result.message,
+        )
     for upstream in report.upstreams:
         head = upstream.head[:12] if upstream.head else "-"
-        console.print(f"{upstream.repo} @ {upstream.branch} {head}"
-                      + (f"  [red]{upstream.error}[/]" if upstream.error else ""))  # fmt: skip
+        console.print(
+            f"{upstream.repo} @ {upstream.branch} {head}"
+            + (f"  [red]{upstream.error}[/]" if upstream.error else "")
+        )
     console.print(table)
     console.print(summary_line(report))
     for action in report.issues:
@@ -49,11 +56,20 @@ def render_markdown(report: Report, stream: TextIO) -> None:
         head = f"`{upstream.head[:12]}`" if upstream.head else "unreachable"
         error = f" — {upstream.error}" if upstream.error else ""
         lines.append(f"- **{upstream.repo}** `{upstream.branch}` at {head}{error}")
-    lines += ["", "| verdict | item | where now | introduced by | release | message |",
-              "|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "| verdict | item | where now | introduced by | release | message |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in report.results:
-        cells = [f"**{r.verdict.value}**", f"`{r.id}`", _where(r), _commit(r),
-                 r.released_in or "", r.message]  # fmt: skip
+        cells = [
+            f"**{r.verdict.value}**",
+            f"`{r.id}`",
+            _where(r),
+            _commit(r),
+            r.released_in or "",
+            r.message,
+        ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     if report.issues:
         lines += ["", "### Issues", ""]
@@ -80,15 +96,23 @@ def summary_line(report: Report) -> str:
 
 
 _STYLE = {
-    Verdict.FRESH: "green", Verdict.MOVED: "cyan", Verdict.CHANGED: "yellow",
-    Verdict.BROKEN: "bold red", Verdict.MISSING: "red", Verdict.ERROR: "bold magenta",
-}  # fmt: skip
+    Verdict.FRESH: "green",
+    Verdict.MOVED: "cyan",
+    Verdict.CHANGED: "yellow",
+    Verdict.BROKEN: "bold red",
+    Verdict.MISSING: "red",
+    Verdict.ERROR: "bold magenta",
+}
 
 
 def _where(result: Result) -> str:
     if result.current is None:
         return ""
-    lines = f":{result.current.start_line}-{result.current.end_line}" if result.current.start_line else ""
+    lines = (
+        f":{result.current.start_line}-{result.current.end_line}"
+        if result.current.start_line
+        else ""
+    )
     return f"{result.current.path}{lines}"
 
 

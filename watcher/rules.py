@@ -46,10 +46,14 @@ class _RawClaim(BaseModel):
 
     def claim(self) -> Claim:
         test: Literal["equals", "matches", "not_matches"]
-        test = "equals" if self.equals is not None else (
-            "matches" if self.matches is not None else "not_matches"
-        )  # fmt: skip
-        return Claim(capture=self.capture, test=test, expected=str(getattr(self, test)), says=self.says)
+        test = (
+            "equals"
+            if self.equals is not None
+            else ("matches" if self.matches is not None else "not_matches")
+        )
+        return Claim(
+            capture=self.capture, test=test, expected=str(getattr(self, test)), says=self.says
+        )
 
 
 class _RawRule(BaseModel):
@@ -94,8 +98,13 @@ def load_rules(folder: Path, *, display_root: Path) -> Rules:
             if isinstance(item, RuleError):
                 errors.append(item)
             elif item.id in rules:
-                errors.append(RuleError(shown, f"rule {item.id}: duplicate id, also in "
-                                        f"{rules[item.id].file}; rename one", line=item.line))
+                errors.append(
+                    RuleError(
+                        shown,
+                        f"rule {item.id}: duplicate id, also in {rules[item.id].file}; rename one",
+                        line=item.line,
+                    )
+                )
             else:
                 rules[item.id] = item
     return Rules(rules, errors)
@@ -120,10 +129,17 @@ def _load_file(file: Path, shown: str) -> list[Rule | RuleError]:
             out.append(RuleError(shown, f"rule {name}: {_explain(exc)}", line=line))
             continue
         rule = Rule(
-            id=parsed.id, note=parsed.note, path=parsed.path, repo=parsed.repo,
-            language=parsed.language, query=parsed.query, inside=parsed.inside,
-            claims=tuple(c.claim() for c in parsed.claims), file=shown, line=line,
-        )  # fmt: skip
+            id=parsed.id,
+            note=parsed.note,
+            path=parsed.path,
+            repo=parsed.repo,
+            language=parsed.language,
+            query=parsed.query,
+            inside=parsed.inside,
+            claims=tuple(c.claim() for c in parsed.claims),
+            file=shown,
+            line=line,
+        )
         try:
             compile_rule(rule, text)
         except RuleError as exc:
@@ -162,9 +178,12 @@ def _compile(rule: Rule, file_text: str | None) -> Compiled:
 
     language = language_of(rule)
     if language is None:
-        raise RuleError(rule.file, f"rule {rule.id}: cannot tell the language of {rule.path}; "
-                        "set language = \"rust\" (or python, go, javascript, typescript, tsx)",
-                        line=rule.line)  # fmt: skip
+        raise RuleError(
+            rule.file,
+            f"rule {rule.id}: cannot tell the language of {rule.path}; "
+            'set language = "rust" (or python, go, javascript, typescript, tsx)',
+            line=rule.line,
+        )
     for name, text in (("query", rule.query), ("inside", rule.inside)):
         if text is None:
             continue
@@ -180,28 +199,43 @@ def _compile(rule: Rule, file_text: str | None) -> Compiled:
 def _check_captures(rule: Rule, compiled: Compiled) -> None:
     names = {compiled.query.capture_name(i) for i in range(compiled.query.capture_count)}
     if "target" not in names:
-        raise RuleError(rule.file, f"rule {rule.id}: query must capture @target "
-                        "(the construct whose text and lines are tracked)", line=rule.line)
+        raise RuleError(
+            rule.file,
+            f"rule {rule.id}: query must capture @target "
+            "(the construct whose text and lines are tracked)",
+            line=rule.line,
+        )
     if compiled.inside is not None:
         scopes = {compiled.inside.capture_name(i) for i in range(compiled.inside.capture_count)}
         if "scope" not in scopes:
-            raise RuleError(rule.file, f"rule {rule.id}: inside must capture @scope", line=rule.line)
+            raise RuleError(
+                rule.file, f"rule {rule.id}: inside must capture @scope", line=rule.line
+            )
     for claim in rule.claims:
         if claim.capture not in names:
-            raise RuleError(rule.file, f"rule {rule.id}: claim names capture @{claim.capture}, "
-                            f"which the query does not capture (it has {sorted(names)})",
-                            line=rule.line)  # fmt: skip
+            raise RuleError(
+                rule.file,
+                f"rule {rule.id}: claim names capture @{claim.capture}, "
+                f"which the query does not capture (it has {sorted(names)})",
+                line=rule.line,
+            )
 
 
-def _query_error(rule: Rule, key: str, query: str, message: str, file_text: str | None) -> RuleError:
+def _query_error(
+    rule: Rule, key: str, query: str, message: str, file_text: str | None
+) -> RuleError:
     position = QUERY_POSITION.search(message)
     row, column = (int(position.group(1)), int(position.group(2))) if position else (0, 0)
     line = None
     if file_text is not None and (at := file_text.find(query)) >= 0:
         line = file_text.count("\n", 0, at) + 1 + row
     where = f"{key} line {row + 1} column {column + 1}"
-    return RuleError(rule.file, f"rule {rule.id}: {where}: query error: {message}; "
-                     "check node and field names against the grammar", line=line)  # fmt: skip
+    return RuleError(
+        rule.file,
+        f"rule {rule.id}: {where}: query error: {message}; "
+        "check node and field names against the grammar",
+        line=line,
+    )
 
 
 def _explain(exc: ValidationError) -> str:

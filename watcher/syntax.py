@@ -164,10 +164,12 @@ def _walk(
 
 
 def _words(source: bytes) -> list[Token]:
-    tokens = []
+    tokens: list[Token] = []
     offset = 0
     for number, line in enumerate(source.decode("utf-8", errors="replace").splitlines(), 1):
-        tokens.extend(Token(word, number, number, offset + i) for i, word in enumerate(line.split()))
+        tokens.extend(
+            Token(word, number, number, offset + i) for i, word in enumerate(line.split())
+        )
         offset += len(line) + 1
     return tokens
 
