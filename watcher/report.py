@@ -20,34 +20,30 @@ def render_json(report: Report, stream: TextIO) -> None:
 
 
 def render_table(report: Report, stream: TextIO) -> None:
+    """One row per item, worst first, then the summary line (upstream text is never markup)."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console(
-        file=stream, highlight=False, soft_wrap=False, width=max(100, Console(file=stream).width)
-    )
-    table = Table(show_lines=False, pad_edge=False, expand=False)
+    width = Console(file=stream).width if stream.isatty() else 160
+    console = Console(file=stream, highlight=False, soft_wrap=False, width=max(100, width))
+    table = Table(pad_edge=False)
     for column in ("verdict", "item", "where now", "introduced by", "release", "message"):
         table.add_column(column, overflow="fold")
-    for result in report.results:
-        table.add_row(
-            f"[{_STYLE[result.verdict]}]{result.verdict.value}[/]",
-            result.id,
-            _where(result),
-            _commit(result),
-            result.released_in or "",
-            result.message,
-        )
+    for r in report.results:
+        verdict = Text(r.verdict.value, style=_STYLE[r.verdict])
+        cells = (r.id, _where(r), _commit(r), r.released_in or "", r.message)
+        table.add_row(verdict, *(Text(c) for c in cells))
     for upstream in report.upstreams:
         head = upstream.head[:12] if upstream.head else "-"
-        console.print(
-            f"{upstream.repo} @ {upstream.branch} {head}"
-            + (f"  [red]{upstream.error}[/]" if upstream.error else "")
-        )
+        line = Text(f"{upstream.repo} @ {upstream.branch} {head}")
+        if upstream.error:
+            line.append(f"  {upstream.error}", style="red")
+        console.print(line)
     console.print(table)
-    console.print(summary_line(report))
+    console.print(Text(summary_line(report)))
     for action in report.issues:
-        console.print(f"issue {action.action}: {action.note} {action.url or ''}".rstrip())
+        console.print(Text(f"issue {action.action}: {action.note} {action.url or ''}".rstrip()))
 
 
 def render_markdown(report: Report, stream: TextIO) -> None:
