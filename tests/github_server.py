@@ -12,8 +12,10 @@ Every response is recorded so the tests can validate it against the OpenAPI docu
 
 from __future__ import annotations
 
+import copy
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -109,6 +111,26 @@ class GithubServer:
 
     def writes(self) -> list[Recorded]:
         return [r for r in self.recorded if r.method in ("POST", "PATCH") and r.status < 300]
+
+    def add_issue(
+        self, title: str, body: str, labels: tuple[str, ...] = (), name: str = "notes/site"
+    ) -> int:
+        """An issue written by a person, as if through the web UI."""
+        with self.lock:
+            _, _, issue = _create_issue(
+                self, self.repo(name), {"title": title, "body": body, "labels": list(labels)}
+            )
+            return int(issue["number"])
+
+    def save(self) -> dict[str, Repo]:
+        """A copy of every repository, to `restore` later (replays a history cheaply)."""
+        with self.lock:
+            return copy.deepcopy(self.repos)
+
+    def restore(self, saved: dict[str, Repo]) -> None:
+        with self.lock:
+            self.repos = copy.deepcopy(saved)
+            self.recorded = []
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -297,6 +319,12 @@ class HttpError(Exception):
 def _handler(gh: GithubServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in separate writes: without this, Nagle's algorithm
+            # and delayed ACKs add 40 ms to every answer.
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def log_message(self, format: str, *args: Any) -> None:
             return None
@@ -733,3 +761,89 @@ def iter_operations() -> Iterator[tuple[str, str, str]]:
         for method, operation in item.items():
             if isinstance(operation, dict) and "operationId" in operation:
                 yield method.upper(), path, operation["operationId"]
+
+
+# --- contract checks ---------------------------------------------------------------------
+
+_OPS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def _operation(method: str, op_id: str) -> dict[str, Any]:
+    if not _OPS:
+        for path, item in spec()["paths"].items():
+            for m, operation in item.items():
+                if isinstance(operation, dict) and "operationId" in operation:
+                    _OPS[(m.upper(), operation["operationId"])] = {**operation, "path": path}
+    return _OPS[(method, op_id)]
+
+
+def _nullable_enums(node: Any) -> Any:
+    """GitHub returns null for nullable enums (state_reason); OAS 3.0 validators need it listed."""
+    if isinstance(node, dict):
+        node = {k: _nullable_enums(v) for k, v in node.items()}
+        if node.get("nullable") and "enum" in node and None not in node["enum"]:
+            node["enum"] = [*node["enum"], None]
+        return node
+    if isinstance(node, list):
+        return [_nullable_enums(v) for v in node]
+    return node
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _validator(ref: str) -> Any:
+    from openapi_schema_validator import OAS30Validator
+
+    if ref not in _VALIDATORS:
+        components = _nullable_enums(spec()["components"])
+        _VALIDATORS[ref] = OAS30Validator({"components": components, "allOf": [{"$ref": ref}]})
+    return _VALIDATORS[ref]
+
+
+def response_schema(method: str, op_id: str, status: int) -> dict[str, Any] | None:
+    """The JSON schema GitHub publishes for this operation's answer with `status`."""
+    responses = _operation(method, op_id)["responses"]
+    response = responses.get(str(status))
+    if response is None:
+        return None
+    if "$ref" in response:
+        response = spec()["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
+    schema: dict[str, Any] | None = (
+        response.get("content", {}).get("application/json", {}).get("schema")
+    )
+    return schema
+
+
+def contract_errors(recorded: list[Recorded]) -> list[str]:
+    """Every recorded answer that GitHub's contract does not allow, one message each."""
+    errors = []
+    for rec in recorded:
+        if rec.operation == "unknown" or rec.status in (401, 429) or rec.status >= 500:
+            continue  # not described per operation (401/429/5xx are generic GitHub answers)
+        if rec.status == 403 and rec.body.get("message", "").lower().startswith(
+            ("api rate", "you have")
+        ):
+            continue  # rate limits: checked by their headers in the tests
+        schema = response_schema(rec.method, rec.operation, rec.status)
+        if schema is None:
+            errors.append(
+                f"{rec.method} {rec.path}: status {rec.status} not documented for {rec.operation}"
+            )
+            continue
+        ref = schema.get("$ref")
+        validator = _validator(ref) if ref else None
+        if validator is None:
+            from openapi_schema_validator import OAS30Validator
+
+            wrapped = {
+                "components": _nullable_enums(spec()["components"]),
+                **_nullable_enums(schema),
+            }
+            validator = OAS30Validator(wrapped)
+        for err in validator.iter_errors(rec.body):
+            where = "/".join(str(p) for p in err.absolute_path)
+            errors.append(
+                f"{rec.method} {rec.path} ({rec.operation} {rec.status}) at {where}: {err.message[:200]}"
+            )
+    return errors

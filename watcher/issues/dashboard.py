@@ -37,12 +37,18 @@ def rows(
             repos = sorted({r.repo for r in results if r.repo in heads})
             row["fresh_at"] = now
             row["fresh_commits"] = {repo: heads[repo] for repo in repos}
-        action = actions.get(note_id)
-        if action is not None and action.action != "failed":
-            open_now = action.action not in ("closed", "would-close") and status.stale
-            row["issue"] = {"url": action.url, "number": action.number} if open_now else None
+        row["issue"] = _open_issue(actions.get(note_id), row.get("issue"))
         data[note_id] = row
     return data
+
+
+def _open_issue(action: IssueAction | None, before: Any) -> dict[str, Any] | None:
+    """The note's open issue after this run; no action means it has none."""
+    if action is None or action.action in ("closed", "would-close"):
+        return None
+    if action.action == "failed":
+        return before if isinstance(before, dict) else None  # unknown: keep the last known
+    return {"url": action.url, "number": action.number}
 
 
 def body(data: dict[str, Any]) -> str:

@@ -54,7 +54,7 @@ class GithubSink:
     api_url: str
     token: str
     policy: Retrying = field(default_factory=Retrying)
-    timeout: float = 15.0
+    timeout: int = 15  # seconds; PyGithub accepts whole seconds only
     throttle: bool = True  # GitHub asks for ~1 s between writes; tests turn it off
     name: str = "github"
     label: str | None = None  # the listing fallback filters on it; all our issues carry it
@@ -184,7 +184,9 @@ class GithubSink:
         kwargs: dict[str, Any] = {"state": "all", "sort": "created", "direction": "desc"}
         if self.label:
             kwargs["labels"] = [self.label]
-        return [_doc(i) for i in self.repo.get_issues(**kwargs) if i.pull_request is None]
+        # Pull requests are issues too; reading `pull_request` would cost a request each.
+        issues = self.repo.get_issues(**kwargs)
+        return [_doc(i) for i in issues if "/pull/" not in (i.html_url or "")]
 
     def _created(self, marker: str) -> IssueDoc | None:
         """After an uncertain create: the open issue with this marker, if it was made."""
@@ -219,7 +221,7 @@ class GithubSink:
                 base_url=self.api_url.rstrip("/"),
                 auth=Auth.Token(self.token),
                 retry=None,  # ours, below: bounded, and aware of uncertain POSTs
-                timeout=self.timeout,  # type: ignore[arg-type]  # requests takes floats
+                timeout=self.timeout,
                 per_page=100,
                 lazy=True,  # objects fetch when read, inside _call, never by surprise
                 **spacing,
