@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -136,6 +136,24 @@ def test_one_catch_up_run_for_what_came_due_while_down(tmp_path: Path) -> None:
     assert first["a/missed"] == NOW  # 10:00 was missed: one run now
     assert first["a/days-down"] == NOW  # 24 firings missed: still one run now
     assert first["a/never"] == NOW
+
+
+def test_catch_up_is_one_run_then_back_on_schedule(tmp_path: Path) -> None:
+    config = load(write_config(tmp_path, {"acme/tool": "0 0 1 1 *"}))  # yearly
+    long_ago = datetime.now(UTC).replace(microsecond=0) - timedelta(days=800)
+    mark_finished(config.state, "acme/tool", _ran("acme/tool", long_ago), wait=0)
+    job = Recorder(seconds=0)
+    scheduler = build_scheduler(config, job, stopping=threading.Event())
+    scheduler.start()
+    try:
+        job.wait_for(1)
+        wait_for(lambda: scheduler.get_job("acme/tool").next_run_time is not None)
+        upcoming = scheduler.get_job("acme/tool").next_run_time
+    finally:
+        scheduler.shutdown(wait=True)
+    assert len(job.spans) == 1  # two missed new years, one run
+    assert (upcoming.month, upcoming.day, upcoming.hour) == (1, 1, 0)
+    assert upcoming > datetime.now(UTC)
 
 
 # --- one run at a time ------------------------------------------------------------

@@ -4,10 +4,11 @@
 - One run at a time, across all upstreams: the jobs share a one-thread executor, each
   job has `max_instances=1`, and `run_check` takes the state lock that `watch check`
   takes too, so a hand-started check and a scheduled one never overlap.
-- A job that is due while another run goes on is skipped for that tick, not queued;
-  missed firings (the machine slept, a run was slower than the interval) coalesce into
-  one run. After downtime, an upstream whose run came due while `serve` was down gets
-  one catch-up run at start, not a burst.
+- An upstream that comes due while its own previous run goes on skips that tick; one
+  that comes due during another upstream's run waits its turn (at most one waiting run
+  per upstream). Missed firings (the machine slept) coalesce into one run. After
+  downtime, an upstream whose run came due while `serve` was down gets one catch-up
+  run at start, not a burst.
 - SIGTERM/SIGINT: the running check finishes and saves its state, nothing new starts,
   and the process exits 0. A second signal exits at once; state files are written
   atomically, so even then they stay whole (the run is recorded as interrupted).
@@ -167,7 +168,10 @@ def check_upstream(
     except Exception as exc:  # a bug in a check must not end the daemon
         log.exception("%s: the check crashed; this is a bug in watch, please report it", repo)
         run = run_from_error(exc, started, utcnow())
-    mark_finished(config.state, repo, run, wait=lock_wait)
+    try:
+        mark_finished(config.state, repo, run, wait=lock_wait)
+    except LockedError as exc:  # the next run's start marker replaces the stale one
+        log.warning("%s: the run could not be recorded: %s", repo, exc)
     _log_run(repo, run, previous)
     return run
 

@@ -1,7 +1,7 @@
 """The run record (`state/runs.json`) and `watch status`, the health signal for supervisors.
 
-Every unattended run (a `watch serve` job, `watch serve --once`, the GitHub Action)
-marks its start and its end here, under the state lock. `watch status` reads it back:
+Every `watch serve` run (scheduled, or `--once` from cron) marks its start and its
+end here, under the state lock. `watch status` reads it back:
 per upstream the last run, its outcome and age, and whether the next run is overdue.
 Its exit status is 0 when every upstream is healthy and 2 when the last run of one
 failed, was interrupted, or is overdue, so a supervisor or monitoring check can use it.
