@@ -15,8 +15,8 @@ _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Tokens GitHub turns into pings, links or cross-references when they appear in text.
 _ACTIVE = re.compile(
-    r"(?:https?|ftp)://\S+"  # URLs (an issue URL cross-references that issue)
-    r"|www\.\S+"
+    r"(?:https?|ftp)://[^\s)\]>]+"  # URLs (an issue URL cross-references that issue)
+    r"|www\.[^\s)\]>]+"
     r"|[\w.+-]*@[\w-]+(?:/[\w.-]+)?"  # @user, @org/team, emails
     r"|(?:[\w.-]+/[\w.-]+)?#\d+"  # #1, owner/repo#2
     r"|\bGH-\d+"

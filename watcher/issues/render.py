@@ -95,7 +95,7 @@ def _table(results: Sequence[Result]) -> str:
     for n, r in enumerate(results, 1):
         rows.append(
             f"| {n} | {md.code(r.id, 120, cell=True)} | {r.kind} | **{r.verdict.value}** "
-            f"| {_commit_link(r, short=True)} | {_release(r) if r.verdict.stale else ''} |"
+            f"| {_commit_link(r)} | {_release(r) if r.introduced_by and r.verdict.stale else ''} |"
         )
     return "\n".join(rows)
 
@@ -108,7 +108,7 @@ def _item(n: int, r: Result, diff_budget: int) -> str:
     lines.append(f"- HEAD: {_permalink(r.repo, r.current) if r.current else 'not found at HEAD'}")
     if r.verdict.stale and r.introduced_by:
         lines.append(f"- Introduced by: {_attribution(r)}")
-    if r.verdict.stale and r.kind != "issue":
+    if r.verdict.stale and r.introduced_by and r.kind != "issue":
         lines.append(f"- Released in: {_release(r)}")
     if r.verdict == Verdict.MOVED and r.current:
         lines.append(f"- Suggested citation: {_suggestion(r.current)}")
@@ -187,7 +187,7 @@ def _permalink(repo: str, loc: Location | None) -> str:
     return f"[{label}]({url})" if url else label
 
 
-def _commit_link(r: Result, *, short: bool = False) -> str:
+def _commit_link(r: Result) -> str:
     a = r.introduced_by
     if a is None or not r.verdict.stale:
         return ""
@@ -233,7 +233,7 @@ def news_comment(results: Sequence[Result], news: frozenset[str], *, reopened: b
         line = f"- {md.code(r.id, 200)}: **{r.verdict.value}**"
         if r.introduced_by:
             line += f", introduced by {_commit_link(r)}"
-        if r.kind != "issue":
+        if r.introduced_by and r.kind != "issue":
             line += f", released in {_release(r)}"
         lines.append(line)
     lines += ["", "The issue body above shows every item as of this run."]
