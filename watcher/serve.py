@@ -155,8 +155,7 @@ def check_upstream(
     """
     started = here(by)
     try:
-        previous = read_runs(config.state).of(repo).last
-        mark_started(config.state, repo, started, wait=lock_wait)
+        previous = mark_started(config.state, repo, started, wait=lock_wait)
     except LockedError as exc:
         run = run_from_error(exc, started, utcnow())
         _log_run(repo, run, None)

@@ -131,10 +131,12 @@ def here(by: str, now: datetime | None = None) -> Started:
     )
 
 
-def mark_started(state_dir: Path, repo: str, started: Started, *, wait: float) -> None:
+def mark_started(state_dir: Path, repo: str, started: Started, *, wait: float) -> Run | None:
+    """Record that a run of `repo` began; return the upstream's previous run, if any."""
     with updating(state_dir, wait=wait) as box:
-        entry = box[0].of(repo).model_copy(update={"running": started})
-        box[0] = _with(box[0], repo, entry)
+        entry = box[0].of(repo)
+        box[0] = _with(box[0], repo, entry.model_copy(update={"running": started}))
+    return entry.last
 
 
 def mark_finished(state_dir: Path, repo: str, run: Run, *, wait: float) -> None:
