@@ -1,0 +1,140 @@
+"""`watch check` end to end with issues: a real upstream history, the files sink, and GitHub."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import Project
+from tests.github_server import GithubServer, contract_errors
+
+LIB = "src/client.rs"
+SOURCE = """\
+pub fn list_tools(mode: Mode, response: Response) -> Option<Cursor> {
+    let next = match mode {
+        Mode::Legacy => None,
+        Mode::Modern => response.next_cursor,
+    };
+    next
+}
+"""
+TOKEN = "ghp_EndToEndTokenNeverShown"
+
+
+@pytest.fixture
+def api() -> Iterator[GithubServer]:
+    with GithubServer(TOKEN) as server:
+        yield server
+        assert contract_errors(server.recorded) == []
+
+
+def setup(project: Project, sink: str, issues: str = "") -> str:
+    """An upstream with one commit, a note citing it; returns that commit."""
+    base = project.upstream.commit("first", {LIB: SOURCE})
+    project.note("one-page", f"{base} {LIB}:1-7")
+    project.config(sink=sink)
+    with project.config_file.open("a", encoding="utf-8") as handle:  # [issues] is last
+        handle.write(f'repo = "notes/site"\n{issues}')
+    return base
+
+
+def change(project: Project) -> None:
+    text = SOURCE.replace("Mode::Legacy => None,", "Mode::Legacy => response.next_cursor,")
+    project.upstream.commit("Send the cursor in legacy mode too (#42)", {LIB: text})
+    project.upstream.tag("v1.0.0")
+
+
+def check(
+    project: Project, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, dict[str, Any], str]:
+    code, out, err = project.run("check", "--format", "json", *args, capsys=capsys)
+    return code, json.loads(out), err
+
+
+def test_files_sink_lifecycle_through_watch_check(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setup(project, "files", "dashboard = true\n")
+    issue = project.root / "state" / "issues" / "one-page.md"
+
+    code, fresh, _ = check(project, capsys)
+    opened_when_fresh = issue.exists()
+    change(project)
+    stale_code, stale, err = check(project, capsys)
+    again_code, again, _ = check(project, capsys)
+
+    assert code == 0 and fresh["issues"] == [] and not opened_when_fresh
+    assert stale_code == 1
+    assert stale["issues"] == [
+        {"note": "one-page", "action": "opened", "url": "state/issues/one-page.md", "number": None}
+    ]
+    text = issue.read_text(encoding="utf-8")
+    assert "state: open" in text and "<!-- watch:note=one-page -->" in text
+    assert "-        Mode::Legacy => None," in text and "`v1.0.0`" in text
+    assert "/pull/42" in text and "Stale verification: one-page — 1 changed" in text
+    assert "issues: note one-page: open" in err
+    assert again_code == 1 and [i["action"] for i in again["issues"]] == ["unchanged"]
+    board = (project.root / "state" / "issues" / "_dashboard.md").read_text(encoding="utf-8")
+    assert "| `one-page` | **changed** |" in board
+
+
+def test_dry_run_and_no_issues_write_nothing(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setup(project, "files")
+    change(project)
+
+    _, dry, err = check(project, capsys, "--dry-run")
+    _, none, _ = check(project, capsys, "--no-issues")
+
+    assert [i["action"] for i in dry["issues"]] == ["would-open"]
+    assert "title: Stale verification: one-page" in err
+    assert none["issues"] == []
+    assert not (project.root / "state" / "issues").exists()
+
+
+def test_github_sink_through_watch_check(
+    project: Project,
+    capsys: pytest.CaptureFixture[str],
+    api: GithubServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    setup(project, "github", f'api_url = "{api.url}"\n')
+    change(project)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+
+    code, first, err1 = check(project, capsys)
+    shutil.rmtree(project.root / "state")  # lost state: the marker still finds the issue
+    _, second, err2 = check(project, capsys)
+
+    assert code == 1
+    assert first["issues"] == [
+        {
+            "note": "one-page",
+            "action": "opened",
+            "url": f"{api.url}/notes/site/issues/1",
+            "number": 1,
+        }
+    ]
+    assert [i["action"] for i in second["issues"]] == ["unchanged"]
+    assert len(api.issues()) == 1
+    labels = sorted(label["name"] for label in api.issues()[0]["labels"])
+    assert labels == ["stale-verification", "verdict:changed"]
+    assert TOKEN not in err1 + err2 + json.dumps(first)
+
+
+def test_github_sink_without_token_is_a_dry_run(
+    project: Project, capsys: pytest.CaptureFixture[str], api: GithubServer
+) -> None:
+    setup(project, "github", f'api_url = "{api.url}"\n')
+    change(project)
+
+    _, report, err = check(project, capsys)
+
+    assert [i["action"] for i in report["issues"]] == ["would-open"]
+    assert "GITHUB_TOKEN is not set: dry run" in err
+    assert api.recorded == []
