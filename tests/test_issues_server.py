@@ -1,0 +1,124 @@
+"""The local GitHub server keeps GitHub's published contract, so the issue tests mean something.
+
+Every operation of tests/data/github/issues-openapi.json is driven through the real
+PyGithub client, and every answer is validated against the document's schemas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from github import Auth, Github, GithubException
+
+from tests.github_server import (
+    Fault,
+    GithubServer,
+    Recorded,
+    contract_errors,
+    iter_operations,
+)
+
+TOKEN = "server-test-token"
+
+
+@pytest.fixture
+def api() -> Iterator[GithubServer]:
+    with GithubServer(TOKEN) as server:
+        yield server
+
+
+def client(server: GithubServer, per_page: int = 30, token: str = TOKEN) -> Github:
+    return Github(
+        base_url=server.url, auth=Auth.Token(token), retry=None, per_page=per_page,
+        seconds_between_requests=0, seconds_between_writes=0,
+    )  # fmt: skip
+
+
+def test_every_operation_answers_within_the_published_contract(api: GithubServer) -> None:
+    gh = client(api, per_page=2)
+    repo = gh.get_repo("notes/site")
+    issue = repo.create_issue(title="t", body="b", labels=["one"])
+    repo.create_label("two", "00ff00", "second label")
+    issue.add_to_labels("two")
+    comment = issue.create_comment("c")
+    comment.edit("c2")
+    issue.edit(state="closed", state_reason="completed")
+    for n in range(4):
+        repo.create_issue(title=f"more {n}", body="search me")
+    api.repo().pulls[9] = "a pull request"
+
+    assert [i.number for i in repo.get_issues(state="all")] == [5, 4, 3, 2, 1]
+    assert repo.get_issue(1).state_reason == "completed"
+    assert [c.body for c in issue.get_comments()] == ["c2"]
+    assert [lb.name for lb in repo.get_labels()] == ["one", "two"]
+    assert gh.search_issues('"search me" repo:notes/site is:issue').totalCount == 4
+    assert gh.get_rate_limit().resources.core.limit == 5000
+    assert repo.get_pull(9).title == "a pull request"
+
+    served = {r.operation for r in api.recorded}
+    assert served == {op for _, _, op in iter_operations()}
+    assert contract_errors(api.recorded) == []
+
+
+def test_errors_answer_as_github_does(api: GithubServer) -> None:
+    repo = client(api).get_repo("notes/site")
+    repo.create_label("bug", "ff0000")
+
+    with pytest.raises(GithubException) as bad_color:
+        repo.create_label("x", "not-a-colour")
+    with pytest.raises(GithubException) as missing:
+        repo.get_issue(99)
+    with pytest.raises(GithubException) as credentials:
+        client(api, token="wrong").get_repo("notes/site").create_issue(title="t")
+
+    assert bad_color.value.status == 422
+    assert bad_color.value.data["errors"] == [
+        {"resource": "Label", "field": "color", "code": "invalid"}
+    ]
+    assert missing.value.status == 404
+    assert credentials.value.status == 401
+    assert contract_errors(api.recorded) == []
+
+
+def test_pagination_links_follow_githubs_form(api: GithubServer) -> None:
+    repo = client(api, per_page=3).get_repo("notes/site")
+    for n in range(7):
+        repo.create_issue(title=f"i{n}")
+
+    numbers = [i.number for i in repo.get_issues(state="all", direction="asc")]
+
+    pages = [r for r in api.recorded if r.operation == "issues/list-for-repo"]
+    assert numbers == [1, 2, 3, 4, 5, 6, 7]
+    assert len(pages) == 3
+    first = pages[0].headers["Link"]
+    assert f"<{api.url}/repositories/1000/issues?" in first and 'rel="next"' in first
+    assert 'rel="last"' in first and pages[1].path == "/repositories/1000/issues"
+    assert 'rel="prev"' in pages[2].headers["Link"] and "Link" in pages[1].headers
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "headers"),
+    [
+        ("primary", 403, {"X-RateLimit-Remaining": "0"}),
+        ("primary-429", 429, {"X-RateLimit-Remaining": "0"}),
+        ("secondary", 403, {"Retry-After": "7"}),
+        ("secondary-429", 429, {"Retry-After": "7"}),
+        ("secondary-bare", 403, {"X-RateLimit-Remaining": "14"}),
+    ],
+)
+def test_rate_limits_carry_the_documented_headers(
+    api: GithubServer, kind: str, status: int, headers: dict[str, str]
+) -> None:
+    api.faults = [Fault(r"^GET /repos/notes/site$", kind)]
+
+    with pytest.raises(GithubException) as limited:
+        client(api).get_repo("notes/site").full_name  # noqa: B018  (fetches)
+
+    assert limited.value.status == status
+    answer: Recorded = api.recorded[-1]
+    assert headers.items() <= answer.headers.items()
+    assert "X-RateLimit-Reset" in answer.headers
+    message: Any = answer.body["message"].lower()
+    assert "rate limit" in message
