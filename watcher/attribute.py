@@ -10,6 +10,7 @@ state differs.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,45 +56,40 @@ def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None
 
 def introduced_by(mirror: Mirror, plan: Plan, result: Result) -> str | None:
     """The first commit of the run of commits in which the item has its HEAD state."""
-    state = _judge(mirror, plan)
+    state = state_function(mirror, plan)
     if state is None:
         return None
-    steps = history(mirror, plan, result)
-    base_files = _files_at(mirror, plan.base, _paths(plan, result), plan.item.path)
+    start, steps = history(mirror, plan.base, plan.head, _paths(plan, result), plan.item.path)
     target = _category(result.verdict)
-    seen: dict[Files, str] = {}
-
-    def category(files: Files) -> str:
-        if files not in seen:
-            seen[files] = state(files)
-        return seen[files]
-
-    mirror.prefetch(b for _, b in base_files)
+    mirror.prefetch(b for _, b in start)
     for index in range(len(steps) - 1, -1, -1):
         if (len(steps) - 1 - index) % BATCH == 0:
             _prefetch_back(mirror, steps, index)
-        before = steps[index - 1].files if index else base_files
-        if category(before) != target:
+        before = steps[index - 1].files if index else start
+        if state(before) != target:
             return steps[index].commit
     return None
 
 
-def history(mirror: Mirror, plan: Plan, result: Result) -> list[Step]:
-    """The item's files after each first-parent commit in base..HEAD that touched them."""
-    paths = _paths(plan, result)
-    files = dict(_files_at(mirror, plan.base, paths, plan.item.path))
+def history(
+    mirror: Mirror, start: str, head: str, paths: list[str], primary: str
+) -> tuple[Files, list[Step]]:
+    """The item's files at `start`, and after each first-parent commit in start..head
+    that touched them (commits that touched none of them cannot change the item)."""
+    initial = _files_at(mirror, start, paths, primary)
+    files = dict(initial)
     steps: list[Step] = []
     last = None
-    for change in mirror.changes(plan.base, plan.head, paths):
+    for change in mirror.changes(start, head, paths):
         if change.commit != last and last is not None:
-            steps.append(Step(last, _ordered(files, plan.item.path)))
+            steps.append(Step(last, _ordered(files, primary)))
         last = change.commit
         files.pop(change.path, None)
         if change.blob is not None:
             files[change.path] = change.blob
     if last is not None:
-        steps.append(Step(last, _ordered(files, plan.item.path)))
-    return steps
+        steps.append(Step(last, _ordered(files, primary)))
+    return initial, steps
 
 
 def attribution(mirror: Mirror, commit: str) -> Attribution:
@@ -105,8 +101,9 @@ def attribution(mirror: Mirror, commit: str) -> Attribution:
     )
 
 
-def _judge(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
-    """A function from the item's files at one commit to its state there."""
+def state_function(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
+    """A function from the item's files at one commit to its state there: same, changed,
+    broken or missing. Each distinct set of files is judged once."""
     rule = plan.item.rule
     if rule is None:
         anchor = classify.anchor_of(mirror, plan)
@@ -115,7 +112,7 @@ def _judge(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
             found = classify.find_citation(mirror, anchor, files)
             return "missing" if found is None else ("same" if found.identical else "changed")
 
-        return citation_state
+        return functools.cache(citation_state)
     base = classify.rule_baseline(mirror, plan, rule)
     if isinstance(base, Result):
         return None
@@ -138,7 +135,7 @@ def _judge(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
             return "broken"
         return "same" if found.identical else "changed"
 
-    return rule_state
+    return functools.cache(rule_state)
 
 
 def _category(verdict: Verdict) -> str:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from watcher import languages, locate, syntax
+from watcher import __version__, languages, locate, syntax
 from watcher.locate import Anchor, Found, LocateError
 from watcher.mirrors import Mirror
 from watcher.models import (
@@ -80,7 +80,8 @@ class Plan:
     def key(self) -> str:
         """Same key, same verdict: the cache key for a result across runs."""
         head = self.head if self.search_repo or not self.files else ""
-        parts = [self.item.fingerprint, self.base, self.base_blob, list(self.files), head]
+        files = list(self.files)
+        parts = [__version__, self.item.fingerprint, self.base, self.base_blob, files, head]
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
     @property

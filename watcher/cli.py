@@ -49,6 +49,27 @@ def _rules_lint(args: argparse.Namespace) -> int:
     return commands.rules_lint(args.config, args.offline, sys.stdout)
 
 
+def _rule_new(args: argparse.Namespace) -> int:
+    from watcher.scaffold import rule_new
+
+    return rule_new(args.config, args.note_id, args.source, offline=args.offline, out=sys.stdout)
+
+
+def _fix(args: argparse.Namespace) -> int:
+    from watcher.fix import fix
+
+    return fix(args.config, write=args.write, offline=args.offline, out=sys.stdout)
+
+
+def _backtest(args: argparse.Namespace) -> int:
+    from watcher.backtest import backtest
+
+    if (args.rule_id is None) == (args.note is None):
+        raise WatchError("backtest takes a RULE_ID or --note ID (one of them)")
+    return backtest(args.config, args.rule_id, args.note, args.since, offline=args.offline,
+                    out=sys.stdout)  # fmt: skip
+
+
 def _serve(args: argparse.Namespace) -> int:
     from watcher.serve import serve
 
@@ -128,6 +149,29 @@ def build_parser() -> argparse.ArgumentParser:
         rules_sub, "lint", _rules_lint, "compile every rule and check it at its baseline"
     )
     lint.add_argument("--offline", action="store_true")
+
+    rule = sub.add_parser("rule", help="write rules")
+    rule_sub = rule.add_subparsers(dest="rule_command", required=True, metavar="COMMAND")
+    new = _command(rule_sub, "new", _rule_new, "write a starting rule for a note's citation")
+    new.add_argument("note_id", metavar="NOTE_ID")
+    new.add_argument(
+        "--source",
+        type=int,
+        default=1,
+        metavar="N",
+        help="the note's Nth code citation, as `watch notes` lists them (default 1)",
+    )
+    new.add_argument("--offline", action="store_true")
+
+    fix = _command(sub, "fix", _fix, "show (or --write) new commit and path of moved citations")
+    fix.add_argument("--write", action="store_true", help="update the notes' front matter")
+    fix.add_argument("--offline", action="store_true")
+
+    back = _command(sub, "backtest", _backtest, "replay a rule over history: where it would fire")
+    back.add_argument("rule_id", nargs="?", metavar="RULE_ID")
+    back.add_argument("--note", metavar="ID", help="replay a note's citations and rules instead")
+    back.add_argument("--since", metavar="COMMIT", help="start here instead of the baseline")
+    back.add_argument("--offline", action="store_true")
 
     serve = _command(sub, "serve", _serve, "run checks on each upstream's schedule until stopped")
     serve.add_argument("--once", action="store_true", help="check every upstream once, then exit")

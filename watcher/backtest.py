@@ -1,0 +1,103 @@
+"""`watch backtest`: replay a rule (or a note's items) over the branch's first-parent history
+and list each commit where its verdict would have changed, with the release that shipped it.
+A rule that fires exactly at upstream behaviour changes is a rule worth keeping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from watcher import attribute
+from watcher import config as config_mod
+from watcher.check import CheckOptions, gather, group
+from watcher.classify import Plan, plan
+from watcher.errors import WatchError
+from watcher.mirrors import Mirror
+from watcher.models import Result
+
+BATCH = 64
+
+
+@dataclass(frozen=True)
+class Transition:
+    commit: str
+    before: str
+    after: str
+    release: str | None
+
+
+def backtest(
+    config_file: Path, rule_id: str | None, note_id: str | None, since: str | None,
+    *, offline: bool, out: TextIO,
+) -> int:  # fmt: skip
+    """Print the verdict changes of each selected item since its baseline (or `since`)."""
+    config = config_mod.load(config_file)
+    options = CheckOptions(rule=rule_id, note=note_id, offline=offline, citations=rule_id is None)
+    inputs = gather(config, options)
+    if not inputs.items:
+        what = f"rule {rule_id!r}" if rule_id else f"note {note_id!r}"
+        raise WatchError(f"no {what} with trackable items; `watch notes` lists them")
+    status = 0
+    for upstream, items in group(config, inputs.items, options):
+        if upstream is None:
+            continue
+        mirror = Mirror(upstream, config.cache)
+        try:
+            if not offline:
+                mirror.sync()
+            head = mirror.head()
+            for item in items:
+                planned = plan(mirror, head, item, offline=offline)
+                status = max(status, _report(mirror, planned, since, upstream.release_tags, out))
+        finally:
+            mirror.close()
+    return status
+
+
+def replay(
+    mirror: Mirror, planned: Plan, since: str | None, tags: str
+) -> tuple[str, list[Transition]]:
+    """The item's state at the start, and every commit after it where that state changed."""
+    state = attribute.state_function(mirror, planned)
+    if state is None:
+        raise WatchError(
+            f"{planned.item.id}: the rule does not hold at its baseline; run `watch rules lint`"
+        )
+    start = mirror.resolve(since) if since else planned.base
+    if start is None:
+        raise WatchError(f"--since {since}: no such commit in {mirror.upstream.repo}")
+    paths = list(dict.fromkeys([planned.item.path, *(p for p, _ in planned.files)]))
+    initial, steps = attribute.history(mirror, start, planned.head, paths, planned.item.path)
+    mirror.prefetch(b for _, b in initial)
+    previous = first = state(initial)
+    changes = []
+    for index, step in enumerate(steps):
+        if index % BATCH == 0:
+            mirror.prefetch(b for s in steps[index : index + BATCH] for _, b in s.files)
+        current = state(step.files)
+        if current != previous:
+            changes.append(
+                Transition(step.commit, previous, current, mirror.first_release(step.commit, tags))
+            )
+        previous = current
+    return first, changes
+
+
+def _report(
+    mirror: Mirror, planned: Plan | Result, since: str | None, tags: str, out: TextIO
+) -> int:
+    if isinstance(planned, Result):
+        out.write(f"{planned.id}: error: {planned.message}\n")
+        return 2
+    first, changes = replay(mirror, planned, since, tags)
+    start = (since or planned.base)[:12]
+    out.write(f"{planned.item.id} (note {planned.item.note}): {first} at {start}\n")
+    for change in changes:
+        info = mirror.info(change.commit)
+        release = change.release or "not in a release yet"
+        out.write(f"  {info.date[:10]} {change.commit[:10]} {change.before} -> {change.after}"
+                  f"  [{release}]  {info.summary}\n")  # fmt: skip
+    if not changes:
+        out.write("  no change on the first-parent history\n")
+    return 0
