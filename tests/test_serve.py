@@ -192,11 +192,11 @@ class Recorder:
 
 def test_runs_never_overlap_even_when_slower_than_the_interval(tmp_path: Path) -> None:
     config = load(write_config(tmp_path, {"acme/tool": "@every 1s", "acme/lib": "@every 1s"}))
-    job = Recorder(seconds=1.3)
+    job = Recorder(seconds=1.1)
     scheduler = build_scheduler(config, job, stopping=threading.Event())
     scheduler.start()
     try:
-        job.wait_for(4)
+        job.wait_for(3)
     finally:
         scheduler.shutdown(wait=True)
     assert job.most_active == 1
