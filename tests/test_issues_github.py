@@ -176,6 +176,7 @@ def test_fresh_again_closes_with_reason_and_stale_again_reopens(
     assert "fresh or moved" in notes_b[0] and "Citations to update" in notes_b[0]
     assert "stale again" in notes_b[1]
     assert all(i["state"] == "open" and i["state_reason"] == "reopened" for i in api.issues())
+    assert "verdict:fresh" not in api.repo().labels  # closing keeps the labels it had
 
 
 def test_reopen_false_opens_a_new_issue(api: GithubServer, tmp_path: Path) -> None:
@@ -466,3 +467,16 @@ def test_dashboard_is_one_issue_edited_in_place(api: GithubServer, tmp_path: Pat
     assert [r.split("|")[1].strip() for r in rows] == [f"`{B}`", f"`{A}`", f"`{C}`"]
     assert "**broken**" in rows[0] and f"[#1]({api.url}/notes/site/issues/1)" in rows[0]
     assert "**fresh**" in rows[1] and "`9f8e7d6c5b4a`" in rows[1] and "[#" not in rows[1]
+
+
+def test_an_unreachable_github_fails_every_note_without_raising(tmp_path: Path) -> None:
+    cfg = config(tmp_path, sink="github")
+    sleeps = Sleeps()
+    dead = GithubSink("notes/site", "http://127.0.0.1:9", TOKEN, Retrying(sleep=sleeps, retries=2))
+    log = Lines()
+
+    actions = sync(cfg, NOTES, stale(*FIRST), upstreams(), sink=dead, dry_run=False, log=log)
+
+    assert [(a.note, a.action) for a in actions] == [(B, "failed"), (A, "failed")]
+    assert "ConnectionError" in log.text and "the next run retries" in log.text
+    assert sleeps == [1.0, 2.0]  # exponential backoff, bounded by `retries`

@@ -14,7 +14,7 @@ therefore stays closed until upstream changes again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from watcher.issues import markers, render
@@ -101,7 +101,8 @@ def _close(
     policy: Policy,
     heads: Sequence[tuple[str, str]],
 ) -> Plan:
-    content = _content(note, results, policy, frozenset(), "closed")
+    # Labels stay as they were: a closed issue keeps the verdict it was about.
+    content = replace(_content(note, results, policy, frozenset(), "closed"), labels=doc.labels)
     text = render.close_comment(results, heads, reopen=policy.reopen)
     key = markers.digest("close", *sorted(markers.parse_seen(doc.body)))
     return Plan("closed", doc, content, (key, text))

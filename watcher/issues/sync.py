@@ -77,25 +77,41 @@ def sync(
         config, sink, dry_run, log, now=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     )
     run.book = _load_book(run)
-    _check(sink)
     by_note = _group(results)
     policy = lifecycle.Policy(
         frozenset(config.issues.open_on), tuple(config.issues.labels), config.issues.reopen
     )
-    heads = [(u.repo, u.head) for u in upstreams if u.head]
+    try:
+        _check(sink)
+    except SinkError as exc:  # unreachable: every note is retried by the next run
+        log(f"issues: {exc}; no issue was touched, the next run retries")
+        tried = [n for n, items in by_note.items() if lifecycle.affected(items, policy)]
+        return [IssueAction(note=n, action="failed") for n in tried]
     _ensure_labels(run, policy, by_note)
-    actions: dict[str, IssueAction] = {}
-    for note_id, items in by_note.items():
-        note = notes.get(note_id) or Note(id=note_id, file=items[0].note_file)
-        action = _one(
-            run, note, items, policy, [h for h in heads if any(r.repo == h[0] for r in items)]
-        )
-        if action is not None:
-            actions[note_id] = action
-        run.save()
+    actions = _notes(run, notes, by_note, policy, upstreams)
     if config.issues.dashboard:
         _dashboard(run, notes, by_note, actions, upstreams)
     return list(actions.values())
+
+
+def _notes(
+    run: Run,
+    notes: Mapping[str, Note],
+    by_note: Mapping[str, Sequence[Result]],
+    policy: lifecycle.Policy,
+    upstreams: Sequence[UpstreamStatus],
+) -> dict[str, IssueAction]:
+    """Each note's lifecycle step; bookkeeping is saved after every note."""
+    heads = [(u.repo, u.head) for u in upstreams if u.head]
+    actions: dict[str, IssueAction] = {}
+    for note_id, items in by_note.items():
+        note = notes.get(note_id) or Note(id=note_id, file=items[0].note_file)
+        mine = [h for h in heads if any(r.repo == h[0] for r in items)]
+        action = _one(run, note, items, policy, mine)
+        if action is not None:
+            actions[note_id] = action
+        run.save()
+    return actions
 
 
 def _load_book(run: Run) -> dict[str, Any]:

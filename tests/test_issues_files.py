@@ -1,0 +1,94 @@
+"""The `files` sink: the same documents and lifecycle as GitHub, under state/issues/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tests.issues_support import Lines, config, note, result, upstreams
+from watcher.config import Config
+from watcher.issues.files import FilesSink
+from watcher.issues.sinks import DryRunSink
+from watcher.issues.sync import sync
+from watcher.models import IssueAction, Result, Verdict
+
+A = "codex-reads-one-page-of-tools"
+NOTES = {A: note(A)}
+
+
+def run(cfg: Config, results: list[Result], *, dry_run: bool = False) -> list[IssueAction]:
+    sink = FilesSink(cfg.state / "issues", display=cfg.display)
+    chosen = DryRunSink(sink, Lines()) if dry_run else sink
+    return sync(cfg, NOTES, results, upstreams(), sink=chosen, dry_run=dry_run, log=Lines())
+
+
+def header(path: Path) -> dict[str, object]:
+    return dict(yaml.safe_load(path.read_text(encoding="utf-8").split("---\n")[1]))
+
+
+def test_open_comment_close_reopen_in_one_file(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    path = cfg.state / "issues" / f"{A}.md"
+    steps = [
+        [result(Verdict.CHANGED)],
+        [result(Verdict.CHANGED)],
+        [result(Verdict.BROKEN)],
+        [result(Verdict.FRESH)],
+        [result(Verdict.BROKEN)],
+    ]
+
+    actions = [run(cfg, results)[0].action for results in steps]
+
+    assert actions == ["opened", "unchanged", "commented", "closed", "reopened"]
+    text = path.read_text(encoding="utf-8")
+    assert header(path)["state"] == "open"
+    assert header(path)["labels"] == ["stale-verification", "verdict:broken"]
+    assert text.count("**Comment ") == 3
+    assert text.index("New since the last report") < text.index("verified again")
+    assert text.index("verified again") < text.index("stale again")
+
+
+def test_reopen_false_replaces_the_closed_document(tmp_path: Path) -> None:
+    cfg = config(tmp_path, reopen=False)
+    run(cfg, [result(Verdict.CHANGED)])
+    run(cfg, [result(Verdict.FRESH)])
+
+    actions = run(cfg, [result(Verdict.CHANGED)])
+
+    path = cfg.state / "issues" / f"{A}.md"
+    assert [a.action for a in actions] == ["opened"]
+    assert header(path)["state"] == "open" and "**Comment " not in path.read_text()
+
+
+def test_dry_run_writes_no_file(tmp_path: Path) -> None:
+    cfg = config(tmp_path, dashboard=True)
+
+    actions = run(cfg, [result(Verdict.BROKEN)], dry_run=True)
+
+    assert [a.action for a in actions] == ["would-open"]
+    assert not (cfg.state / "issues").exists() and not (cfg.state / "issues.json").exists()
+
+
+def test_a_file_that_is_not_ours_is_not_taken_for_the_issue(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    path = cfg.state / "issues" / f"{A}.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("notes a maintainer kept here\n", encoding="utf-8")
+
+    actions = run(cfg, [result(Verdict.BROKEN)])
+
+    assert [a.action for a in actions] == ["opened"]
+    assert path.read_text(encoding="utf-8").count(f"<!-- watch:note={A} -->") == 1
+
+
+def test_lost_bookkeeping_changes_nothing(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    run(cfg, [result(Verdict.BROKEN)])
+    before = (cfg.state / "issues" / f"{A}.md").read_text(encoding="utf-8")
+    (cfg.state / "issues.json").unlink()
+
+    actions = run(cfg, [result(Verdict.BROKEN)])
+
+    assert [a.action for a in actions] == ["unchanged"]
+    assert (cfg.state / "issues" / f"{A}.md").read_text(encoding="utf-8") == before
