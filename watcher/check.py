@@ -16,7 +16,7 @@ from watcher.classify import Item, Plan
 from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError
 from watcher.mirrors import Mirror
-from watcher.models import ErrorCode, Note, Report, Result, Summary, UpstreamStatus, Verdict
+from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.notes import load_notes
 from watcher.rules import load_rules
 
@@ -103,7 +103,7 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     return inputs
 
 
-def rule_item(rule: Any, notes: dict[str, Note]) -> Item | Result:
+def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:
     """A rule as an item: its baseline is the commit of the note's citation of its file."""
     note = notes.get(rule.note)
     stub = Item(

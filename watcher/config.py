@@ -85,11 +85,15 @@ class Config(_Strict):
 
     def display(self, path: Path | str) -> str:
         """A path as users see it: relative to the config's folder when inside it."""
-        path = Path(path)
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
+        return display_path(Path(path), self.root)
+
+
+def display_path(path: Path, root: Path) -> str:
+    """`path` relative to `root` when inside it (as users wrote it), else as it is."""
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def default_cache() -> Path:

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from watcher.config import display_path
 from watcher.errors import NoteError
 from watcher.models import CodeCitation, IssueCitation, Note
 
@@ -37,7 +38,7 @@ def load_notes(folder: Path, *, display_root: Path) -> Notes:
     notes: dict[str, Note] = {}
     errors: list[NoteError] = []
     for file in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
-        shown = _display(file, display_root)
+        shown = display_path(file, display_root)
         try:
             note, source_errors = parse_note(file.read_bytes(), shown)
         except NoteError as exc:
@@ -230,13 +231,6 @@ def split_path(cited: str) -> tuple[str | None, int | None, int | None]:
     if start < 1 or end < start or not file:
         return None, None, None
     return file, start, end
-
-
-def _display(file: Path, root: Path) -> str:
-    try:
-        return file.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return str(file)
 
 
 def _value(node: Any, key: str) -> Any:

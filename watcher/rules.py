@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from watcher import languages
+from watcher.config import display_path
 from watcher.errors import RuleError
 from watcher.models import Claim, Rule
 
@@ -93,7 +94,7 @@ def load_rules(folder: Path, *, display_root: Path) -> Rules:
     rules: dict[str, Rule] = {}
     errors: list[RuleError] = []
     for file in sorted(folder.rglob("*.toml")) if folder.is_dir() else []:
-        shown = _display(file, display_root)
+        shown = display_path(file, display_root)
         for item in _load_file(file, shown):
             if isinstance(item, RuleError):
                 errors.append(item)
@@ -245,10 +246,3 @@ def _explain(exc: ValidationError) -> str:
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
         parts.append(f"{loc}: {msg}" if loc else msg)
     return "; ".join(parts)
-
-
-def _display(file: Path, root: Path) -> str:
-    try:
-        return file.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return str(file)
