@@ -157,6 +157,8 @@ def _commit_state(config: Config) -> str:
     the watcher's own, so a rebase conflict means two runs at once (use `concurrency:`).
     """
     top = Path(_git(config.root, "rev-parse", "--show-toplevel"))
+    if not config.state.is_relative_to(top):
+        raise WatchError(f"{config.state}: outside the repository {top}; cannot commit it")
     rel = config.state.relative_to(top).as_posix()
     _git(top, "add", "--all", "--", rel, f":(exclude){rel}/.lock", f":(exclude){rel}/**/.*.tmp")
     if not _git(top, "diff", "--cached", "--name-only", "--", rel):
