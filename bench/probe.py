@@ -1,26 +1,35 @@
-"""`python -m bench.probe STATS.json ARGS...`: the `watch` command line, plus its counters.
+"""`python -m bench.probe STATS.json [--time-walks] ARGS...`: `watch ARGS`, plus its counters.
 
 Runs `watcher.cli.main(ARGS)` exactly as `python -m watcher ARGS` does, then writes what
-only the process itself can see: how many blobs tree-sitter parsed, which ones, and
-which heavy libraries ended up imported.
+only the process itself can see: how many blobs tree-sitter parsed, which ones, which
+heavy libraries ended up imported and, with --time-walks, the seconds spent in
+`introduced_by` history walks (a timer around the function; nothing else changes).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HEAVY = ("github", "apscheduler", "tree_sitter", "git")
 
 
 def main() -> int:
     stats_path = Path(sys.argv[1])
+    args = sys.argv[2:]
+    walks = {"walks": 0, "walk_seconds": 0.0}
+    if args[:1] == ["--time-walks"]:
+        args = args[1:]
+        _time_walks(walks)
     code = 2
     try:
         from watcher.cli import main as watch_main
 
-        code = watch_main(sys.argv[2:])
+        code = watch_main(args)
     finally:
         # Read the counters without importing anything new: an unimported module parsed nothing.
         syntax = sys.modules.get("watcher.syntax")
@@ -29,8 +38,26 @@ def main() -> int:
             "parses": getattr(stats, "parses", 0),
             "parsed_blobs": list(getattr(stats, "parsed_blobs", [])),
             "imported": [name for name in HEAVY if name in sys.modules],
+            **walks,
         }))  # fmt: skip
     return code
+
+
+def _time_walks(totals: dict[str, Any]) -> None:
+    """Wrap `watcher.attribute.introduced_by` (looked up at call time) with a timer."""
+    from watcher import attribute
+
+    walk: Callable[..., Any] = attribute.introduced_by
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return walk(*args, **kwargs)
+        finally:
+            totals["walks"] += 1
+            totals["walk_seconds"] += time.perf_counter() - start
+
+    attribute.introduced_by = timed
 
 
 if __name__ == "__main__":
