@@ -12,6 +12,8 @@ whatever its transport, runs exactly one `upload-pack` on the serving side.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,3 +237,25 @@ def test_long_walk_stops_once_the_answer_is_known(project: Project, upstream: Up
     # The walk back from HEAD needs HEAD, the 12 versions down to the flip's parent, and the
     # base; the 36 older versions are never read: the cost is the distance to the answer.
     assert syntax.STATS.parses <= 14
+
+
+HEAVY_PROBE = """\
+import sys
+from watcher.cli import main
+code = main(sys.argv[1:])
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"github", "apscheduler"})
+print("heavy:", ",".join(heavy) or "none", "exit:", code, file=sys.stderr)
+"""
+
+
+def test_check_without_issues_imports_neither_pygithub_nor_apscheduler(
+    project: Project, upstream: Upstream
+) -> None:
+    cite_everything(project, upstream, FILES[:1])
+    project.config(sink="github")  # even with a GitHub sink configured
+    command = [sys.executable, "-c", HEAVY_PROBE, "check", "--no-issues", "--format", "json",
+               "--config", str(project.config_file)]  # fmt: skip
+
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+
+    assert "heavy: none exit: 0" in done.stderr, done.stderr
