@@ -480,3 +480,30 @@ def test_an_unreachable_github_fails_every_note_without_raising(tmp_path: Path) 
     assert [(a.note, a.action) for a in actions] == [(B, "failed"), (A, "failed")]
     assert "ConnectionError" in log.text and "the next run retries" in log.text
     assert sleeps == [1.0, 2.0]  # exponential backoff, bounded by `retries`
+
+
+def test_many_notes_cost_one_listing_and_no_search_for_fresh_ones(
+    api: GithubServer, cfg: Config
+) -> None:
+    notes = {f"note-{n:02}": note(f"note-{n:02}") for n in range(30)}
+    results = [result(Verdict.FRESH, n) for n in notes] + [result(Verdict.BROKEN, "note-00")]
+    run(cfg, api, results, notes=notes)
+    api.recorded.clear()
+
+    run(cfg, api, results, notes=notes)
+
+    operations = [r.operation for r in api.recorded]
+    assert operations.count("issues/list-for-repo") == 1
+    assert operations.count("search/issues-and-pull-requests") == 0
+    assert len(operations) <= 4  # repository, listing, and nothing per fresh note
+
+
+def test_an_issue_whose_label_was_removed_is_still_found(api: GithubServer, cfg: Config) -> None:
+    run(cfg, api, stale((A, Verdict.BROKEN)))
+    api.repo().issues[1]["labels"] = []  # a maintainer removed every label
+    (cfg.state / "issues.json").unlink()
+
+    actions = run(cfg, api, stale((A, Verdict.BROKEN)))
+
+    assert [(a.action, a.number) for a in actions] == [("unchanged", 1)]
+    assert len(api.issues()) == 1

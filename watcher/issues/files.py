@@ -35,7 +35,9 @@ class FilesSink:
     def path(self, note_id: str) -> Path:
         return self.folder / f"{note_id}.md"
 
-    def find(self, note_id: str, marker: str, hint: str | None) -> list[IssueDoc]:
+    def find(
+        self, note_id: str, marker: str, hint: str | None, *, thorough: bool = True
+    ) -> list[IssueDoc]:
         loaded = self._load(note_id)
         if loaded is None or not markers.has_marker(loaded[0].body, marker):
             return []  # a hand-written or foreign file is not ours to reuse

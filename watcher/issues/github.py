@@ -33,7 +33,6 @@ LABEL_COLORS = {
     "verdict:missing": "fbca04",
     "verdict:changed": "c5def5",
 }
-SECONDARY_WAIT = 60.0  # GitHub: without retry-after, wait at least a minute
 
 
 @dataclass
@@ -60,6 +59,7 @@ class GithubSink:
     label: str | None = None  # the listing fallback filters on it; all our issues carry it
     _repo: Repository | None = None
     _gh: Any = None
+    _by_marker: dict[str, list[IssueDoc]] | None = None
 
     @classmethod
     def from_config(cls, cfg: IssuesConfig, token: str) -> GithubSink:
@@ -85,14 +85,27 @@ class GithubSink:
                 ) from None
             raise
 
-    def find(self, note_id: str, marker: str, hint: str | None) -> list[IssueDoc]:
-        """Issues whose body starts with `marker`: the hinted one, else search, else listing."""
-        if hint is not None:
-            doc = self._hinted(int(hint), marker)
-            if doc is not None and doc.state == "open":
-                return [doc]
-        found = self._search(marker)
-        return found if found else self._listed(marker)
+    def find(
+        self, note_id: str, marker: str, hint: str | None, *, thorough: bool = True
+    ) -> list[IssueDoc]:
+        """Issues whose body starts with `marker`.
+
+        One listing of the labelled issues per run answers for every note (consistent,
+        unlike search, which lags behind new issues). The hinted issue is read too, in
+        case someone removed its label; `thorough` (the caller may open an issue) adds a
+        search by marker, which also finds unlabelled issues.
+        """
+        index = self._index()
+        found = list(index.get(marker, [])) if index is not None else []
+        if hint is not None and not any(d.handle == hint for d in found):
+            hinted = self._hinted(int(hint), marker)
+            found += [hinted] if hinted is not None else []
+        if found or (index is not None and not thorough):
+            return found
+        searched = self._search(marker)
+        if searched is None and index is None:
+            raise SinkError(f"GitHub: could not look up the issues of {self.repo_name}")
+        return searched or []
 
     def ensure_labels(self, names: Sequence[str]) -> None:
         from github import GithubException
@@ -163,8 +176,8 @@ class GithubSink:
             raise
         return doc if markers.has_marker(doc.body, marker) else None
 
-    def _search(self, marker: str) -> list[IssueDoc]:
-        """Search by marker; an empty list when search fails or finds nothing (it lags)."""
+    def _search(self, marker: str) -> list[IssueDoc] | None:
+        """Search by marker; None when search fails."""
         phrase = marker.removeprefix("<!-- ").removesuffix(" -->")
         query = f'"{phrase}" in:body repo:{self.repo_name} is:issue'
         try:
@@ -172,8 +185,20 @@ class GithubSink:
                 "search", lambda: [_doc(i) for i in self._client().search_issues(query)]
             )
         except SinkError:
-            return []
+            return None
         return [d for d in hits if markers.has_marker(d.body, marker)]
+
+    def _index(self) -> dict[str, list[IssueDoc]] | None:
+        """Labelled issues by their first line, listed once per run; None if listing fails."""
+        if self._by_marker is None:
+            try:
+                docs = self._call("list issues", self._labelled)
+            except SinkError:
+                return None
+            self._by_marker = {}
+            for doc in docs:
+                self._by_marker.setdefault(doc.body.split("\n", 1)[0].strip(), []).append(doc)
+        return self._by_marker
 
     def _listed(self, marker: str) -> list[IssueDoc]:
         """Every issue carrying our first label, open or closed: consistent, unlike search."""

@@ -36,8 +36,13 @@ class Sink(Protocol):
 
     name: str
 
-    def find(self, note_id: str, marker: str, hint: str | None) -> list[IssueDoc]:
-        """Every issue, open or closed, whose body starts with `marker`."""
+    def find(
+        self, note_id: str, marker: str, hint: str | None, *, thorough: bool = True
+    ) -> list[IssueDoc]:
+        """Every issue, open or closed, whose body starts with `marker`.
+
+        `thorough=False` (nothing will be opened) lets a sink skip expensive lookups.
+        """
         ...
 
     def ensure_labels(self, names: Sequence[str]) -> None:
@@ -67,8 +72,10 @@ class DryRunSink:
     log: Callable[[str], None]
     name: str = "dry-run"
 
-    def find(self, note_id: str, marker: str, hint: str | None) -> list[IssueDoc]:
-        return self.inner.find(note_id, marker, hint) if self.inner else []
+    def find(
+        self, note_id: str, marker: str, hint: str | None, *, thorough: bool = True
+    ) -> list[IssueDoc]:
+        return self.inner.find(note_id, marker, hint, thorough=thorough) if self.inner else []
 
     def ensure_labels(self, names: Sequence[str]) -> None:
         return None

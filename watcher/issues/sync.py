@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from watcher.config import Config
@@ -42,7 +43,7 @@ class Run:
     now: str = ""
 
     @property
-    def book_file(self) -> Any:
+    def book_file(self) -> Path:
         return self.config.state / "issues.json"
 
     def save(self) -> None:
@@ -162,7 +163,9 @@ def _one(
 ) -> IssueAction | None:
     entry = run.book["notes"].get(note.id) or {}
     try:
-        docs = run.sink.find(note.id, markers.note_marker(note.id), entry.get("handle"))
+        marker, hint = markers.note_marker(note.id), entry.get("handle")
+        thorough = lifecycle.affected(items, policy)  # only then may an issue be opened
+        docs = run.sink.find(note.id, marker, hint, thorough=thorough)
         plan = lifecycle.decide(note, items, docs, policy, heads)
         if plan is None:
             return None
