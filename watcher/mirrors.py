@@ -216,8 +216,12 @@ class Mirror:
             return
         self.round_trips += 1
         self.blobs_fetched += len(missing)
+        # Sending no "have" lines matters: a server with reachability bitmaps leaves out
+        # every object reachable from what the client has, blobs of a partial clone included.
         _git(
             self.path,
+            "-c",
+            "fetch.negotiationAlgorithm=noop",
             "fetch",
             "--quiet",
             "--no-tags",
