@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from watcher.errors import WatchError
 from watcher.issues import markers
 from watcher.issues.sinks import IssueDoc, SinkError, State
 from watcher.state import write_text
@@ -30,7 +31,10 @@ class FilesSink:
     name: str = "files"
 
     def check(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if self.folder.exists() and not self.folder.is_dir():
+            raise WatchError(
+                f"{self.folder}: expected a folder for issue files; move the file away"
+            )
 
     def path(self, note_id: str) -> Path:
         return self.folder / f"{note_id}.md"

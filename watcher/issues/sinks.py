@@ -36,6 +36,10 @@ class Sink(Protocol):
 
     name: str
 
+    def check(self) -> None:
+        """Reach the sink once; raise WatchError when nothing can be done (wrong repo)."""
+        ...
+
     def find(
         self, note_id: str, marker: str, hint: str | None, *, thorough: bool = True
     ) -> list[IssueDoc]:
@@ -71,6 +75,10 @@ class DryRunSink:
     inner: Sink | None
     log: Callable[[str], None]
     name: str = "dry-run"
+
+    def check(self) -> None:
+        if self.inner is not None:
+            self.inner.check()
 
     def find(
         self, note_id: str, marker: str, hint: str | None, *, thorough: bool = True

@@ -83,7 +83,7 @@ def sync(
         frozenset(config.issues.open_on), tuple(config.issues.labels), config.issues.reopen
     )
     try:
-        _check(sink)
+        sink.check()
     except SinkError as exc:  # unreachable: every note is retried by the next run
         log(f"issues: {exc}; no issue was touched, the next run retries")
         tried = [n for n, items in by_note.items() if lifecycle.affected(items, policy)]
@@ -123,12 +123,6 @@ def _load_book(run: Run) -> dict[str, Any]:
         return {}
     book.setdefault("notes", {})
     return book
-
-
-def _check(sink: Sink) -> None:
-    check = getattr(sink, "check", None)
-    if callable(check):
-        check()
 
 
 def _group(results: Sequence[Result]) -> dict[str, list[Result]]:
