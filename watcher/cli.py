@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from watcher import __version__
 from watcher.errors import WatchError
+from watcher.logs import configure_logging
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -218,7 +218,7 @@ def _command(
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every expected failure is one message on stderr and exit 2."""
     args = build_parser().parse_args(argv)
-    _logging(args.verbose - args.quiet, args.log_format)
+    configure_logging(args.verbose - args.quiet, args.log_format)
     try:
         code: int = args.handler(args)
     except WatchError as exc:
@@ -228,12 +228,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("watch: interrupted", file=sys.stderr)
         return 130
     return code
-
-
-def _logging(level: int, fmt: str) -> None:
-    try:
-        from watcher.logs import configure_logging
-    except ImportError:  # the daemon's logging module is optional for one-shot commands
-        logging.basicConfig(level=logging.INFO - 10 * level, format="watch: %(message)s")
-        return
-    configure_logging(level, fmt)
