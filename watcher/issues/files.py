@@ -7,6 +7,7 @@ the whole file atomically, so a crash leaves the previous or the next version.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from watcher.issues.sinks import IssueDoc, SinkError, State
 from watcher.state import write_text
 
 _SEPARATOR = "---\n"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
 
 @dataclass
@@ -37,6 +39,8 @@ class FilesSink:
             )
 
     def path(self, note_id: str) -> Path:
+        if not _SAFE_NAME.match(note_id):  # never write outside the folder
+            raise SinkError(f"note id {note_id!r} cannot name an issue file")
         return self.folder / f"{note_id}.md"
 
     def find(

@@ -51,7 +51,7 @@ class Retrying:
 class GithubSink:
     repo_name: str
     api_url: str
-    token: str
+    token: str = field(repr=False)  # never shown: not in reprs, messages or logs
     policy: Retrying = field(default_factory=Retrying)
     timeout: int = 15  # seconds; PyGithub accepts whole seconds only
     throttle: bool = True  # GitHub asks for ~1 s between writes; tests turn it off
