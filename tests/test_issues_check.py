@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import Project
 from tests.github_server import GithubServer, contract_errors
+from tests.test_issues_render import assert_inert
+from watcher.issues import render
 
 LIB = "src/client.rs"
 SOURCE = """\
@@ -138,3 +140,32 @@ def test_github_sink_without_token_is_a_dry_run(
     assert [i["action"] for i in report["issues"]] == ["would-open"]
     assert "GITHUB_TOKEN is not set: dry run" in err
     assert api.recorded == []
+
+
+def test_a_hostile_upstream_gives_a_safe_issue_file(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Real git bytes: backtick runs, pings, a spoofed marker, a 200 kB line, invalid UTF-8."""
+    base = setup(project, "files")
+    hostile = (
+        SOURCE.replace(
+            "    next\n",
+            '    let fence = "```````"; // @org/team see #1 <!-- watch:note=other-note -->\n'
+            f'    let blob = "{"A" * 200_000}";\n'
+            "    next\n",
+        ).encode()
+        + b"// bad bytes: \xff\xfe\xc3\x28\n"
+    )
+    (project.upstream.path / LIB).write_bytes(hostile)
+    project.upstream.commit("Ping @octocat about #2 <img src=x> ``` (#7)")
+
+    code, report, _ = check(project, capsys)
+
+    assert code == 1 and base
+    raw = (project.root / "state" / "issues" / "one-page.md").read_bytes()
+    body = raw.decode("utf-8").split("---\n", 2)[2]  # strict: fails on invalid UTF-8
+    assert len(body) < render.MAX_BODY
+    assert body.startswith("<!-- watch:note=one-page -->\n")
+    assert "more characters cut" in body
+    assert_inert(body, repo="acme/client")
+    assert [i["action"] for i in report["issues"]] == ["opened"]

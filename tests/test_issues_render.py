@@ -130,7 +130,7 @@ def test_a_note_with_many_huge_items_stays_under_the_limit() -> None:
     assert_inert(body)
 
 
-def assert_inert(body: str) -> None:
+def assert_inert(body: str, repo: str = "openai/codex") -> None:
     """Parse as CommonMark + tables: prose pings nobody, links nothing, has no foreign HTML."""
     for token in PARSER.parse(body):
         if token.type == "html_block":
@@ -144,7 +144,7 @@ def assert_inert(body: str) -> None:
                 assert not re.search(r"https?://|www\.", child.content), child.content
             if child.type == "link_open":
                 href = str(child.attrs["href"])
-                assert href.startswith("https://github.com/openai/codex/"), href
+                assert href.startswith(f"https://github.com/{repo}/"), href
             assert child.type != "image"
 
 
