@@ -177,3 +177,16 @@ def test_markdown_helpers(kind: str, given: str, expected: str) -> None:
 def test_marker_cannot_be_closed_by_a_note_id() -> None:
     assert markers.note_marker("a-->b <x>") == "<!-- watch:note=a-%2D%3Eb%20%3Cx%3E -->"
     assert not markers.has_marker("text\n<!-- watch:note=a -->", "<!-- watch:note=a -->")
+
+
+def test_items_without_code_location_show_no_permalinks() -> None:
+    issue = result(
+        Verdict.CHANGED, id="n:openai/codex#5", kind="issue", baseline=None, current=None,
+        introduced_by=None, released_in=None, diff=None, message="issue #5 was closed as completed",
+    )  # fmt: skip
+
+    body = render.body(note(), [issue], markers.news_keys([issue]))
+
+    assert "Baseline:" not in body and "HEAD:" not in body and "Released in" not in body
+    assert "issue `#5` was closed as completed" in body
+    assert_inert(body)

@@ -104,8 +104,10 @@ def _item(n: int, r: Result, diff_budget: int) -> str:
     lines = [f"### {n}. {md.code(r.id, 200)}: {r.verdict.value}", "", md.text(r.message, 1000), ""]
     if r.error:
         lines.append(f"- Error code: `{r.error.value}`")
-    lines.append(f"- Baseline: {_permalink(r.repo, r.baseline)}")
-    lines.append(f"- HEAD: {_permalink(r.repo, r.current) if r.current else 'not found at HEAD'}")
+    if r.baseline is not None:  # issue citations and unreadable notes have no code location
+        lines.append(f"- Baseline: {_permalink(r.repo, r.baseline)}")
+        head = _permalink(r.repo, r.current) if r.current else "not found at HEAD"
+        lines.append(f"- HEAD: {head}")
     if r.verdict.stale and r.introduced_by:
         lines.append(f"- Introduced by: {_attribution(r)}")
     if r.verdict.stale and r.introduced_by and r.kind != "issue":
