@@ -65,6 +65,7 @@ class Repo:
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     indexed: set[int] = field(default_factory=set)  # issues the search index has seen
     pulls: dict[int, str] = field(default_factory=dict)  # number -> title
+    pull_fields: dict[int, dict[str, Any]] = field(default_factory=dict)  # e.g. merged_at
 
     @property
     def full_name(self) -> str:
@@ -750,6 +751,7 @@ def _pull(gh: GithubServer, repo: Repo, number: int) -> dict[str, Any]:
             "html_url": f"{gh.url}/{repo.full_name}/pull/{number}",
             "merged": True,
             "user": _user(gh.url),
+            **repo.pull_fields.get(number, {}),
         }
     )
     return data

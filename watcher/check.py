@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from watcher import attribute, classify, state
+from watcher import attribute, classify, state, tracked_issues
 from watcher.classify import Item, Plan
 from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError
@@ -72,6 +72,9 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
             status, found = check_upstream(config, upstream, items, options, progress or _Quiet())
             statuses.append(status)
             results.extend(found)
+        if options.rule is None and options.citations:
+            notes = _issue_notes(inputs, options)
+            results += tracked_issues.check(config, notes, offline=options.offline)
         results.sort(key=lambda r: (-r.verdict.severity, r.note, r.id))
         actions = _file_issues(config, options, inputs.notes, results, statuses)
     return Report(
@@ -101,6 +104,22 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
         item = rule_item(rule, notes.notes)
         (inputs.errors if isinstance(item, Result) else inputs.items).append(item)  # type: ignore[arg-type]
     return inputs
+
+
+def _issue_notes(inputs: Inputs, options: CheckOptions) -> list[Note]:
+    """The selected notes, with only the issue citations of the selected upstream."""
+    notes = [n for n in inputs.notes.values() if options.note in (None, n.id)]
+    if options.upstream is None:
+        return notes
+    wanted = options.upstream.lower()
+    return [
+        n.model_copy(
+            update={
+                "issue_citations": tuple(c for c in n.issue_citations if c.repo.lower() == wanted)
+            }
+        )
+        for n in notes
+    ]
 
 
 def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:

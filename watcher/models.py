@@ -89,6 +89,7 @@ class IssueCitation(Frozen):
     number: int
     url: str
     title: str = ""
+    date: str = ""  # when the note's author read it, as cited
 
 
 class Note(Frozen):

@@ -155,6 +155,7 @@ def _source(
             number=int(number),
             url=url,
             title=title,
+            date=str(source.get("date") or ""),
         )
     if match := PERMALINK.match(url):
         owner, name, commit, path, start, end = match.groups()
