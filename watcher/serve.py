@@ -233,14 +233,16 @@ def build_scheduler(
     for repo, trigger in triggers(config).items():
         last = runs.of(repo).last
         due = next_due(trigger, parse_stamp(last.started_at)) if last else now
-        catch_up = {"next_run_time": now} if due is not None and due <= now else {}
+        # Every first run time is computed from `now`, never from the wall clock, so the
+        # same record and the same `now` always give the same schedule.
+        first = now if due is not None and due <= now else next_due(trigger, now)
         scheduler.add_job(
             _unless_stopping,
             trigger,
             args=(job, config, repo, stopping),
             id=repo,
             name=f"check {repo}",
-            **catch_up,
+            next_run_time=first,
         )
     return scheduler
 
