@@ -507,3 +507,15 @@ def test_an_issue_whose_label_was_removed_is_still_found(api: GithubServer, cfg:
 
     assert [(a.action, a.number) for a in actions] == [("unchanged", 1)]
     assert len(api.issues()) == 1
+
+
+def test_dashboard_links_only_open_issues(api: GithubServer, tmp_path: Path) -> None:
+    cfg = config(tmp_path, sink="github", dashboard=True)
+    run(cfg, api, stale((A, Verdict.BROKEN)))
+    api.repo().issues[1]["state"] = "closed"  # closed by hand while still stale
+
+    run(cfg, api, stale((A, Verdict.BROKEN)))
+
+    board = next(i for i in api.issues() if i["title"] == "watch dashboard")["body"]
+    row = next(line for line in board.splitlines() if line.startswith(f"| `{A}`"))
+    assert "**broken**" in row and "[#1]" not in row

@@ -43,7 +43,7 @@ def rows(
 
 
 def _open_issue(action: IssueAction | None, before: Any) -> dict[str, Any] | None:
-    """The note's open issue after this run; no action means it has none."""
+    """The note's open issue after this run; no action means it has none (or it is closed)."""
     if action is None or action.action in ("closed", "would-close"):
         return None
     if action.action == "failed":

@@ -41,6 +41,7 @@ class Run:
     log: Log
     book: dict[str, Any] = field(default_factory=dict)
     now: str = ""
+    closed: set[str] = field(default_factory=set)  # notes whose issue is closed after this run
 
     @property
     def book_file(self) -> Path:
@@ -194,6 +195,8 @@ def _headline(run: Run, note: Note, plan: lifecycle.Plan) -> str:
 
 
 def _record(run: Run, note: Note, plan: lifecycle.Plan, doc: IssueDoc | None) -> IssueAction:
+    if doc is not None and doc.state == "closed":
+        run.closed.add(note.id)
     if doc is not None and not run.dry_run:
         run.book["notes"][note.id] = {"handle": doc.handle, "url": doc.url, "state": doc.state}
     action = _DRY[plan.outcome] if run.dry_run else plan.outcome
@@ -216,11 +219,13 @@ def _dashboard(
     try:
         docs = run.sink.find(dashboard.HANDLE, markers.DASHBOARD, entry.get("handle"))
         current = min(docs, key=lambda d: d.number or 0) if docs else None
+        # A row links the note's issue only while it is open (closed by hand included).
+        links = {n: a for n, a in actions.items() if n not in run.closed}
         data = dashboard.rows(
             markers.parse_data(current.body if current else None),
             notes,
             by_note,
-            actions,
+            links,
             upstreams,
             run.now,
         )
