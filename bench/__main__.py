@@ -54,18 +54,31 @@ def main(argv: list[str] | None = None) -> int:
     print(render(bench.rows))
     print(f"\nwhole bench: {time.perf_counter() - started:.0f} s; work folder: {out}")
     (out / "results.json").write_text(json.dumps([asdict(r) for r in bench.rows], indent=2) + "\n")
+    (out / "results.md").write_text(markdown(bench.rows))
     return 0 if all(r.met is not False for r in bench.rows) else 1
+
+
+HEAD = ("measurement", "watch", "baseline", "ratio", "goal", "met", "peak RSS")
+
+
+def _cells(row: Row) -> tuple[str, ...]:
+    met = "" if row.met is None else ("yes" if row.met else "NO")
+    rss = "" if row.rss_mb is None else f"{row.rss_mb:.0f} MB"
+    return (row.measure, row.watch, row.baseline, row.ratio, row.goal, met, rss)
+
+
+def markdown(rows: list[Row]) -> str:
+    """The table in Markdown, for the README."""
+    lines = [HEAD, ("---",) * len(HEAD), *(_cells(r) for r in rows)]
+    return "".join(
+        "| " + " | ".join(c.replace("|", "\\|") for c in line) + " |\n" for line in lines
+    )
 
 
 def render(rows: list[Row]) -> str:
     """A plain-text table: one row per measurement, ratio and goal side by side."""
-    head = ("measurement", "watch", "baseline", "ratio", "goal", "met", "peak RSS")
-    cells = [head] + [
-        (r.measure, r.watch, r.baseline, r.ratio, r.goal,
-         "" if r.met is None else ("yes" if r.met else "NO"),
-         "" if r.rss_mb is None else f"{r.rss_mb:.0f} MB")
-        for r in rows
-    ]  # fmt: skip
+    head = HEAD
+    cells = [head] + [_cells(r) for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(head))]
     lines = [
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells

@@ -173,10 +173,13 @@ def one_change(b: Bench, config: Path) -> Probe:
 
 def attribution(b: Bench, url: str) -> None:
     """`introduced_by` of the construct that flips, against `git log -L` on the full mirror."""
-    config = site.write_config(
-        b.site, url, name="config-attribution.toml", state="state-attribution"
-    )
-    shutil.rmtree(b.site / "state-attribution", ignore_errors=True)
+    config = site.write_config(b.site, url, name="config-attribution.toml", suffix="-attribution")
+    # A fresh state and cache, holding only a copy of the mirror (its blobs are there, as the
+    # full mirror's are for git log -L): nothing a previous run computed can be reused.
+    for folder in ("state-attribution", "cache-attribution"):
+        shutil.rmtree(b.site / folder, ignore_errors=True)
+    for mirror in (b.site / "cache").glob("*.git"):
+        shutil.copytree(mirror, b.site / "cache-attribution" / mirror.name, symlinks=True)
     probe = b.watch(config, "--rule", site.HOT_RULE, "--offline", time_walks=True)
     found = (probe.result(site.HOT_RULE).get("introduced_by") or {}).get("commit")
     m = b.manifest

@@ -168,15 +168,15 @@ says = "an unknown kind gets no delay"
     (folder / "bench.toml").write_text(text)
 
 
-def write_config(site: Path, url: str, name: str = "config.toml", state: str = "state") -> Path:
-    """A config file for the site; mirrors go to `site/cache`, state to `site/STATE`."""
+def write_config(site: Path, url: str, name: str = "config.toml", suffix: str = "") -> Path:
+    """A config file for the site; mirrors go to `site/cache{suffix}`, state to `state{suffix}`."""
     config = site / name
     config.write_text(
         f"""\
 notes = "notes"
 rules = "rules"
-state = "{state}"
-cache = "cache"
+state = "state{suffix}"
+cache = "cache{suffix}"
 track_citations = true
 
 [[upstream]]
