@@ -85,9 +85,13 @@ def _head(note: Note, results: Sequence[Result], seen: frozenset[str]) -> str:
         f"## Stale verification: {md.code(note.id)}",
         "",
         f"**Note:** {md.text(note.title or note.id)} ({md.code(note.file)})  ",
-        f"**Status:** **{status.value}**, the worst of {len(results)} tracked items",
+        f"**Status:** **{status.value}**, the worst of {_count(len(results), 'tracked item')}",
     ]
     return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _table(results: Sequence[Result]) -> str:
