@@ -519,3 +519,13 @@ def test_dashboard_links_only_open_issues(api: GithubServer, tmp_path: Path) -> 
     board = next(i for i in api.issues() if i["title"] == "watch dashboard")["body"]
     row = next(line for line in board.splitlines() if line.startswith(f"| `{A}`"))
     assert "**broken**" in row and "[#1]" not in row
+
+
+def test_github_sink_without_repo_names_the_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    cfg = config(tmp_path, sink="github", repo=None)
+
+    with pytest.raises(WatchError, match=r"config\.toml: \[issues\] repo is required"):
+        sync_issues(cfg, NOTES, stale((A, Verdict.BROKEN)), upstreams(), dry_run=False, log=Lines())

@@ -112,8 +112,13 @@ SinkFactory = Callable[["Config", str | None], Sink]
 
 
 def _github(config: Config, token: str | None) -> Sink:
+    from watcher.errors import ConfigError
     from watcher.issues.github import GithubSink
 
+    if config.issues.repo is None:
+        raise ConfigError(
+            config.file, '[issues] repo is required with sink = "github": set OWNER/NAME'
+        )
     assert token is not None
     return GithubSink.from_config(config.issues, token)
 
