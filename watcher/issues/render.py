@@ -139,15 +139,21 @@ def _claims(r: Result) -> str:
 
 
 def _diff(diff: str, budget: int) -> str:
-    lines = [md.cut(line, _LINE_LIMIT) for line in md.clean(diff).splitlines()]
-    text = "\n".join(lines)
+    """The diff in a fence, cut to `budget` characters at a line end, saying what was cut."""
+    lines = diff.splitlines()
+    kept: list[str] = []
+    used = 0
+    for line in lines:  # cleaned one by one: a huge diff costs only what is shown
+        shown = md.cut(md.clean(line), _LINE_LIMIT)
+        if used + len(shown) + 1 > budget:
+            break
+        kept.append(shown)
+        used += len(shown) + 1
     note = ""
-    if len(text) > budget:
-        kept = text[:budget].rsplit("\n", 1)[0]
-        note = f"\n\n_Diff cut: {len(text) - len(kept):,} of {len(text):,} characters not shown._"
-        text = kept
+    if len(kept) < len(lines):
+        note = f"\n\n_Diff cut: {len(lines) - len(kept):,} of {len(lines):,} lines not shown._"
     summary = "<details><summary>Diff (baseline → HEAD)</summary>"
-    return f"{summary}\n\n{md.fence(text, 'diff')}{note}\n\n</details>"
+    return f"{summary}\n\n{md.fence(chr(10).join(kept), 'diff')}{note}\n\n</details>"
 
 
 def _checklist() -> str:
