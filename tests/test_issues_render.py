@@ -189,4 +189,18 @@ def test_items_without_code_location_show_no_permalinks() -> None:
 
     assert "Baseline:" not in body and "HEAD:" not in body and "Released in" not in body
     assert "issue `#5` was closed as completed" in body
+    assert "- Upstream thread: [`openai/codex#5`](https://github.com/openai/codex/issues/5)" in body
     assert_inert(body)
+
+
+def test_a_merged_pull_request_shows_its_release() -> None:
+    pull = result(
+        Verdict.CHANGED, id="n:openai/codex#9", kind="issue", baseline=None, current=None,
+        introduced_by=None, released_in="rust-v0.9.0", diff=None,
+        message="openai/codex#9 was merged on 2026-11-01: re-verify the note",
+    )  # fmt: skip
+
+    body = render.body(note(), [pull], markers.news_keys([pull]))
+
+    assert "- Released in: `rust-v0.9.0`" in body
+    assert "`openai/codex#9` was merged on 2026-11-01" in body

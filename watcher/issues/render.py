@@ -99,7 +99,7 @@ def _table(results: Sequence[Result]) -> str:
     for n, r in enumerate(results, 1):
         rows.append(
             f"| {n} | {md.code(r.id, 120, cell=True)} | {r.kind} | **{r.verdict.value}** "
-            f"| {_commit_link(r)} | {_release(r) if r.introduced_by and r.verdict.stale else ''} |"
+            f"| {_commit_link(r)} | {_release(r) if _shows_release(r) else ''} |"
         )
     return "\n".join(rows)
 
@@ -116,6 +116,11 @@ def _item(n: int, r: Result, diff_budget: int) -> str:
         lines.append(f"- Introduced by: {_attribution(r)}")
     if r.verdict.stale and r.introduced_by and r.kind != "issue":
         lines.append(f"- Released in: {_release(r)}")
+    thread = _thread_link(r)
+    if thread:
+        lines.append(f"- Upstream thread: {thread}")
+        if r.released_in:  # a merged pull request's first release
+            lines.append(f"- Released in: {_release(r)}")
     if r.verdict == Verdict.MOVED and r.current:
         lines.append(f"- Suggested citation: {_suggestion(r.current)}")
     text = "\n".join(lines)
@@ -212,6 +217,19 @@ def _commit_link(r: Result) -> str:
     if a.pr is not None and _REPO.match(r.repo):
         link += f" ([PR {a.pr}](https://github.com/{r.repo}/pull/{a.pr}))"
     return link
+
+
+def _shows_release(r: Result) -> bool:
+    return r.verdict.stale and bool(r.introduced_by or (r.kind == "issue" and r.released_in))
+
+
+def _thread_link(r: Result) -> str:
+    """For an issue citation (`NOTE:OWNER/NAME#N`), the link to that issue or pull request."""
+    match = re.search(r"#(\d+)$", r.id)
+    if r.kind != "issue" or match is None or not _REPO.match(r.repo):
+        return ""
+    number = match.group(1)
+    return f"[{md.code(f'{r.repo}#{number}')}](https://github.com/{r.repo}/issues/{number})"
 
 
 def _attribution(r: Result) -> str:
