@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
+import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+# A forked child starts with its parent's resident-set high-water mark, so a child of the
+# bench (which holds the generated history in memory) would report the bench's size. A
+# small launcher runs the command instead and reports its RUSAGE_CHILDREN: the peak of the
+# command and the git processes under it, and the command's wall time, timed in there.
+LAUNCHER = """\
+import resource, subprocess, sys, time
+start = time.perf_counter()
+code = subprocess.call(sys.argv[2:])
+wall = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+with open(sys.argv[1], "w") as out:
+    out.write(f"{wall} {peak}")
+sys.exit(code)
+"""
 
 
 @dataclass(frozen=True)
@@ -26,36 +40,19 @@ def run(
     stdin: bytes | None = None,
     env: dict[str, str] | None = None,
 ) -> Run:
-    """Run `cmd` to completion; its rusage comes from wait4, so it is this run's alone.
-
-    (getrusage(RUSAGE_CHILDREN) keeps a maximum over every child so far; wait4 gives the
-    same kernel accounting for one child: its peak and its waited-for descendants'.)
-    """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(
-            cmd,
-            cwd=cwd,
-            env=env,
-            stdout=out,
-            stderr=err,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        )
-        if stdin is not None and proc.stdin is not None:
-            with proc.stdin:
-                proc.stdin.write(stdin)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # Popen must not wait again
-        out.seek(0)
-        err.seek(0)
-        return Run(
-            wall,
-            usage.ru_maxrss / 1024,
-            proc.returncode,
-            out.read().decode(errors="replace"),
-            err.read().decode(errors="replace"),
-        )
+    """Run `cmd` to completion under the launcher; stdout and stderr are captured."""
+    with tempfile.TemporaryDirectory() as tmp:
+        usage = Path(tmp) / "usage"
+        done = subprocess.run(
+            [sys.executable, "-c", LAUNCHER, str(usage), *cmd],
+            cwd=cwd, env=env, input=stdin, capture_output=True, check=False,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+        )  # fmt: skip
+        wall, peak_kb = (float(x) for x in usage.read_text().split())
+    return Run(
+        wall, peak_kb / 1024, done.returncode,
+        done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"),
+    )  # fmt: skip
 
 
 def checked(cmd: list[str], *, cwd: Path | None = None, stdin: bytes | None = None) -> Run:
