@@ -252,7 +252,8 @@ def test_check_without_issues_imports_neither_pygithub_nor_apscheduler(
     project: Project, upstream: Upstream
 ) -> None:
     cite_everything(project, upstream, FILES[:1])
-    project.config(sink="github")  # even with a GitHub sink configured
+    project.config(sink="github")  # even with a GitHub sink configured ([issues] is last)
+    project.config_file.write_text(project.config_file.read_text() + 'repo = "acme/notes"\n')
     command = [sys.executable, "-c", HEAVY_PROBE, "check", "--no-issues", "--format", "json",
                "--config", str(project.config_file)]  # fmt: skip
 
