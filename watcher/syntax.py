@@ -1,11 +1,15 @@
 """Parse a blob once: its token sequence, its named definitions, and its tree for queries.
 
 Everything here is keyed by blob id, so an unchanged file is never parsed twice in a process.
+Tokens are kept as columns (interned texts, integer arrays): a large file's parse costs
+about a megabyte, not the tens of megabytes one object per token would.
 """
 
 from __future__ import annotations
 
 import bisect
+import sys
+from array import array
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -14,6 +18,10 @@ from watcher.languages import LANGUAGES, grammar
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
+
+# Node types written above a definition that belong to it (Rust's `#[derive(..)]`).
+ATTRIBUTES = frozenset({"attribute_item"})
+CACHE_TOKENS = 1_000_000  # parses kept in a process, counted in tokens
 
 
 @dataclass
@@ -30,14 +38,6 @@ class Stats:
 
 STATS = Stats()
 TEXT = "text"  # any other file: compared word by word, with no definitions
-
-
-@dataclass(frozen=True)
-class Token:
-    text: str
-    start_line: int  # 1-based
-    end_line: int
-    start_byte: int
 
 
 @dataclass(frozen=True)
@@ -58,24 +58,44 @@ class Definition:
 
 
 @dataclass
+class Tokens:
+    """The token sequence of a file: comments and whitespace left out."""
+
+    texts: list[str] = field(default_factory=list)
+    start_lines: array[int] = field(default_factory=lambda: array("I"))  # 1-based
+    end_lines: array[int] = field(default_factory=lambda: array("I"))
+    start_bytes: array[int] = field(default_factory=lambda: array("Q"))
+
+    def add(self, text: str, start_line: int, end_line: int, start_byte: int) -> None:
+        self.texts.append(sys.intern(text))
+        self.start_lines.append(start_line)
+        self.end_lines.append(end_line)
+        self.start_bytes.append(start_byte)
+
+
+@dataclass
 class Parsed:
     blob: str
     language: str  # a registered language, or TEXT for files tree-sitter cannot read
     tree: Tree | None
     source: bytes
-    tokens: list[Token]
+    tokens: Tokens
     definitions: list[Definition]
 
     def token_texts(self, start: int = 0, end: int | None = None) -> tuple[str, ...]:
-        return tuple(t.text for t in self.tokens[start:end])
+        return tuple(self.tokens.texts[start:end])
 
     def token_range(self, start_line: int, end_line: int) -> tuple[int, int]:
         """Indices [first, end) of the tokens that start within the given lines."""
-        starts = [t.start_line for t in self.tokens]
+        starts = self.tokens.start_lines
         return bisect.bisect_left(starts, start_line), bisect.bisect_right(starts, end_line)
 
     def token_index_at_byte(self, byte: int) -> int:
-        return bisect.bisect_left([t.start_byte for t in self.tokens], byte)
+        return bisect.bisect_left(self.tokens.start_bytes, byte)
+
+    def lines_of(self, first: int, end: int) -> tuple[int, int]:
+        """The first and last line of the tokens [first, end)."""
+        return self.tokens.start_lines[first], self.tokens.end_lines[end - 1]
 
     def enclosing(self, first: int, end: int) -> Definition | None:
         """The smallest definition that contains the tokens [first, end)."""
@@ -85,12 +105,17 @@ class Parsed:
     def line_count(self) -> int:
         return self.source.count(b"\n") + (0 if self.source.endswith(b"\n") else 1)
 
+    @property
+    def size(self) -> int:
+        return len(self.tokens.texts)
+
 
 class _Cache:
-    """A bounded LRU of parses by (blob id, language): trees are large, ids are not."""
+    """An LRU of parses by (blob id, language), bounded by the tokens it holds."""
 
-    def __init__(self, size: int = 256) -> None:
-        self.size = size
+    def __init__(self, budget: int = CACHE_TOKENS) -> None:
+        self.budget = budget
+        self.held = 0
         self.items: OrderedDict[tuple[str, str], Parsed] = OrderedDict()
 
     def get(self, blob: str, language: str, source: bytes) -> Parsed:
@@ -100,8 +125,10 @@ class _Cache:
             return self.items[key]
         parsed = _parse(blob, language, source)
         self.items[key] = parsed
-        if len(self.items) > self.size:
-            self.items.popitem(last=False)
+        self.held += parsed.size
+        while self.held > self.budget and len(self.items) > 1:
+            _, dropped = self.items.popitem(last=False)
+            self.held -= dropped.size
         return parsed
 
 
@@ -121,62 +148,80 @@ def _parse(blob: str, language: str, source: bytes) -> Parsed:
     if language == TEXT:
         return Parsed(blob, language, None, source, _words(source), [])
     tree = Parser(grammar(language)).parse(source)
-    tokens: list[Token] = []
-    spans: list[tuple[Node, tuple[str, ...]]] = []
-    _walk(tree.root_node, LANGUAGES[language].definitions, (), tokens, spans)
-    starts = [t.start_byte for t in tokens]
-    definitions = [
-        Definition(
-            kind=node.type,
-            name=names[-1],
-            path=names,
-            start_line=node.start_point[0] + 1,
-            end_line=node.end_point[0] + 1,
-            first_token=bisect.bisect_left(starts, node.start_byte),
-            end_token=bisect.bisect_left(starts, node.end_byte),
+    tokens, spans = _walk(tree, source, LANGUAGES[language].definitions)
+    starts = tokens.start_bytes
+    definitions = []
+    for node, names in spans:
+        first = _with_attributes(node)
+        definitions.append(
+            Definition(
+                kind=node.type,
+                name=names[-1],
+                path=names,
+                start_line=first.start_point[0] + 1,
+                end_line=node.end_point[0] + 1,
+                first_token=bisect.bisect_left(starts, first.start_byte),
+                end_token=bisect.bisect_left(starts, node.end_byte),
+            )
         )
-        for node, names in spans
-    ]
     return Parsed(blob, language, tree, source, tokens, definitions)
 
 
 def _walk(
-    root: Node,
-    kinds: frozenset[str],
-    names: tuple[str, ...],
-    tokens: list[Token],
-    spans: list[tuple[Node, tuple[str, ...]]],
-) -> None:
-    """Collect leaf tokens (comments left out) and named definitions, in document order."""
-    stack: list[tuple[Node, tuple[str, ...]]] = [(root, names)]
-    while stack:
-        node, scope = stack.pop()
-        if "comment" in node.type:
+    tree: Tree, source: bytes, kinds: frozenset[str]
+) -> tuple[Tokens, list[tuple[Node, tuple[str, ...]]]]:
+    """Leaf tokens (comments left out) and named definitions, in document order.
+
+    A cursor walk: it visits each node once without building lists of children.
+    """
+    tokens = Tokens()
+    spans: list[tuple[Node, tuple[str, ...]]] = []
+    enclosing: list[tuple[int, str]] = []  # (depth, name) of the definitions we are in
+    cursor = tree.walk()
+    depth, descend = 0, True
+    while True:
+        node = cursor.node
+        if descend and node is not None and "comment" not in node.type:
+            if node.type in kinds:
+                enclosing.append((depth, definition_name(node)))
+                spans.append((node, tuple(name for _, name in enclosing)))
+            if node.child_count == 0:
+                if node.end_byte > node.start_byte:
+                    text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+                    tokens.add(
+                        text, node.start_point[0] + 1, node.end_point[0] + 1, node.start_byte
+                    )
+            elif cursor.goto_first_child():
+                depth += 1
+                continue
+        while enclosing and enclosing[-1][0] >= depth:
+            enclosing.pop()
+        if cursor.goto_next_sibling():
+            descend = True
             continue
-        if node.type in kinds:
-            scope = (*scope, definition_name(node))
-            spans.append((node, scope))
-        if node.child_count == 0:
-            if node.end_byte > node.start_byte:
-                tokens.append(_token(node))
-            continue
-        stack.extend((child, scope) for child in reversed(node.children))
+        if not cursor.goto_parent():
+            return tokens, spans
+        depth, descend = depth - 1, False
 
 
-def _words(source: bytes) -> list[Token]:
-    tokens: list[Token] = []
+def _with_attributes(node: Node) -> Node:
+    """The first attribute written directly above a definition, or the definition itself."""
+    first, previous = node, node.prev_named_sibling
+    while previous is not None and (previous.type in ATTRIBUTES or "comment" in previous.type):
+        if previous.type in ATTRIBUTES:
+            first = previous
+        previous = previous.prev_named_sibling
+    return first
+
+
+def _words(source: bytes) -> Tokens:
+    tokens = Tokens()
     offset = 0
     for number, line in enumerate(source.decode("utf-8", errors="replace").splitlines(), 1):
-        tokens.extend(
-            Token(word, number, number, offset + i) for i, word in enumerate(line.split())
-        )
+        for index, word in enumerate(line.split()):
+            tokens.add(word, number, number, offset + index)
         offset += len(line) + 1
     return tokens
-
-
-def _token(node: Node) -> Token:
-    text = (node.text or b"").decode("utf-8", errors="replace")
-    return Token(text, node.start_point[0] + 1, node.end_point[0] + 1, node.start_byte)
 
 
 def definition_name(node: Node) -> str:
