@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from watcher.syntax import Parsed, normalize
@@ -40,6 +40,7 @@ class Anchor:
     definition: tuple[str, tuple[str, ...]] | None
     share: float  # how much of that definition the citation covers
     text: str
+    span: tuple[int, int] | None = None  # lines of the first and last cited token
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         definition.key if definition else None,
         share,
         _lines(parsed, start, end),
+        parsed.lines_of(first, last),
     )
 
 
@@ -90,18 +92,27 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
         for i in _occurrences(parsed, anchor.tokens)
     ]
     if exact:
-        return min(
-            exact,
-            key=lambda f: (
-                f.path != anchor.path,
-                abs((f.start_line or 0) - (anchor.start_line or 0)),
-            ),
-        )
+        best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
+        return _with_margins(anchor, best)
     for path, parsed in files:
         found = _in_definition(anchor, path, parsed) or _in_file(anchor, path, parsed)
         if found is not None:
             return found
     return None
+
+
+def _shift(anchor: Anchor, found: Found) -> int:
+    return (found.start_line or 0) - (anchor.span[0] if anchor.span else 0)
+
+
+def _with_margins(anchor: Anchor, found: Found) -> Found:
+    """An identical match, widened by the blank or comment lines the citation has around
+    its tokens: lines 23-32 whose line 23 is a doc comment are still 23-32 when nothing moved."""
+    if anchor.span is None or anchor.start_line is None or anchor.end_line is None:
+        return found
+    above, below = anchor.span[0] - anchor.start_line, anchor.end_line - anchor.span[1]
+    start, end = found.start_line or 0, found.end_line or 0
+    return replace(found, start_line=start - above, end_line=end + below)
 
 
 def _whole_file(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
@@ -169,8 +180,7 @@ def _ratio(a: Sequence[str], b: Sequence[str]) -> float:
 def _found(
     anchor: Anchor, path: str, parsed: Parsed, first: int, end: int, identical: bool
 ) -> Found:
-    start_line = parsed.tokens[first].start_line
-    end_line = parsed.tokens[end - 1].end_line
+    start_line, end_line = parsed.lines_of(first, end)
     return Found(
         path,
         start_line,

@@ -301,8 +301,12 @@ class Mirror:
         return self._info[sha]
 
     def first_release(self, commit: str, pattern: str) -> str | None:
-        """The earliest tag matching `pattern` (by version order) that contains `commit`."""
-        out = self.repo.git.for_each_ref(
+        """The earliest tag matching `pattern` (by version order) that contains `commit`.
+
+        With versionsort.suffix=-, v3.0.0-beta.1 comes before v3.0.0 (git's default puts
+        a pre-release after its release).
+        """
+        out = self.repo.git(c="versionsort.suffix=-").for_each_ref(
             "--contains",
             commit,
             "--sort=version:refname",
