@@ -130,3 +130,16 @@ def test_missing_blames_the_deleting_commit(
     result = _check(project, capsys)[f"n:{LIB}:6-8"]
 
     assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", gone)
+
+
+def test_a_pre_release_comes_before_its_release(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:1-4")
+    upstream.commit("change (#50)", {LIB: V1.replace("= 1", "= 5")})
+    upstream.tag("v2.0.0-beta.1")
+    upstream.commit("more", {"README.md": "r\n"})
+    upstream.tag("v2.0.0")
+
+    assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v2.0.0-beta.1"

@@ -95,7 +95,9 @@ def test_filters(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
     assert ids("--note", "m") == {f"m:{LIB}:5-7"}
     assert ids("--rule", "b-returns-two") == {"b-returns-two"}
     assert ids("--upstream", "acme/client") == ids()
-    assert ids("--upstream", "other/repo") == set()
+    for flag, value in (("--upstream", "other/repo"), ("--note", "nope"), ("--rule", "nope")):
+        code, out, err = stale.run("check", "--format", "json", flag, value, capsys=capsys)
+        assert (code, out) == (2, "") and f"{flag} {value}: no " in err
 
 
 def test_table_and_markdown(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:

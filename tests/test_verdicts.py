@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.conftest import Project
+from watcher import syntax
 from watcher.gitbuild import Upstream
 
 LIB = "src/client.rs"
@@ -320,3 +321,69 @@ def test_abbreviated_and_permalink_citations(
 
     verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
     assert verdicts == {f"p:{LIB}:15-17": "fresh", f"p:{CITED}": "fresh"}
+
+
+ATTRIBUTED = """\
+/// How a session speaks MCP.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub enum Mode {
+    Legacy,
+    Modern,
+}
+
+pub fn other() {}
+"""
+
+
+@pytest.mark.parametrize(
+    ("cited", "change", "verdict", "current"),
+    [
+        ("1-7", lambda s: s, "fresh", "1-7"),  # the doc comment line has no tokens
+        ("1-7", lambda s: "use a::b;\n\n" + s, "moved", "3-9"),  # and it moves along
+        ("2-7", lambda s: s.replace("Modern,", "Modern,\n    Next,"), "changed", "2-8"),
+        ("2-7", lambda s: s.replace("Copy, ", ""), "changed", "2-7"),  # the attribute is the enum's
+        (
+            "2-7",
+            lambda s: s.replace("Modern,", "Modern,\n    A,\n    B,\n    C,\n    D,"),
+            "changed",
+            "2-11",
+        ),
+    ],
+    ids=[
+        "doc comment, unchanged",
+        "doc comment, moved",
+        "derive, variant added",
+        "derive changed",
+        "derive, enum grown",
+    ],
+)
+def test_comments_and_attributes_around_a_definition(
+    cited: str, change: Callable[[str], str], verdict: str, current: str,
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    base = upstream.commit("mode", {"src/mode.rs": ATTRIBUTED})
+    project.note("n", f"{base} src/mode.rs:{cited}")
+    upstream.commit("edit", {"src/mode.rs": change(ATTRIBUTED)})
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    [result] = json.loads(out)["results"]
+    where = result["current"]
+    assert (result["verdict"], f"{where['start_line']}-{where['end_line']}") == (verdict, current)
+
+
+def test_same_lines_cited_at_two_commits_are_two_items(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = upstream.commit("client", {LIB: SOURCE})
+    second = upstream.commit("touch", {LIB: SOURCE.replace("    next\n}", "    next.clone()\n}")})
+    project.note("n", f"{first} {CITED}", f"{second} {CITED}")
+    project.run("check", "--format", "json", capsys=capsys)
+    syntax.STATS.reset()
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
+    assert verdicts == {f"n:{CITED}": "changed", f"n:{CITED}@{second[:8]}": "fresh"}
+    assert syntax.STATS.parses == 0  # both stay cached: neither overwrites the other

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from watcher import attribute, classify, state, tracked_issues
 from watcher.classify import Item, Plan
 from watcher.config import Config, Upstream
-from watcher.errors import InputError, UpstreamError
+from watcher.errors import InputError, UpstreamError, WatchError
 from watcher.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.notes import load_notes
@@ -95,6 +95,7 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     for err in rules.errors:
         code = ErrorCode.QUERY_INVALID if "query error" in err.detail else ErrorCode.RULE_INVALID
         inputs.errors.append(_input_error(err, code))
+    _check_filters(config, options, notes.notes, rules.rules)
     selected = [n for n in notes.notes.values() if options.note in (None, n.id)]
     if config.track_citations and options.citations and options.rule is None:
         inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
@@ -102,8 +103,26 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
         if options.rule not in (None, rule.id) or options.note not in (None, rule.note):
             continue
         item = rule_item(rule, notes.notes)
-        (inputs.errors if isinstance(item, Result) else inputs.items).append(item)  # type: ignore[arg-type]
+        if isinstance(item, Result):
+            inputs.errors.append(item)
+        else:
+            inputs.items.append(item)
     return inputs
+
+
+def _check_filters(
+    config: Config, options: CheckOptions, notes: dict[str, Note], rules: dict[str, Rule]
+) -> None:
+    """A filter that names nothing is a typo, not a clean run: say so (exit 2)."""
+    if options.note is not None and options.note not in notes:
+        raise WatchError(f"--note {options.note}: no note has this id; `watch notes` lists them")
+    if options.rule is not None and options.rule not in rules:
+        raise WatchError(f"--rule {options.rule}: no rule has this id (or it failed to load)")
+    cited = {c.repo.lower() for n in notes.values() for c in n.citations}
+    cited |= {c.repo.lower() for n in notes.values() for c in n.issue_citations}
+    known = cited | {u.repo.lower() for u in config.upstream}
+    if options.upstream is not None and options.upstream.lower() not in known:
+        raise WatchError(f"--upstream {options.upstream}: no [[upstream]] and no note cites it")
 
 
 def _issue_notes(inputs: Inputs, options: CheckOptions) -> list[Note]:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from watcher import __version__, languages, locate, syntax
+from watcher import languages, locate, syntax
 from watcher.locate import Anchor, Found, LocateError
 from watcher.mirrors import Mirror
 from watcher.models import (
@@ -26,6 +26,10 @@ from watcher.models import (
     Verdict,
 )
 from watcher.rules import Compiled, compile_rule
+
+# Part of every cached result's key: bump it whenever locating or judging changes, so
+# that no state/ written by an older watch is taken for this one's verdict.
+JUDGE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ class Plan:
         """Same key, same verdict: the cache key for a result across runs."""
         head = self.head if self.search_repo or not self.files else ""
         files = list(self.files)
-        parts = [__version__, self.item.fingerprint, self.base, self.base_blob, files, head]
+        parts = [JUDGE_VERSION, self.item.fingerprint, self.base, self.base_blob, files, head]
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
     @property
@@ -195,8 +199,13 @@ def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Fou
             plan.item,
             ErrorCode.RULE_BASELINE,
             f"rule {rule.id} ({rule.file}) matches {len(found)} @target nodes in "
-            f"{rule.path} at {plan.base[:12]}; it must match exactly one: "
-            "tighten the query or its `inside` scope",
+            f"{rule.path} at {plan.base[:12]} (the commit of note {plan.item.note}'s citation "
+            f"of that file); it must match exactly one: "
+            + (
+                "tighten the query or its `inside` scope"
+                if found
+                else "check the query against the file at that commit"
+            ),
             where,
         )
     target = found[0]

@@ -74,10 +74,11 @@ class CodeCitation(Frozen):
     cited: str  # the path as cited, `FILE:START-END`
     title: str = ""
     index: int  # position in the note's sources[]
+    suffix: str = ""  # `@COMMIT` when the note cites the same lines at two commits
 
     @property
     def id(self) -> str:
-        return f"{self.note}:{self.cited}"
+        return f"{self.note}:{self.cited}{self.suffix}"
 
 
 class IssueCitation(Frozen):

@@ -119,6 +119,8 @@ def _build(
             errors.append(exc)
             continue
         if isinstance(kind, CodeCitation):
+            if any(c.id == kind.id for c in code):  # same lines cited at another commit
+                kind = kind.model_copy(update={"suffix": f"@{kind.commit[:8]}"})
             code.append(kind)
         elif isinstance(kind, IssueCitation):
             issues.append(kind)
