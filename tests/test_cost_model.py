@@ -21,6 +21,7 @@ import pytest
 from tests.conftest import Project
 from watcher import syntax
 from watcher.check import CheckOptions, run_check
+from watcher.config import Upstream as UpstreamConfig
 from watcher.config import load
 from watcher.gitbuild import Upstream
 from watcher.mirrors import Mirror
@@ -166,6 +167,27 @@ def test_missing_blobs_come_in_one_batch(
     mirror = Mirror(load(project.config_file).upstream[0], load(project.config_file).cache)
     present = mirror.repo.git.cat_file("--batch-all-objects", "--batch-check=%(objecttype)")
     assert present.split().count("blob") == count  # the cited blobs, and no other
+
+
+def test_mirror_counts_one_round_trip_per_batch_and_reads_without_fetching(
+    upstream: Upstream, tmp_path: Path, trace: Trace
+) -> None:
+    files = {f"src/f{i}.rs": module(NAMES, salt=10 * i) for i in range(20)}
+    head = upstream.commit("base (#1)", files)
+    publish(upstream)
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    trace.start()
+    mirror.sync()
+    blobs = [b for p in files if (b := mirror.blob_id(head, p)) is not None]
+
+    mirror.prefetch(blobs[:12])
+    mirror.prefetch(blobs)  # only the 8 still missing
+    mirror.prefetch(blobs)  # nothing missing: no round trip
+    texts = [mirror.read(b) for b in blobs]
+
+    assert (mirror.round_trips, mirror.blobs_fetched) == (3, 20)  # sync + two batches
+    assert trace.upload_packs() == 3  # reading went to the local objects only
+    assert {t.decode() for t in texts} == set(files.values())
 
 
 TURN = "src/turn.rs"
