@@ -135,6 +135,9 @@ def warm(b: Bench, config: Path) -> list[Probe]:
     probes = [b.watch(config) for _ in range(REPEAT)]
     best = min(probes, key=lambda p: p.run.wall)
     floor = _floor(b)
+    imports = min(
+        run([sys.executable, "-c", "import watcher.check"], cwd=ROOT).wall for _ in range(REPEAT)
+    )
     parses = max(p.parses for p in probes)
     heavy = sorted({m for p in probes for m in p.imported} & {"github", "apscheduler"})
     items = len(best.report["results"])
@@ -142,6 +145,8 @@ def warm(b: Bench, config: Path) -> list[Probe]:
         Row(f"warm, unchanged ({items} items): wall", _s(best.run.wall), _s(floor) + " (floor)",
             _ratio(best.run.wall, floor), "<= 2.0", best.run.wall <= 2 * floor,
             max(p.run.rss_mb for p in probes)),
+        Row("  (python -c 'import watcher.check' alone)", _s(imports), _s(floor) + " (floor)",
+            _ratio(imports, floor), "", None),
         Row("warm, unchanged: parses", str(parses), "0", "", "0", parses == 0),
         Row("warm, unchanged: fetches (connections)", str(best.connections), "1", "", "", None),
         Row("warm: PyGithub/APScheduler imported", ", ".join(heavy) or "none", "none", "",
