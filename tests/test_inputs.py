@@ -89,6 +89,20 @@ RULES = [
         "query line 2 column 10",
     ),
     Bad(
+        "query cut short",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '''\n"
+        "(function_item\n  name: (identifier) @n\n'''\n",
+        "rules/bad.toml:7",
+        "query line 2: query error: Unexpected EOF",
+    ),
+    Bad(
+        "predicate arguments",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '((function_item) @target (#eq? @target))'\n",
+        "rules/bad.toml:5",
+        "query line 1: query error: Invalid predicate",
+    ),
+    Bad(
         "no target capture",
         "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '(function_item) @fn'\n",
         "rules/bad.toml:1",

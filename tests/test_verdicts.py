@@ -387,3 +387,22 @@ def test_same_lines_cited_at_two_commits_are_two_items(
     verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
     assert verdicts == {f"n:{CITED}": "changed", f"n:{CITED}@{second[:8]}": "fresh"}
     assert syntax.STATS.parses == 0  # both stay cached: neither overwrites the other
+
+
+def test_ambiguous_abbreviated_commit_lists_the_candidates(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: dict[str, str] = {}
+    for n in range(2000):  # pinned dates: the same ids, so the same collision, every run
+        sha = upstream.commit(f"c{n}", {LIB: SOURCE} if n == 0 else None)
+        if sha[:4] in seen:
+            break
+        seen[sha[:4]] = sha
+    project.note("n", f"{sha[:4]} {CITED}")
+
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    [result] = json.loads(out)["results"]
+    assert (code, result["error"]) == (2, "baseline-unreachable")
+    assert f"commit {sha[:4]} is ambiguous" in result["message"]
+    assert seen[sha[:4]][:12] in result["message"] and sha[:12] in result["message"]

@@ -35,6 +35,7 @@ class CheckOptions(BaseModel):
     no_issues: bool = False
     implicit_upstreams: bool = True
     citations: bool = True  # False: rules only (`watch rules lint`)
+    issue_citations: bool = True  # False: no GitHub reads (`watch fix`)
     wait: float = 0.0
 
     @property
@@ -72,7 +73,7 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
             status, found = check_upstream(config, upstream, items, options, progress or _Quiet())
             statuses.append(status)
             results.extend(found)
-        if options.rule is None and options.citations:
+        if options.rule is None and options.citations and options.issue_citations:
             notes = _issue_notes(inputs, options)
             results += tracked_issues.check(config, notes, offline=options.offline)
         results.sort(key=lambda r: (-r.verdict.severity, r.note, r.id))

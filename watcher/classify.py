@@ -111,12 +111,7 @@ def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Resu
     """Resolve the baseline and find the file at HEAD (renames included), reading no blob."""
     base = mirror.resolve_or_fetch(item.commit, offline=offline)
     if base is None:
-        return error(
-            item,
-            ErrorCode.BASELINE_UNREACHABLE,
-            f"commit {item.commit} is not in {item.repo} (branch or fetchable); "
-            "check the note's commit",
-        )
+        return error(item, ErrorCode.BASELINE_UNREACHABLE, _unreachable(mirror, item))
     base_blob = mirror.blob_id(base, item.path)
     if base_blob is None:
         return error(
@@ -255,7 +250,7 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         )
     else:
         verdict = _location_verdict(found, rule.path, target.start_line, target.end_line)
-        message = _message(verdict, current)
+        message = _message(verdict, current, rule=True)
     diff = unified(target.text, found.text) if not found.identical else None
     return _result(plan, verdict, baseline, current, message, diff=diff, claims=results)
 
@@ -336,11 +331,23 @@ def _missing(item: Item) -> str:
     return f"not found at HEAD in {where}"
 
 
-def _message(verdict: Verdict, current: Location) -> str:
+def _unreachable(mirror: Mirror, item: Item) -> str:
+    candidates = mirror.commits_like(item.commit)
+    if len(candidates) > 1:
+        listed = ", ".join(f"{c[:12]} ({mirror.info(c).summary})" for c in candidates[:4])
+        return f"commit {item.commit} is ambiguous in {item.repo}: {listed}; cite more digits"
+    return (
+        f"commit {item.commit} is not in {item.repo} (not on the branch, and not fetchable); "
+        "check the note's commit"
+    )
+
+
+def _message(verdict: Verdict, current: Location, *, rule: bool = False) -> str:
     lines = f":{current.start_line}-{current.end_line}" if current.start_line else ""
+    moved = "the rule still finds it" if rule else "update the citation (`watch fix`)"
     return {
         Verdict.FRESH: "unchanged at HEAD",
-        Verdict.MOVED: f"unchanged, now at {current.path}{lines}: update the citation",
+        Verdict.MOVED: f"unchanged, now at {current.path}{lines}: {moved}",
         Verdict.CHANGED: f"text differs at {current.path}{lines}: re-verify the note",
     }[verdict]
 

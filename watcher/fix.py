@@ -30,7 +30,8 @@ class Fix:
 def fix(config_file: Path, *, write: bool, offline: bool, out: TextIO) -> int:
     """Print every moved citation's update; with `write`, apply them to the notes."""
     config = config_mod.load(config_file)
-    report = run_check(config, CheckOptions(offline=offline, no_issues=True))
+    options = CheckOptions(offline=offline, no_issues=True, issue_citations=False)
+    report = run_check(config, options)
     notes = load_notes(config.notes, display_root=config.root).notes
     fixes = [f for r in report.results if (f := _fix_for(r, notes)) is not None]
     for item in fixes:

@@ -193,6 +193,16 @@ class Mirror:
             found = self.resolve(rev)
         return found
 
+    def commits_like(self, prefix: str) -> list[str]:
+        """Every commit whose id starts with `prefix` (more than one: it is ambiguous)."""
+        from git import GitCommandError
+
+        try:
+            out = str(self.repo.git.rev_parse(f"--disambiguate={prefix}"))
+        except GitCommandError:
+            return []
+        return [o for o in out.split() if self.repo.git.cat_file("-t", o).strip() == "commit"]
+
     def blob_id(self, commit: str, path: str) -> str | None:
         """The blob of `path` at `commit`, from the trees alone (no blob is fetched)."""
         try:

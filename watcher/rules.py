@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tree_sitter import Query
 
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-QUERY_POSITION = re.compile(r"row (\d+), column (\d+)")
+QUERY_POSITION = re.compile(r"row (\d+)(?:, column (\d+))?")
 
 
 class _RawClaim(BaseModel):
@@ -226,11 +226,14 @@ def _query_error(
     rule: Rule, key: str, query: str, message: str, file_text: str | None
 ) -> RuleError:
     position = QUERY_POSITION.search(message)
-    row, column = (int(position.group(1)), int(position.group(2))) if position else (0, 0)
+    if position:
+        row, column = int(position.group(1)), position.group(2)
+    else:  # "Unexpected EOF": the query ends too early, say where it ends
+        row, column = query.rstrip().count("\n"), None
     line = None
     if file_text is not None and (at := file_text.find(query)) >= 0:
         line = file_text.count("\n", 0, at) + 1 + row
-    where = f"{key} line {row + 1} column {column + 1}"
+    where = f"{key} line {row + 1}" + (f" column {int(column) + 1}" if column else "")
     return RuleError(
         rule.file,
         f"rule {rule.id}: {where}: query error: {message}; "
