@@ -93,7 +93,7 @@ class Bench:
         return Probe(
             run=done, report=json.loads(done.stdout), parses=stats.get("parses", -1),
             parsed_blobs=stats.get("parsed_blobs", []), imported=stats.get("imported", []),
-            walk_seconds=stats.get("walk_seconds", 0.0),
+            walk_seconds=stats.get("walk_seconds", 0.0) if stats.get("walks", 0) > 0 else -1.0,
             connections=self.counter.connections, bytes_down=self.counter.bytes_down,
         )  # fmt: skip
 
@@ -194,7 +194,8 @@ def attribution(b: Bench, url: str) -> None:
     same = found == answer == m.flip
     span = checked(["git", "-C", str(b.full), "rev-list", "--count", "--first-parent",
                     f"{m.baseline}..{m.head}"]).stdout.strip()  # fmt: skip
-    walk = probe.walk_seconds
+    # Without a timed walk (none ran, or the function moved) the whole process counts.
+    walk = probe.walk_seconds if probe.walk_seconds >= 0 else probe.run.wall
     b.add(
         Row(f"introduced_by over {span} first-parent commits", _s(walk) + " (walk)",
             _s(log_l.wall) + " (git log -L)", _ratio(log_l.wall, walk) + "x faster",
