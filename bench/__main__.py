@@ -40,16 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     with serve(out / "upstream") as (base_url, counter):
-        url = f"{base_url}/codex.git"
         bench = Bench(out, manifest, base_url, counter)
-        config = site.write_config(out / "site", url)
+        config = site.write_config(out / "site", bench.repo_url)
         for step in (measure.cold, measure.warm, measure.one_change):
-            print(
-                f"measuring: {step.__doc__.splitlines()[0] if step.__doc__ else step.__name__}",
-                file=sys.stderr,
-            )
+            print(f"measuring: {(step.__doc__ or step.__name__).splitlines()[0]}", file=sys.stderr)
             step(bench, config)
-        measure.attribution(bench, url)
+        measure.attribution(bench)
         measure.memory(bench)
     print(render(bench.rows))
     print(f"\nwhole bench: {time.perf_counter() - started:.0f} s; work folder: {out}")

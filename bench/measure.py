@@ -74,6 +74,10 @@ class Bench:
         return self.out / "full.git"
 
     @property
+    def repo_url(self) -> str:
+        return f"{self.url}/{UPSTREAM}"
+
+    @property
     def upstream(self) -> Path:
         return self.out / "upstream" / UPSTREAM
 
@@ -105,7 +109,7 @@ def full_clone(b: Bench) -> tuple[Run, int]:
     """The baseline for a first run: `git clone --mirror` of everything."""
     shutil.rmtree(b.full, ignore_errors=True)
     b.counter.reset()
-    done = checked(["git", "clone", "--quiet", "--mirror", f"{b.url}/{UPSTREAM}", str(b.full)])
+    done = checked(["git", "clone", "--quiet", "--mirror", b.repo_url, str(b.full)])
     return done, b.counter.bytes_down
 
 
@@ -116,6 +120,7 @@ def cold(b: Bench, config: Path) -> Probe:
         shutil.rmtree(b.site / folder, ignore_errors=True)
     probe = b.watch(config)
     got = probe.bytes_down
+    on_disk, full_on_disk = _size_pack(b.site / "cache"), _size_pack(b.full)
     b.add(
         Row("cold: bytes received", _mb(got), _mb(clone_bytes) + " (clone --mirror)",
             _ratio(got, clone_bytes), "<= 0.15", got <= 0.15 * clone_bytes, probe.run.rss_mb),
@@ -123,9 +128,8 @@ def cold(b: Bench, config: Path) -> Probe:
             _ratio(probe.run.wall, clone.wall), "", None),
         Row("cold: fetches (connections)", str(probe.connections), "1 (clone --mirror)", "", "",
             None),
-        Row("  (mirror on disk: size-pack)", _mb(_size_pack(b.site / "cache")),
-            _mb(_size_pack(b.full)), _ratio(_size_pack(b.site / "cache"), _size_pack(b.full)),
-            "", None),
+        Row("  (mirror on disk: size-pack)", _mb(on_disk), _mb(full_on_disk),
+            _ratio(on_disk, full_on_disk), "", None),
     )  # fmt: skip
     return probe
 
@@ -176,9 +180,11 @@ def one_change(b: Bench, config: Path) -> Probe:
     return probe
 
 
-def attribution(b: Bench, url: str) -> None:
+def attribution(b: Bench) -> None:
     """`introduced_by` of the construct that flips, against `git log -L` on the full mirror."""
-    config = site.write_config(b.site, url, name="config-attribution.toml", suffix="-attribution")
+    config = site.write_config(
+        b.site, b.repo_url, name="config-attribution.toml", suffix="-attribution"
+    )
     # A fresh state and cache, holding only a copy of the mirror (its blobs are there, as the
     # full mirror's are for git log -L): nothing a previous run computed can be reused.
     for folder in ("state-attribution", "cache-attribution"):
@@ -209,6 +215,7 @@ def attribution(b: Bench, url: str) -> None:
 
 
 def memory(b: Bench) -> None:
+    """The worst peak resident memory of any watch run so far."""
     peak = max(r.rss_mb for r in b.rows if r.rss_mb is not None)
     b.add(Row("peak RSS, worst watch run", f"{peak:.0f} MB", "", "", "<= 300 MB", peak <= 300))
 
