@@ -255,18 +255,26 @@ def judge_all(
         p for p in plans if isinstance(p, Plan) and cache.get(p.item.id, {}).get("key") != p.key
     ]
     mirror.prefetch(b for p in fresh for b in p.blobs)
+    tags = mirror.tags_key(upstream.release_tags)
+    same_tags = saved.get("tags") == tags  # else every cached release is recomputed
     results = []
     for planned in plans:
         if isinstance(planned, Result):
             results.append(planned)
             continue
-        results.append(_judge_one(mirror, upstream, planned, cache.get(planned.item.id)))
-    _save(file, upstream, head, saved, plans, results, prune=not options.filtered)
+        cached = cache.get(planned.item.id)
+        results.append(_judge_one(mirror, upstream, planned, cached, same_tags=same_tags))
+    _save(file, upstream, head, saved, plans, results, tags, prune=not options.filtered)
     return results
 
 
 def _judge_one(
-    mirror: Mirror, upstream: Upstream, plan: Plan, cached: dict[str, Any] | None
+    mirror: Mirror,
+    upstream: Upstream,
+    plan: Plan,
+    cached: dict[str, Any] | None,
+    *,
+    same_tags: bool,
 ) -> Result:
     if cached and cached.get("key") == plan.key:
         result = Result.model_validate(cached["result"])
@@ -274,6 +282,8 @@ def _judge_one(
             result = result.model_copy(
                 update={"current": result.current.model_copy(update={"commit": plan.head})}
             )
+        if same_tags:
+            return result
         return result.model_copy(
             update={"released_in": attribute.released_in(mirror, result, upstream.release_tags)}
         )
@@ -288,6 +298,7 @@ def _save(
     saved: dict[str, Any],
     plans: list[Plan | Result],
     results: list[Result],
+    tags: str,
     *,
     prune: bool,
 ) -> None:
@@ -303,6 +314,7 @@ def _save(
             "url": upstream.fetch_url,
             "branch": upstream.branch,
             "head": head,
+            "tags": tags,
             "items": items,
         },
     )

@@ -14,6 +14,8 @@ from watcher.config import display_path
 from watcher.errors import NoteError
 from watcher.models import CodeCitation, IssueCitation, Note
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
+
 REPO_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 PERMALINK = re.compile(
     r"^https?://github\.com/([\w.-]+)/([\w.-]+)/blob/([0-9a-fA-F]{4,40})/([^#?]+)"
@@ -67,8 +69,8 @@ def parse_note(raw: bytes, file: str) -> tuple[Note, list[NoteError]]:
         raise NoteError(file, f"not UTF-8 (byte {exc.start}); save the file as UTF-8") from None
     front, offset = _front_matter(text, file)
     try:
-        node = yaml.compose(front, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(front)
+        node = yaml.compose(front, Loader=_LOADER)
+        data = yaml.load(front, Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = offset + mark.line + 1 if mark else None
