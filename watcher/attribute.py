@@ -21,7 +21,7 @@ from watcher.mirrors import Mirror
 from watcher.models import Attribution, Result, Verdict
 
 PR = re.compile(r"\(#(\d+)\)|Merge pull request #(\d+)")
-BATCH = 64  # blobs fetched per round trip while walking back
+BATCH = 32  # versions fetched in the first round trip back; each later one doubles
 
 Files = tuple[tuple[str, str], ...]  # (path, blob) of the item's files at one commit
 
@@ -62,9 +62,12 @@ def introduced_by(mirror: Mirror, plan: Plan, result: Result) -> str | None:
     start, steps = history(mirror, plan.base, plan.head, _paths(plan, result), plan.item.path)
     target = _category(result.verdict)
     mirror.prefetch(b for _, b in start)
+    fetched, batch = len(steps), BATCH  # steps[fetched:] have their blobs here
     for index in range(len(steps) - 1, -1, -1):
-        if (len(steps) - 1 - index) % BATCH == 0:
-            _prefetch_back(mirror, steps, index)
+        if index < fetched:
+            fetched = max(0, index - batch)
+            mirror.prefetch(b for step in steps[fetched : index + 1] for _, b in step.files)
+            batch *= 2  # a long walk costs log2(versions) round trips, a short one one
         before = steps[index - 1].files if index else start
         if state(before) != target:
             return steps[index].commit
@@ -159,9 +162,3 @@ def _files_at(mirror: Mirror, commit: str, paths: list[str], primary: str) -> Fi
 def _ordered(files: dict[str, str], primary: str) -> Files:
     """The primary path first (it is preferred when the item is found in several)."""
     return tuple(sorted(files.items(), key=lambda pb: (pb[0] != primary, pb[0])))
-
-
-def _prefetch_back(mirror: Mirror, steps: list[Step], index: int) -> None:
-    """Fetch the blobs of the next BATCH steps back from `index` in one round trip."""
-    window = steps[max(0, index - BATCH) : index + 1]
-    mirror.prefetch(b for step in window for _, b in step.files)
