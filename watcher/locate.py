@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from watcher.syntax import Parsed, normalize
+from watcher.syntax import Parsed, node_tokens, normalize
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -236,8 +236,6 @@ def _outermost(nodes: list[Node]) -> list[Node]:
 
 
 def _target(path: str, parsed: Parsed, node: Node, captures: dict[str, list[Node]]) -> Found:
-    first = parsed.token_index_at_byte(node.start_byte)
-    end = parsed.token_index_at_byte(node.end_byte)
     texts = {
         name: normalize(" ".join((n.text or b"").decode("utf-8", errors="replace") for n in nodes))
         for name, nodes in captures.items()
@@ -249,7 +247,7 @@ def _target(path: str, parsed: Parsed, node: Node, captures: dict[str, list[Node
         end_line,
         False,
         _lines(parsed, start_line, end_line),
-        parsed.token_texts(first, end),
+        node_tokens(node, parsed.source),
         dict(texts),
     )
 

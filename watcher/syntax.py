@@ -8,6 +8,7 @@ about a megabyte, not the tens of megabytes one object per token would.
 from __future__ import annotations
 
 import bisect
+import functools
 import sys
 from array import array
 from collections import OrderedDict
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 # Node types written above a definition that belong to it (Rust's `#[derive(..)]`).
 ATTRIBUTES = frozenset({"attribute_item"})
-CACHE_TOKENS = 1_000_000  # parses kept in a process, counted in tokens
+CACHE_BYTES = 24 * 2**20  # parses kept in a process, counted in bytes of source
 
 
 @dataclass
@@ -73,14 +74,29 @@ class Tokens:
         self.start_bytes.append(start_byte)
 
 
-@dataclass
 class Parsed:
-    blob: str
-    language: str  # a registered language, or TEXT for files tree-sitter cannot read
-    tree: Tree | None
-    source: bytes
-    tokens: Tokens
-    definitions: list[Definition]
+    """A parsed blob. Its tokens and definitions are read off the tree on first use:
+    a rule's query needs only the tree, so walks that judge rules never pay for them."""
+
+    def __init__(self, blob: str, language: str, tree: Tree | None, source: bytes) -> None:
+        self.blob = blob
+        self.language = language  # a registered language, or TEXT for other files
+        self.tree = tree
+        self.source = source
+
+    @functools.cached_property
+    def _index(self) -> tuple[Tokens, list[Definition]]:
+        if self.tree is None:
+            return _words(self.source), []
+        return _index(self.tree.root_node, self.source, LANGUAGES[self.language].definitions)
+
+    @property
+    def tokens(self) -> Tokens:
+        return self._index[0]
+
+    @property
+    def definitions(self) -> list[Definition]:
+        return self._index[1]
 
     def token_texts(self, start: int = 0, end: int | None = None) -> tuple[str, ...]:
         return tuple(self.tokens.texts[start:end])
@@ -107,13 +123,13 @@ class Parsed:
 
     @property
     def size(self) -> int:
-        return len(self.tokens.texts)
+        return len(self.source)
 
 
 class _Cache:
-    """An LRU of parses by (blob id, language), bounded by the tokens it holds."""
+    """An LRU of parses by (blob id, language), bounded by the bytes of source it holds."""
 
-    def __init__(self, budget: int = CACHE_TOKENS) -> None:
+    def __init__(self, budget: int = CACHE_BYTES) -> None:
         self.budget = budget
         self.held = 0
         self.items: OrderedDict[tuple[str, str], Parsed] = OrderedDict()
@@ -145,10 +161,17 @@ def _parse(blob: str, language: str, source: bytes) -> Parsed:
 
     STATS.parses += 1
     STATS.parsed_blobs.append(blob)
-    if language == TEXT:
-        return Parsed(blob, language, None, source, _words(source), [])
-    tree = Parser(grammar(language)).parse(source)
-    tokens, spans = _walk(tree, source, LANGUAGES[language].definitions)
+    tree = None if language == TEXT else Parser(grammar(language)).parse(source)
+    return Parsed(blob, language, tree, source)
+
+
+def node_tokens(node: Node, source: bytes) -> tuple[str, ...]:
+    """The token texts of one node's subtree (comments left out)."""
+    return tuple(_walk(node, source, frozenset())[0].texts)
+
+
+def _index(root: Node, source: bytes, kinds: frozenset[str]) -> tuple[Tokens, list[Definition]]:
+    tokens, spans = _walk(root, source, kinds)
     starts = tokens.start_bytes
     definitions = []
     for node, names in spans:
@@ -164,11 +187,11 @@ def _parse(blob: str, language: str, source: bytes) -> Parsed:
                 end_token=bisect.bisect_left(starts, node.end_byte),
             )
         )
-    return Parsed(blob, language, tree, source, tokens, definitions)
+    return tokens, definitions
 
 
 def _walk(
-    tree: Tree, source: bytes, kinds: frozenset[str]
+    root: Node, source: bytes, kinds: frozenset[str]
 ) -> tuple[Tokens, list[tuple[Node, tuple[str, ...]]]]:
     """Leaf tokens (comments left out) and named definitions, in document order.
 
@@ -177,7 +200,7 @@ def _walk(
     tokens = Tokens()
     spans: list[tuple[Node, tuple[str, ...]]] = []
     enclosing: list[tuple[int, str]] = []  # (depth, name) of the definitions we are in
-    cursor = tree.walk()
+    cursor = root.walk()
     depth, descend = 0, True
     while True:
         node = cursor.node
