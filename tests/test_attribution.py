@@ -143,3 +143,20 @@ def test_a_pre_release_comes_before_its_release(
     upstream.tag("v2.0.0")
 
     assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v2.0.0-beta.1"
+
+
+def test_a_filtered_run_does_not_hide_a_new_release_from_the_next_run(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:1-4")
+    project.note("m", f"{base} {LIB}:6-8")
+    upstream.commit("change both (#60)", {LIB: V1.replace("= 1", "= 5").replace("    7", "    9")})
+    _check(project, capsys)
+    upstream.tag("v3.0.0")
+
+    project.run(
+        "check", "--format", "json", "--note", "m", capsys=capsys
+    )  # sees the tag for m only
+
+    assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v3.0.0"

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -264,6 +265,10 @@ def judge_all(
             continue
         cached = cache.get(planned.item.id)
         results.append(_judge_one(mirror, upstream, planned, cached, same_tags=same_tags))
+    # A filtered run leaves other items' releases as they were: it may only record the
+    # new tags when it recomputed every release, or when the tags did not move.
+    if options.filtered and not same_tags:
+        tags = str(saved.get("tags", ""))
     _save(file, upstream, head, saved, plans, results, tags, prune=not options.filtered)
     return results
 
@@ -292,7 +297,7 @@ def _judge_one(
 
 
 def _save(
-    file: Any,
+    file: Path,
     upstream: Upstream,
     head: str,
     saved: dict[str, Any],
