@@ -110,7 +110,7 @@ def evaluate(rule: Rule, source: str) -> list[Found]:
     """Distinct @target matches of the rule in `source`, scoped by `inside` (SPEC 3.2)."""
     compiled = compile_rule(rule)
     raw = source.encode()
-    parsed = parse(hashlib.sha1(raw).hexdigest(), compiled.language, raw)
+    parsed = parse(hashlib.sha1(raw).hexdigest(), compiled.language, lambda: raw)
     return targets(compiled, rule.path, parsed)
 
 

@@ -147,9 +147,8 @@ def judge(mirror: Mirror, plan: Plan) -> Result:
 
 
 def parse_at(mirror: Mirror, path: str, blob: str, language: str | None = None) -> syntax.Parsed:
-    return syntax.parse(
-        blob, language or languages.for_path(path) or syntax.TEXT, mirror.read(blob)
-    )
+    language = language or languages.for_path(path) or syntax.TEXT
+    return syntax.parse(blob, language, lambda: mirror.read(blob))
 
 
 # --- citations ------------------------------------------------------------------------

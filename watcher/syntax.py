@@ -12,6 +12,7 @@ import functools
 import sys
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 # Node types written above a definition that belong to it (Rust's `#[derive(..)]`).
 ATTRIBUTES = frozenset({"attribute_item"})
-CACHE_BYTES = 24 * 2**20  # parses kept in a process, counted in bytes of source
+CACHE_BYTES = 4 * 2**20  # parses kept, in bytes of source (a tree takes ~20x its source)
 
 
 @dataclass
@@ -134,12 +135,12 @@ class _Cache:
         self.held = 0
         self.items: OrderedDict[tuple[str, str], Parsed] = OrderedDict()
 
-    def get(self, blob: str, language: str, source: bytes) -> Parsed:
+    def get(self, blob: str, language: str, load: Callable[[], bytes]) -> Parsed:
         key = (blob, language)
         if key in self.items:
             self.items.move_to_end(key)
             return self.items[key]
-        parsed = _parse(blob, language, source)
+        parsed = _parse(blob, language, load())
         self.items[key] = parsed
         self.held += parsed.size
         while self.held > self.budget and len(self.items) > 1:
@@ -151,9 +152,10 @@ class _Cache:
 _CACHE = _Cache()
 
 
-def parse(blob: str, language: str, source: bytes) -> Parsed:
-    """The parse of a blob, from the cache when this process has parsed it before."""
-    return _CACHE.get(blob, language, source)
+def parse(blob: str, language: str, load: Callable[[], bytes]) -> Parsed:
+    """The parse of a blob, from the cache when this process has parsed it before
+    (then its bytes are not even read: `load` is called only on a miss)."""
+    return _CACHE.get(blob, language, load)
 
 
 def _parse(blob: str, language: str, source: bytes) -> Parsed:
