@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from watcher import languages, locate, syntax
 from watcher.locate import Anchor, Found, LocateError
@@ -93,18 +94,17 @@ class Plan:
         return [self.base_blob, *(blob for _, blob in self.files)]
 
 
-def error(item: Item, code: ErrorCode, message: str, baseline: Location | None = None) -> Result:
+def result(item: Item, verdict: Verdict, message: str, **fields: Any) -> Result:
+    """A result for `item`; `fields` are the rest of Result (baseline, current, ...)."""
+    kind = "rule" if item.rule else "citation"
     return Result(
-        id=item.id,
-        kind="rule" if item.kind == "rule" else "citation",
-        note=item.note,
-        note_file=item.note_file,
-        repo=item.repo,
-        verdict=Verdict.ERROR,
-        baseline=baseline,
-        message=message,
-        error=code,
-    )
+        id=item.id, kind=kind, note=item.note, note_file=item.note_file, repo=item.repo,
+        verdict=verdict, message=message, **fields,
+    )  # fmt: skip
+
+
+def error(item: Item, code: ErrorCode, message: str, baseline: Location | None = None) -> Result:
+    return result(item, Verdict.ERROR, message, baseline=baseline, error=code)
 
 
 def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Result:
@@ -309,19 +309,8 @@ def _result(
     diff: str | None,
     claims: tuple[ClaimResult, ...] = (),
 ) -> Result:
-    item = plan.item
-    return Result(
-        id=item.id,
-        kind="rule" if item.rule else "citation",
-        note=item.note,
-        note_file=item.note_file,
-        repo=item.repo,
-        verdict=verdict,
-        baseline=baseline,
-        current=current,
-        claims=claims,
-        diff=diff,
-        message=message,
+    return result(
+        plan.item, verdict, message, baseline=baseline, current=current, claims=claims, diff=diff
     )
 
 
