@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from watcher import classify, locate
@@ -20,6 +20,7 @@ from watcher.classify import Plan
 from watcher.mirrors import Mirror
 from watcher.models import Attribution, Result, Verdict
 
+STALE = (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING)
 PR = re.compile(r"\(#(\d+)\)|Merge pull request #(\d+)")
 BATCH = 32  # versions fetched in the first round trip back; each later one doubles
 
@@ -32,19 +33,32 @@ class Step:
     files: Files  # the item's files after this commit
 
 
-def attribute(mirror: Mirror, plan: Plan, result: Result, release_tags: str) -> Result:
-    """The result with `introduced_by` and `released_in` filled in for stale verdicts."""
-    if result.verdict not in (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING):
-        return result
-    commit = introduced_by(mirror, plan, result)
-    if commit is None:
-        return result
-    return result.model_copy(
-        update={
-            "introduced_by": attribution(mirror, commit),
-            "released_in": mirror.first_release(commit, release_tags),
-        }
-    )
+def attribute(
+    mirror: Mirror, judged: Sequence[tuple[Plan, Result]], release_tags: str
+) -> list[Result]:
+    """The results with `introduced_by` and `released_in` filled in for stale verdicts.
+
+    Items that share a baseline and files (several citations of one file, a rule and
+    the citation it guards) walk that file's history together, in lock-step, so each
+    version is parsed once for all of them.
+    """
+    groups: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
+    for index, (plan, result) in enumerate(judged):
+        if result.verdict in STALE:
+            key = (plan.base, plan.head, tuple(_paths(plan, result)))
+            groups.setdefault(key, []).append(index)
+    out = [result for _, result in judged]
+    for members in groups.values():
+        commits = introduced_by(mirror, [judged[i] for i in members])
+        for index, commit in zip(members, commits, strict=True):
+            if commit is not None:
+                out[index] = out[index].model_copy(
+                    update={
+                        "introduced_by": attribution(mirror, commit),
+                        "released_in": mirror.first_release(commit, release_tags),
+                    }
+                )
+    return out
 
 
 def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None:
@@ -54,24 +68,31 @@ def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None
     return mirror.first_release(result.introduced_by.commit, release_tags)
 
 
-def introduced_by(mirror: Mirror, plan: Plan, result: Result) -> str | None:
-    """The first commit of the run of commits in which the item has its HEAD state."""
-    state = state_function(mirror, plan)
-    if state is None:
-        return None
+def introduced_by(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> list[str | None]:
+    """For items with one baseline and the same files: the first commit of the run of
+    commits in which each has its HEAD state (None when it cannot be told)."""
+    plan, result = items[0]
+    found: list[str | None] = [None] * len(items)
+    waiting = {}  # item index -> (its state function, the state it has at HEAD)
+    for index, (item_plan, item_result) in enumerate(items):
+        state = state_function(mirror, item_plan)
+        if state is not None:
+            waiting[index] = (state, _category(item_result.verdict))
     start, steps = history(mirror, plan.base, plan.head, _paths(plan, result), plan.item.path)
-    target = _category(result.verdict)
     mirror.prefetch(b for _, b in start)
     fetched, batch = len(steps), BATCH  # steps[fetched:] have their blobs here
     for index in range(len(steps) - 1, -1, -1):
+        if not waiting:
+            break
         if index < fetched:
             fetched = max(0, index - batch)
             mirror.prefetch(b for step in steps[fetched : index + 1] for _, b in step.files)
             batch *= 2  # a long walk costs log2(versions) round trips, a short one one
         before = steps[index - 1].files if index else start
-        if state(before) != target:
-            return steps[index].commit
-    return None
+        for item in [i for i, (state, target) in waiting.items() if state(before) != target]:
+            found[item] = steps[index].commit
+            del waiting[item]
+    return found
 
 
 def history(

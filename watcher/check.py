@@ -258,13 +258,20 @@ def judge_all(
     mirror.prefetch(b for p in fresh for b in p.blobs)
     tags = mirror.tags_key(upstream.release_tags)
     same_tags = saved.get("tags") == tags  # else every cached release is recomputed
-    results = []
+    results: list[Result] = []
+    judged: dict[int, tuple[Plan, Result]] = {}  # position -> judged now, not from the cache
     for planned in plans:
+        cached = cache.get(planned.item.id) if isinstance(planned, Plan) else None
         if isinstance(planned, Result):
             results.append(planned)
-            continue
-        cached = cache.get(planned.item.id)
-        results.append(_judge_one(mirror, upstream, planned, cached, same_tags=same_tags))
+        elif cached and cached.get("key") == planned.key:
+            results.append(_from_cache(mirror, upstream, planned, cached, same_tags=same_tags))
+        else:
+            judged[len(results)] = (planned, classify.judge(mirror, planned))
+            results.append(judged[len(results)][1])
+    attributed = attribute.attribute(mirror, list(judged.values()), upstream.release_tags)
+    for position, result in zip(judged, attributed, strict=True):
+        results[position] = result
     # A filtered run leaves other items' releases as they were: it may only record the
     # new tags when it recomputed every release, or when the tags did not move.
     if options.filtered and not same_tags:
@@ -273,27 +280,25 @@ def judge_all(
     return results
 
 
-def _judge_one(
+def _from_cache(
     mirror: Mirror,
     upstream: Upstream,
     plan: Plan,
-    cached: dict[str, Any] | None,
+    cached: dict[str, Any],
     *,
     same_tags: bool,
 ) -> Result:
-    if cached and cached.get("key") == plan.key:
-        result = Result.model_validate(cached["result"])
-        if result.current is not None:
-            result = result.model_copy(
-                update={"current": result.current.model_copy(update={"commit": plan.head})}
-            )
-        if same_tags:
-            return result
-        return result.model_copy(
-            update={"released_in": attribute.released_in(mirror, result, upstream.release_tags)}
+    """A result from an earlier run with the same key: same item, baseline and blobs."""
+    result = Result.model_validate(cached["result"])
+    if result.current is not None:
+        result = result.model_copy(
+            update={"current": result.current.model_copy(update={"commit": plan.head})}
         )
-    result = classify.judge(mirror, plan)
-    return attribute.attribute(mirror, plan, result, upstream.release_tags)
+    if same_tags:
+        return result
+    return result.model_copy(
+        update={"released_in": attribute.released_in(mirror, result, upstream.release_tags)}
+    )
 
 
 def _save(
