@@ -160,3 +160,29 @@ def test_a_filtered_run_does_not_hide_a_new_release_from_the_next_run(
     )  # sees the tag for m only
 
     assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v3.0.0"
+
+
+def test_citations_of_one_file_walk_its_history_once(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    from collections import Counter
+
+    from watcher import syntax
+
+    monkeypatch.setattr(syntax._CACHE, "budget", 1)  # keeps one parse: no reuse by luck
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:1-4", f"{base} {LIB}:6-8", f"{base} {LIB}:1-8")
+    upstream.commit("change both (#70)", {LIB: V1.replace("= 1", "= 2").replace("    7", "    9")})
+    middle = []
+    for n in range(6):
+        changed = V1.replace("= 1", "= 2").replace("    7", "    9")
+        upstream.commit(f"edit {n}", {LIB: changed.replace("legacy\n}", f"legacy + {n}\n}}")})
+        middle.append(upstream.git("rev-parse", f"HEAD:{LIB}"))
+    syntax.STATS.reset()
+
+    results = _check(project, capsys)
+
+    assert {r["introduced_by"]["pr"] for r in results.values()} == {70}
+    counts = Counter(syntax.STATS.parsed_blobs)
+    assert [counts[blob] for blob in middle[:-1]] == [1] * 5  # every version between, once
