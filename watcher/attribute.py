@@ -133,8 +133,8 @@ def state_function(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
         anchor = classify.anchor_of(mirror, plan)
 
         def citation_state(files: Files) -> str:
-            found = classify.find_citation(mirror, anchor, files)
-            return "missing" if found is None else ("same" if found.identical else "changed")
+            parsed = [(p, classify.parse_at(mirror, p, b)) for p, b in files]
+            return locate.category(anchor, parsed)
 
         return functools.cache(citation_state)
     base = classify.rule_baseline(mirror, plan, rule)
