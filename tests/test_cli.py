@@ -115,6 +115,7 @@ def test_notes_command(stale: Project, capsys: pytest.CaptureFixture[str]) -> No
     code, out, _ = stale.run("notes", capsys=capsys)
     assert code == 0
     assert f"{LIB}:5-7  guarded by b-returns-two" in out
+    assert "  code 2  acme/client@" in out  # the number `watch rule new --source` takes
     assert "n  (notes/n.md)" in out
 
 

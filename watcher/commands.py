@@ -58,10 +58,11 @@ def notes(config_file: Path, out: TextIO) -> int:
     for note in loaded.notes.values():
         out.write(f"{note.id}  ({note.file})  {note.title}\n")
         guards = [r for r in rules.rules.values() if r.note == note.id]
-        for citation in note.citations:
+        for number, citation in enumerate(note.citations, start=1):  # `rule new --source N`
             by = [r.id for r in guards if r.path == citation.path]
             guard = f"  guarded by {', '.join(by)}" if by else ""
-            out.write(f"  code   {citation.repo}@{citation.commit[:10]} {citation.cited}{guard}\n")
+            where = f"{citation.repo}@{citation.commit[:10]} {citation.cited}"
+            out.write(f"  code {number:<2} {where}{guard}\n")
         for issue in note.issue_citations:
             out.write(f"  {issue.kind:<6} {issue.repo}#{issue.number}\n")
         for other in note.untracked:
