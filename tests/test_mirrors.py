@@ -142,3 +142,22 @@ def test_one_upstream_commit_reparses_only_the_touched_file(
 
     # The new version of m4 only (its baseline parse is still in this process's cache).
     assert syntax.STATS.parsed_blobs == [_git(upstream.path, "rev-parse", "HEAD:src/m4.rs").strip()]
+
+
+def test_rules_lint_keeps_the_citations_cached(
+    upstream: Upstream, project: Project, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    base = upstream.commit("many", _files(3))
+    project.note("n", *(f"{base} src/m{i}.rs:1-3" for i in range(3)))
+    project.rules(
+        '[[rule]]\nid = "f1"\nnote = "n"\npath = "src/m1.rs"\nquery = \'(function_item) @target\'\n'
+    )
+    project.run("check", "--format", "json", capsys=capsys)
+    project.run("rules", "lint", capsys=capsys)
+    syntax.STATS.reset()
+    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache())  # a new process: only state/ helps
+
+    project.run("check", "--format", "json", capsys=capsys)
+
+    assert syntax.STATS.parses == 0

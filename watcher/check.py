@@ -41,7 +41,8 @@ class CheckOptions(BaseModel):
 
     @property
     def filtered(self) -> bool:
-        return bool(self.upstream or self.note or self.rule)
+        """A run that checks part of the items: it must leave the others' state alone."""
+        return bool(self.upstream or self.note or self.rule) or not self.citations
 
 
 class Progress(Protocol):
