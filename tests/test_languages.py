@@ -1,0 +1,64 @@
+"""Every supported language: a citation is followed through a move, and a rule's claim
+breaks when its value flips (real grammars, real git)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from tests.conftest import Project
+from watcher.gitbuild import Upstream
+
+
+@dataclass(frozen=True)
+class Lang:
+    path: str
+    source: str  # defines `pageSize` returning 1, on lines 1-3
+    query: str  # captures @value, the returned literal, inside `pageSize`
+
+
+LANGS = {
+    "python": Lang("client/pager.py", "def page_size():\n    # one page\n    return 1\n",
+                   "(function_definition name: (identifier) @n (#eq? @n \"page_size\") "
+                   "body: (block (return_statement (_) @value))) @target"),
+    "go": Lang("client/pager.go", "func pageSize() int {\n\t// one page\n\treturn 1\n}\n",
+               "(function_declaration name: (identifier) @n (#eq? @n \"pageSize\") "
+               "body: (block (statement_list (return_statement (expression_list (_) @value))))) @target"),
+    "javascript": Lang("client/pager.js", "function pageSize() {\n  // one page\n  return 1;\n}\n",
+                       "(function_declaration name: (identifier) @n (#eq? @n \"pageSize\") "
+                       "body: (statement_block (return_statement (_) @value))) @target"),
+    "typescript": Lang("client/pager.ts", "function pageSize(): number {\n  // one page\n  return 1;\n}\n",
+                       "(function_declaration name: (identifier) @n (#eq? @n \"pageSize\") "
+                       "body: (statement_block (return_statement (_) @value))) @target"),
+    "tsx": Lang("client/Pager.tsx", "function pageSize(): number {\n  // one page\n  return 1;\n}\n",
+                "(function_declaration name: (identifier) @n (#eq? @n \"pageSize\") "
+                "body: (statement_block (return_statement (_) @value))) @target"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", LANGS)
+def test_language(
+    name: str, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lang = LANGS[name]
+    base = upstream.commit("pager", {lang.path: lang.source})
+    project.note("n", f"{base} {lang.path}:1-3")
+    query = lang.query.replace("'", "\\'")
+    project.rules(f"[[rule]]\nid = \"page\"\nnote = \"n\"\npath = \"{lang.path}\"\n"
+                  f"query = '''{query}'''\n[[rule.claims]]\ncapture = \"value\"\nequals = \"1\"\n")  # fmt: skip
+    # A comment line above and a reworded comment inside: tokens unchanged, lines moved.
+    upstream.commit("comment", {lang.path: "// header\n".replace("//", "#" if name == "python" else "//")
+                                + lang.source.replace("one page", "a single page")})  # fmt: skip
+
+    _, out, err = project.run("check", "--format", "json", capsys=capsys)
+    verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
+    assert verdicts == {f"n:{lang.path}:1-3": "moved", "page": "moved"}, err
+
+    upstream.commit(
+        "two pages", {lang.path: upstream.read(lang.path).replace("return 1", "return 2")}
+    )
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
+    assert verdicts == {f"n:{lang.path}:1-3": "changed", "page": "broken"}
