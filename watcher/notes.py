@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -262,7 +261,3 @@ def _id_line(file: Path) -> int | None:
         if line.startswith("id:"):
             return number
     return None
-
-
-def citations(notes: Iterable[Note]) -> list[CodeCitation]:
-    return [c for note in notes for c in note.citations]

@@ -163,20 +163,6 @@ class Compiled:
 
 def compile_rule(rule: Rule, file_text: str | None = None) -> Compiled:
     """Compile a rule's queries; errors name the rule file, the rule and the position."""
-    return _compile(rule, file_text)
-
-
-@functools.lru_cache(maxsize=512)
-def _compile_cached(query: str, inside: str | None, language: str) -> Compiled:
-    from tree_sitter import Query
-
-    lang = languages.grammar(language)
-    return Compiled(Query(lang, query), Query(lang, inside) if inside else None, language)
-
-
-def _compile(rule: Rule, file_text: str | None) -> Compiled:
-    from tree_sitter import QueryError
-
     language = language_of(rule)
     if language is None:
         raise RuleError(
@@ -185,16 +171,28 @@ def _compile(rule: Rule, file_text: str | None) -> Compiled:
             'set language = "rust" (or python, go, javascript, typescript, tsx)',
             line=rule.line,
         )
-    for name, text in (("query", rule.query), ("inside", rule.inside)):
-        if text is None:
-            continue
-        try:
-            _compile_cached(text, None, language)
-        except QueryError as exc:
-            raise _query_error(rule, name, text, str(exc), file_text) from None
-    compiled = _compile_cached(rule.query, rule.inside, language)
+    query = _compiled(rule, "query", rule.query, language, file_text)
+    inside = _compiled(rule, "inside", rule.inside, language, file_text) if rule.inside else None
+    compiled = Compiled(query, inside, language)
     _check_captures(rule, compiled)
     return compiled
+
+
+def _compiled(rule: Rule, key: str, text: str, language: str, file_text: str | None) -> Query:
+    from tree_sitter import QueryError
+
+    try:
+        return _query(text, language)
+    except QueryError as exc:
+        raise _query_error(rule, key, text, str(exc), file_text) from None
+
+
+@functools.lru_cache(maxsize=512)
+def _query(text: str, language: str) -> Query:
+    """One compiled query per text and language, however many rules and runs use it."""
+    from tree_sitter import Query
+
+    return Query(languages.grammar(language), text)
 
 
 def _check_captures(rule: Rule, compiled: Compiled) -> None:

@@ -107,9 +107,6 @@ class Parsed:
         starts = self.tokens.start_lines
         return bisect.bisect_left(starts, start_line), bisect.bisect_right(starts, end_line)
 
-    def token_index_at_byte(self, byte: int) -> int:
-        return bisect.bisect_left(self.tokens.start_bytes, byte)
-
     def lines_of(self, first: int, end: int) -> tuple[int, int]:
         """The first and last line of the tokens [first, end)."""
         return self.tokens.start_lines[first], self.tokens.end_lines[end - 1]
