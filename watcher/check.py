@@ -60,6 +60,7 @@ class Inputs:
     """Notes and rules as loaded, the items to check, and results for what failed to load."""
 
     notes: dict[str, Note]
+    selected: list[Note]  # the notes this run checks (all, or the one --note names)
     items: list[Item]
     errors: list[Result] = field(default_factory=list)
 
@@ -93,13 +94,13 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     """Load notes and rules and turn them into items; bad input becomes error results."""
     notes = load_notes(config.notes, display_root=config.root)
     rules = load_rules(config.rules, display_root=config.root)
-    inputs = Inputs(notes.notes, [])
+    selected = [n for n in notes.notes.values() if options.note in (None, n.id)]
+    inputs = Inputs(notes.notes, selected, [])
     inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
     for err in rules.errors:
         code = ErrorCode.QUERY_INVALID if "query error" in err.detail else ErrorCode.RULE_INVALID
         inputs.errors.append(_input_error(err, code))
     _check_filters(config, options, notes.notes, rules.rules)
-    selected = [n for n in notes.notes.values() if options.note in (None, n.id)]
     if config.track_citations and options.citations and options.rule is None:
         inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
     for rule in rules.rules.values():
@@ -130,7 +131,7 @@ def _check_filters(
 
 def _issue_notes(inputs: Inputs, options: CheckOptions) -> list[Note]:
     """The selected notes, with only the issue citations of the selected upstream."""
-    notes = [n for n in inputs.notes.values() if options.note in (None, n.id)]
+    notes = inputs.selected
     if options.upstream is None:
         return notes
     wanted = options.upstream.lower()

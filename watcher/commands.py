@@ -30,9 +30,10 @@ def sync(config_file: Path, upstream: str | None, out: TextIO) -> int:
     from watcher.mirrors import Mirror
 
     config = config_mod.load(config_file)
-    inputs = gather(config, CheckOptions(upstream=upstream))
+    options = CheckOptions(upstream=upstream)
+    inputs = gather(config, options)
     status = 0
-    for up, _items in group(config, inputs.items, CheckOptions(upstream=upstream)):
+    for up, _items in group(config, inputs.items, options):
         if up is None:
             continue
         mirror = Mirror(up, config.cache)
