@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from watcher.languages import LANGUAGES, grammar
-from watcher.syntax import Parsed, definition_name, node_tokens, normalize
+from watcher.syntax import STATS, Parsed, definition_name, node_tokens, normalize
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
@@ -90,8 +90,8 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
 def _rarest(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[str, ...]:
     """The cited tokens that occur least often in the whole baseline file: when a version
     drops one of them, it is most likely one of these (a literal, an identifier)."""
-    seen = Counter(parsed.tokens.texts)
-    return tuple(sorted(set(tokens), key=lambda t: (seen[t], -len(t)))[:count])
+    STATS.tokens_scanned += len(tokens)
+    return tuple(sorted(set(tokens), key=lambda t: (parsed.count(t), -len(t)))[:count])
 
 
 def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
@@ -198,21 +198,28 @@ def _whole_file(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | 
 
 
 def _occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
-    texts = parsed.token_texts()
-    n = len(needle)
-    return [i for i, t in enumerate(texts) if t == needle[0] and texts[i : i + n] == needle]
+    """Where `needle` occurs verbatim: only the places of its rarest token are compared, so
+    the cost is the needle's length times that token's count, whatever the file's size."""
+    if not needle:
+        return []
+    at, rarest = min(enumerate(needle), key=lambda pair: parsed.count(pair[1]))
+    places = parsed.positions.get(rarest, ())
+    texts, wanted, n = parsed.tokens.texts, list(needle), len(needle)
+    STATS.tokens_scanned += n + n * len(places)
+    return [i for p in places if (i := p - at) >= 0 and texts[i : i + n] == wanted]
 
 
 def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if anchor.definition is None:
         return None
-    same = [d for d in parsed.definitions if d.key == anchor.definition]
+    same = parsed.by_key.get(anchor.definition)
     if not same:
         return None
     target = min(same, key=lambda d: abs(d.start_line - (anchor.start_line or 0)))
-    body = parsed.token_texts(target.first_token, target.end_token)
     if anchor.share >= WHOLE_DEFINITION:
         return _found(anchor, path, parsed, target.first_token, target.end_token, False)
+    body = parsed.token_texts(target.first_token, target.end_token)
+    STATS.tokens_scanned += len(body)
     start, end = _aligned(anchor.tokens, body)
     if end <= start or _ratio(anchor.tokens, body[start:end]) < SIMILAR_IN_DEFINITION:
         return None
@@ -220,16 +227,43 @@ def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
 
 
 def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
-    texts = parsed.token_texts()
-    matcher = difflib.SequenceMatcher(None, anchor.tokens, texts, autojunk=False)
-    a, b, size = matcher.find_longest_match(0, len(anchor.tokens), 0, len(texts))
-    if size == 0:
-        return None
-    start = max(0, b - a)
-    end = min(len(texts), start + len(anchor.tokens))
-    if _ratio(anchor.tokens, texts[start:end]) < SIMILAR_IN_FILE:
-        return None
-    return _found(anchor, path, parsed, start, end, False)
+    """The region of the file most like the anchor, when it is similar enough. Only the
+    windows its rarest tokens point at are compared, never the whole file."""
+    texts, n = parsed.tokens.texts, len(anchor.tokens)
+    best: tuple[float, int, int] | None = None
+    for offset in _alignments(anchor.tokens, parsed):
+        low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
+        window = texts[low:high]
+        STATS.tokens_scanned += len(window)
+        matcher = difflib.SequenceMatcher(None, anchor.tokens, window, autojunk=False)
+        a, b, size = matcher.find_longest_match(0, n, 0, len(window))
+        if size == 0:
+            continue
+        start = max(0, low + b - a)
+        end = min(len(texts), start + n)
+        ratio = _ratio(anchor.tokens, texts[start:end])
+        if ratio >= SIMILAR_IN_FILE and (best is None or ratio > best[0]):
+            best = (ratio, start, end)
+    return None if best is None else _found(anchor, path, parsed, best[1], best[2], False)
+
+
+def _alignments(needle: tuple[str, ...], parsed: Parsed, tries: int = 3) -> list[int]:
+    """Where the needle most likely starts in the file: each occurrence of one of its
+    rarest tokens votes for the start it implies. The votes cast are bounded by the
+    needle's length, not the file's."""
+    budget = 4 * len(needle) + 64
+    at: dict[str, list[int]] = {}
+    for index, text in enumerate(needle):
+        at.setdefault(text, []).append(index)
+    votes: Counter[int] = Counter()
+    for text in sorted(at, key=parsed.count):
+        places = parsed.positions.get(text, ())
+        cost = len(places) * len(at[text])
+        if votes and cost > budget:
+            break
+        budget -= cost
+        votes.update(p - i for p in places for i in at[text])
+    return [offset for offset, _ in votes.most_common(tries)]
 
 
 def _aligned(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int]:
@@ -266,8 +300,7 @@ def _found(
 
 
 def _lines(parsed: Parsed, start: int, end: int) -> str:
-    lines = parsed.source.decode("utf-8", errors="replace").splitlines()
-    return "\n".join(lines[start - 1 : end])
+    return parsed.lines(start, end)
 
 
 def _text(parsed: Parsed) -> str:

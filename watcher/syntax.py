@@ -32,10 +32,14 @@ class Stats:
 
     parses: int = 0
     parsed_blobs: list[str] = field(default_factory=list)
+    indexed: int = 0  # blobs whose token index was built (once each, shared by citations)
+    tokens_scanned: int = 0  # tokens compared while locating citations, index lookups included
 
     def reset(self) -> None:
         self.parses = 0
         self.parsed_blobs.clear()
+        self.indexed = 0
+        self.tokens_scanned = 0
 
 
 STATS = Stats()
@@ -91,6 +95,49 @@ class Parsed:
             return _words(self.source), []
         return _index(self.tree.root_node, self.source, LANGUAGES[self.language].definitions)
 
+    @functools.cached_property
+    def positions(self) -> dict[str, array[int]]:
+        """Where each token text occurs, in order: built once per blob and shared by every
+        citation of it, so finding a citation costs time in its own tokens, not the file's."""
+        STATS.indexed += 1
+        index: dict[str, array[int]] = {}
+        for position, text in enumerate(self.tokens.texts):
+            found = index.get(text)
+            if found is None:
+                index[text] = found = array("I")
+            found.append(position)
+        return index
+
+    def count(self, text: str) -> int:
+        """How many tokens of the file have this text."""
+        found = self.positions.get(text)
+        return 0 if found is None else len(found)
+
+    @functools.cached_property
+    def by_key(self) -> dict[tuple[str, tuple[str, ...]], list[Definition]]:
+        """The definitions by (kind, name path); a name may be defined more than once."""
+        index: dict[tuple[str, tuple[str, ...]], list[Definition]] = {}
+        for definition in self.definitions:
+            index.setdefault(definition.key, []).append(definition)
+        return index
+
+    @functools.cached_property
+    def line_starts(self) -> array[int]:
+        """The byte offset of each line's start (tree-sitter's lines: split at newlines)."""
+        starts = array("Q", [0])
+        find, source, at = self.source.find, self.source, 0
+        while (at := find(b"\n", at) + 1) and at < len(source):
+            starts.append(at)
+        return starts
+
+    def lines(self, start: int, end: int) -> str:
+        """The text of lines start..end (1-based, inclusive), line ends dropped and joined
+        by newlines; only those lines' bytes are decoded."""
+        starts = self.line_starts
+        first = starts[max(0, start - 1)] if start - 1 < len(starts) else len(self.source)
+        last = starts[end] if end < len(starts) else len(self.source)
+        return "\n".join(self.source[first:last].decode("utf-8", "replace").splitlines())
+
     @property
     def tokens(self) -> Tokens:
         return self._index[0]
@@ -117,7 +164,7 @@ class Parsed:
         return min(inside, key=lambda d: d.end_token - d.first_token, default=None)
 
     def line_count(self) -> int:
-        return self.source.count(b"\n") + (0 if self.source.endswith(b"\n") else 1)
+        return len(self.line_starts)
 
     @property
     def size(self) -> int:

@@ -1,0 +1,113 @@
+"""Cost per citation is flat in the size of its file (issue 12, item 2).
+
+Each parsed blob gets one token index (token text -> places), shared by every citation of
+that blob; finding a citation compares tokens only where its rarest token occurs. Pinned
+by `syntax.STATS.tokens_scanned`, never by timings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from watcher import locate, syntax
+
+
+def function(name: str, value: int) -> str:
+    return (
+        f"pub fn {name}(input: u32) -> u32 {{\n"
+        f"    let scaled = input * {value};\n"
+        f"    scaled + {value}\n"
+        "}\n"
+    )
+
+
+def rust_file(count: int, **values: int) -> str:
+    """`count` functions of 4 lines and a blank line; `target` is the last but one."""
+    names = [f"helper_{i}" for i in range(count - 2)] + ["target", "after"]
+    return "\n".join(function(n, values.get(n, 7)) for n in names)
+
+
+def use_block(count: int, changed: bool = False) -> str:
+    """Imports (not a definition), then `count` functions."""
+    imports = "use crate::config::Settings;\nuse crate::session::Turn;\n"
+    if changed:
+        imports = imports.replace("Turn;", "TurnContext;")
+    return imports + "\n" + rust_file(count)
+
+
+def parsed(text: str) -> syntax.Parsed:
+    raw = text.encode()
+    return syntax.parse(hashlib.sha1(raw).hexdigest(), "rust", lambda: raw)
+
+
+def target_lines(count: int) -> tuple[int, int]:
+    start = 1 + 5 * (count - 2)
+    return start, start + 3
+
+
+def scanned(action: object) -> int:
+    syntax.STATS.reset()
+    assert callable(action)
+    action()
+    return syntax.STATS.tokens_scanned
+
+
+@pytest.mark.parametrize("case", ["same", "changed", "moved"])
+def test_finding_a_citation_scans_as_many_tokens_in_a_big_file_as_in_a_small_one(
+    case: str,
+) -> None:
+    costs = {}
+    for count in (10, 2000):
+        base = parsed(rust_file(count))
+        start, end = target_lines(count)
+        anchor = locate.anchor(base, "src/lib.rs", start, end)
+        if case == "same":
+            head = base
+        elif case == "changed":
+            head = parsed(rust_file(count, target=9))
+        else:
+            head = parsed("pub fn added() {}\n\n" + rust_file(count))
+        found = locate.find(anchor, [("src/lib.rs", head)])
+        assert found is not None
+        assert found.identical == (case != "changed")
+        shift = 2 if case == "moved" else 0
+        assert (found.start_line, found.end_line) == (start + shift, end + shift)
+        costs[count] = scanned(lambda a=anchor, h=head: locate.find(a, [("src/lib.rs", h)]))
+    assert costs[2000] == costs[10]
+    assert costs[10] < 200  # the construct's tokens a few times over, not the file's
+
+
+def test_a_region_outside_any_definition_is_found_in_windows_not_the_whole_file() -> None:
+    costs = {}
+    for count in (10, 2000):
+        anchor = locate.anchor(parsed(use_block(count)), "src/lib.rs", 1, 2)
+        head = parsed(use_block(count, changed=True))
+        found = locate.find(anchor, [("src/lib.rs", head)])
+        assert found is not None and not found.identical
+        assert (found.start_line, found.end_line) == (1, 2)
+        assert "TurnContext" in found.text
+        costs[count] = scanned(lambda a=anchor, h=head: locate.find(a, [("src/lib.rs", h)]))
+    assert costs[2000] == costs[10]
+
+
+def test_citations_of_one_blob_share_one_index() -> None:
+    text = rust_file(50) + "\n// shared index\n"
+    syntax.STATS.reset()
+    base = parsed(text)
+    for index in range(10):
+        start = 1 + 5 * index
+        anchor = locate.anchor(base, "src/lib.rs", start, start + 3)
+        assert locate.find(anchor, [("src/lib.rs", base)]) is not None
+    assert syntax.STATS.parses == 1
+    assert syntax.STATS.indexed == 1
+
+
+def test_lines_are_cut_from_the_source_by_newline() -> None:
+    text = "fn a() {}\r\nfn b() {}\n\nfn c() {}"
+    one = parsed(text)
+    assert one.line_count() == 4
+    assert one.lines(2, 2) == "fn b() {}"
+    assert one.lines(1, 4) == "fn a() {}\nfn b() {}\n\nfn c() {}"
+    assert one.lines(4, 9) == "fn c() {}"
