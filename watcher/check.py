@@ -19,10 +19,11 @@ from watcher.errors import InputError, UpstreamError, WatchError
 from watcher.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.notes import load_notes
-from watcher.rules import load_rules
+from watcher.rules import Compiles, load_rules
 
 log = logging.getLogger("watch")
 STATE_SCHEMA = "watch.state/1"
+COMPILED = "compiled-queries.json"  # rules whose queries compiled (see rules.Compiles)
 
 
 class CheckOptions(BaseModel):
@@ -93,7 +94,11 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
 def gather(config: Config, options: CheckOptions) -> Inputs:
     """Load notes and rules and turn them into items; bad input becomes error results."""
     notes = load_notes(config.notes, display_root=config.root)
-    rules = load_rules(config.rules, display_root=config.root)
+    compiles = Compiles(state.read_json(config.cache / COMPILED).get("compiled", []))
+    rules = load_rules(config.rules, display_root=config.root, compiles=compiles)
+    if compiles.changed():
+        # Next to the mirrors, not in state/: it is a fact about this machine's grammars.
+        state.write_json(config.cache / COMPILED, {"compiled": sorted(compiles.seen)})
     selected = [n for n in notes.notes.values() if options.note in (None, n.id)]
     inputs = Inputs(notes.notes, selected, [])
     inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]

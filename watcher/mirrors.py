@@ -151,13 +151,16 @@ class Mirror:
         if self._repo is None:
             from git import Repo
 
-            if not self.exists:
-                raise UpstreamError(
-                    f"{self.upstream.repo}: no mirror at {self.path}; run `watch sync` "
-                    "(or drop --offline)"
-                )
+            self._require()
             self._repo = Repo(self.path)
         return self._repo
+
+    def _require(self) -> None:
+        if not self.exists:
+            raise UpstreamError(
+                f"{self.upstream.repo}: no mirror at {self.path}; run `watch sync` "
+                "(or drop --offline)"
+            )
 
     def head(self) -> str:
         """The commit at the tip of the watched branch."""
@@ -176,12 +179,12 @@ class Mirror:
         return self._resolved[rev]
 
     def _resolve(self, rev: str) -> str | None:
-        from git import GitCommandError
-
-        repo = self.repo
+        # Plain git, not GitPython: a warm run reads only refs and trees, and importing
+        # GitPython would cost it more than the reads themselves.
+        self._require()
         try:
-            return str(repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")).strip()
-        except GitCommandError:
+            return _git(self.path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+        except UpstreamError:
             return None
 
     def resolve_or_fetch(self, rev: str, *, offline: bool) -> str | None:
@@ -231,9 +234,12 @@ class Mirror:
 
     def prefetch(self, blobs: Iterable[str]) -> None:
         """Fetch every missing blob of `blobs` in one round trip."""
+        wanted = set(blobs)
+        if not wanted:
+            return  # a warm run asks for nothing: no pack index is read
         presence = self._presence or _Presence(self.path / "objects")
         self._presence = presence
-        missing = sorted({b for b in blobs if not presence.has(b)})
+        missing = sorted(b for b in wanted if not presence.has(b))
         if not missing:
             return
         self.round_trips += 1
@@ -258,10 +264,11 @@ class Mirror:
 
     def files(self, commit: str, suffixes: Sequence[str]) -> dict[str, str]:
         """Every file at `commit` with one of the suffixes: path -> blob id."""
-        out = self.repo.git.ls_tree("-r", "--full-tree", commit)
+        self._require()
+        out = _git(self.path, "ls-tree", "-r", "-z", "--full-tree", commit)
         files = {}
-        for line in out.splitlines():
-            meta, _, path = line.partition("\t")
+        for entry in out.split("\0"):
+            meta, _, path = entry.partition("\t")
             parts = meta.split()
             if len(parts) == 3 and parts[1] == "blob" and path.endswith(tuple(suffixes)):
                 files[path] = parts[2]
@@ -326,8 +333,9 @@ class Mirror:
         """Changes whenever a tag matching `pattern` is added, moved or deleted."""
         import hashlib
 
-        out = str(
-            self.repo.git.for_each_ref("--format=%(objectname) %(refname)", f"refs/tags/{pattern}")
+        self._require()
+        out = _git(
+            self.path, "for-each-ref", "--format=%(objectname) %(refname)", f"refs/tags/{pattern}"
         )
         return hashlib.sha256(out.encode()).hexdigest()[:16]
 

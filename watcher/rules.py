@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -89,13 +92,46 @@ class Rules:
     errors: list[RuleError]
 
 
-def load_rules(folder: Path, *, display_root: Path) -> Rules:
-    """Read every `*.toml` below `folder`; one bad rule is an error, the others still load."""
+class Compiles:
+    """Rules whose queries compiled before, by what decides that: the queries, the language
+    and the installed tree-sitter versions. A run that finds a rule here does not compile
+    it again, so a warm run never loads tree-sitter; a new grammar compiles everything anew.
+    """
+
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        self.known = set(known)
+        self.seen: set[str] = set()
+
+    def fingerprint(self, rule: Rule, language: str) -> str:
+        parts = [rule.query, rule.inside, language, *_versions(language)]
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+
+    def changed(self) -> bool:
+        """Whether the rules seen this run differ from the known ones (worth saving)."""
+        return self.seen != self.known
+
+
+@functools.cache
+def _versions(language: str) -> tuple[str, ...]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    names = ("tree-sitter", languages.LANGUAGES[language].module.replace("_", "-"))
+    try:
+        return tuple(version(name) for name in names)
+    except PackageNotFoundError:
+        return ("unknown",)
+
+
+def load_rules(folder: Path, *, display_root: Path, compiles: Compiles | None = None) -> Rules:
+    """Read every `*.toml` below `folder`; one bad rule is an error, the others still load.
+
+    With `compiles`, a rule that compiled before (same queries, same grammar) is trusted.
+    """
     rules: dict[str, Rule] = {}
     errors: list[RuleError] = []
     for file in sorted(folder.rglob("*.toml")) if folder.is_dir() else []:
         shown = display_path(file, display_root)
-        for item in _load_file(file, shown):
+        for item in _load_file(file, shown, compiles):
             if isinstance(item, RuleError):
                 errors.append(item)
             elif item.id in rules:
@@ -111,7 +147,7 @@ def load_rules(folder: Path, *, display_root: Path) -> Rules:
     return Rules(rules, errors)
 
 
-def _load_file(file: Path, shown: str) -> list[Rule | RuleError]:
+def _load_file(file: Path, shown: str, compiles: Compiles | None) -> list[Rule | RuleError]:
     text = file.read_text(encoding="utf-8", errors="replace")
     try:
         raw = _RawFile.model_validate(tomllib.loads(text))
@@ -141,11 +177,16 @@ def _load_file(file: Path, shown: str) -> list[Rule | RuleError]:
             file=shown,
             line=line,
         )
-        try:
-            compile_rule(rule, text)
-        except RuleError as exc:
-            out.append(exc)
-            continue
+        language = language_of(rule)
+        mark = compiles.fingerprint(rule, language) if compiles and language else None
+        if compiles is None or mark not in compiles.known:
+            try:
+                compile_rule(rule, text)
+            except RuleError as exc:
+                out.append(exc)
+                continue
+        if compiles is not None and mark is not None:
+            compiles.seen.add(mark)
         out.append(rule)
     return out
 

@@ -1,0 +1,88 @@
+"""A warm run imports only what it uses (issues 12 item 3, 13 item 6).
+
+When the upstream has nothing new, `watch check` reads refs, trees and its state file:
+no tree-sitter, no GitPython, no PyGithub, no APScheduler. Pinned by the modules a fresh
+process has imported when the run ends, not by timings.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import Project
+from watcher.gitbuild import Upstream
+
+HEAVY = ("tree_sitter", "git", "gitdb", "github", "apscheduler", "rich", "markdown_it")
+UNUSED = ("watcher.issues", "watcher.serve", "watcher.scaffold", "watcher.backtest")
+
+PROBE = """\
+import json, sys
+from watcher.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+
+LIB = """\
+pub fn alpha(input: u32) -> u32 {
+    let doubled = input * 2;
+    doubled + VALUE
+}
+
+pub fn beta() -> &'static str {
+    "beta"
+}
+"""
+
+RULES = """\
+[[rule]]
+id = "beta-says-beta"
+note = "lib"
+path = "src/lib.rs"
+query = '''(function_item name: (identifier) @n (#eq? @n "beta") body: (block (string_literal) @s)) @target'''
+[[rule.claims]]
+capture = "s"
+equals = '"beta"'
+says = "beta returns its name"
+"""
+
+
+def run_in_fresh_process(project: Project, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
+    out = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), *args, "--config", str(project.config_file)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.exists(), done.stderr
+    data = json.loads(out.read_text())
+    return data["code"], data["modules"]
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return sorted(
+        m for m in modules if m.split(".")[0] in HEAVY or m.startswith(UNUSED) or "tree_sitter" in m
+    )
+
+
+def test_a_warm_run_imports_no_parser_git_library_github_or_scheduler(
+    project: Project, upstream: Upstream, tmp_path: Path
+) -> None:
+    base = upstream.commit("base (#1)", {"src/lib.rs": LIB.replace("VALUE", "1")})
+    upstream.commit("alpha adds 3 (#2)", {"src/lib.rs": LIB.replace("VALUE", "3")})
+    project.note("lib", f"{base} src/lib.rs:1-4", f"{base} src/lib.rs:6-8")
+    project.rules(RULES)
+    args = ("check", "--no-issues", "--format", "json")
+
+    cold_code, cold = run_in_fresh_process(project, tmp_path, *args)
+    assert cold_code == 1  # alpha changed
+    assert "tree_sitter" in cold  # the cold run did parse: the probe sees imports
+
+    warm_code, warm = run_in_fresh_process(project, tmp_path, *args)
+
+    assert warm_code == 1
+    assert heavy(warm) == []
