@@ -135,7 +135,7 @@ def test_rules_lint(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
     )
     code, out, _ = stale.run("rules", "lint", capsys=capsys)
     assert code == 2
-    assert "error: rule wrong (rules/wrong.toml): claim on @value fails at its baseline" in out
+    assert "error: rule wrong (rules/wrong.toml:1): claim on @value fails at its baseline" in out
 
 
 def test_python_m_watcher_and_the_console_script_agree() -> None:

@@ -114,10 +114,15 @@ def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Resu
         return error(item, ErrorCode.BASELINE_UNREACHABLE, _unreachable(mirror, item))
     base_blob = mirror.blob_id(base, item.path)
     if base_blob is None:
+        fix = (
+            f"fix `path` of rule {item.rule.id} ({rule_where(item.rule)})"
+            if item.rule
+            else "check the note's path"
+        )
         return error(
             item,
             ErrorCode.FILE_MISSING_AT_BASELINE,
-            f"{item.path} does not exist at {base[:12]}; check the note's path",
+            f"{item.path} does not exist at {base[:12]}; {fix}",
             Location(commit=base, path=item.path),
         )
     head_blob = mirror.blob_id(head, item.path)
@@ -192,7 +197,7 @@ def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Fou
         return error(
             plan.item,
             ErrorCode.RULE_BASELINE,
-            f"rule {rule.id} ({rule.file}) matches {len(found)} @target nodes in "
+            f"rule {rule.id} ({rule_where(rule)}) matches {len(found)} @target nodes in "
             f"{rule.path} at {plan.base[:12]} (the commit of note {plan.item.note}'s citation "
             f"of that file); it must match exactly one: "
             + (
@@ -209,12 +214,17 @@ def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Fou
         return error(
             plan.item,
             ErrorCode.RULE_BASELINE,
-            f"rule {rule.id} ({rule.file}): claim on @{bad.capture} fails at its baseline "
-            f"{plan.base[:12]} (actual {bad.actual!r}, {bad.test} {bad.expected!r}); "
-            "fix the claim",
+            f"rule {rule.id} ({rule_where(rule)}): claim on @{bad.capture} fails at its "
+            f"baseline {plan.base[:12]} (actual {bad.actual!r}, {bad.test} {bad.expected!r}); "
+            "fix the claim, or the note's commit if the rule is right",
             _baseline(plan, target.start_line, target.end_line),
         )
     return compiled, target
+
+
+def rule_where(rule: Rule) -> str:
+    """`rules/x.toml:12`: the rule file and the line of its [[rule]] header."""
+    return f"{rule.file}:{rule.line}" if rule.line else rule.file
 
 
 def head_targets(mirror: Mirror, plan: Plan, compiled: Compiled, rule: Rule) -> list[Found]:

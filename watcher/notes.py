@@ -9,17 +9,20 @@ from typing import Any
 
 import yaml
 
-from watcher.config import display_path
+from watcher.config import Limits, display_path
 from watcher.errors import NoteError
 from watcher.models import CodeCitation, IssueCitation, Note
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
 
 REPO_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
+# A file on GitHub: /blob/REF/PATH, an optional query (`?plain=1`), an optional
+# fragment (`#L9`, `#L9-L11`, and the column forms `#L9C1-L11C2`).
 PERMALINK = re.compile(
-    r"^https?://github\.com/([\w.-]+)/([\w.-]+)/blob/([0-9a-fA-F]{4,40})/([^#?]+)"
-    r"(?:#L(\d+)(?:-L(\d+))?)?$"
+    r"^https?://github\.com/([\w.-]+)/([\w.-]+)/blob/([^/?#]+)/([^#?]+)(?:\?[^#]*)?(?:#(.*))?$"
 )
+FRAGMENT = re.compile(r"^L(\d+)(?:C\d+)?(?:-L(\d+)(?:C\d+)?)?$")
+MAX_DEPTH = 64  # nesting of front matter; notes need 3, libyaml crashes near 100,000
 ISSUE_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+)/(issues|pull)/(\d+)/?$")
 COMMIT = re.compile(r"^[0-9a-fA-F]{4,40}$")
 LINES = re.compile(r"^(\d+)(?:-(\d+))?$")
@@ -34,14 +37,18 @@ class Notes:
     errors: list[NoteError]
 
 
-def load_notes(folder: Path, *, display_root: Path) -> Notes:
+def load_notes(folder: Path, *, display_root: Path, limits: Limits | None = None) -> Notes:
     """Read every `*.md` below `folder`; a bad note is an error, the others still load."""
+    limits = limits or Limits()
     notes: dict[str, Note] = {}
     errors: list[NoteError] = []
     for file in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
+        if not file.is_file():
+            continue  # a folder named like a note
         shown = display_path(file, display_root)
         try:
-            note, source_errors = parse_note(file.read_bytes(), shown)
+            raw = _read(file, shown, limits.note_bytes)
+            note, source_errors = parse_note(raw, shown, max_nodes=limits.yaml_nodes)
         except NoteError as exc:
             errors.append(exc)
             continue
@@ -60,21 +67,28 @@ def load_notes(folder: Path, *, display_root: Path) -> Notes:
     return Notes(notes, errors)
 
 
-def parse_note(raw: bytes, file: str) -> tuple[Note, list[NoteError]]:
+def _read(file: Path, shown: str, max_bytes: int) -> bytes:
+    try:
+        size = file.stat().st_size
+        if size > max_bytes:
+            raise NoteError(
+                shown,
+                f"{size:,} bytes, above [limits] note_bytes ({max_bytes:,}); "
+                "split the note, or raise the limit in config.toml",
+            )
+        return file.read_bytes()
+    except OSError as exc:
+        raise NoteError(shown, f"cannot read it ({exc.strerror}); check its permissions") from None
+
+
+def parse_note(raw: bytes, file: str, *, max_nodes: int = 10_000) -> tuple[Note, list[NoteError]]:
     """Parse one note. Raises for a note that cannot be read at all; returns source errors."""
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # editors may save a BOM
     except UnicodeDecodeError as exc:
         raise NoteError(file, f"not UTF-8 (byte {exc.start}); save the file as UTF-8") from None
     front, offset = _front_matter(text, file)
-    try:
-        node = yaml.compose(front, Loader=_LOADER)
-        data = yaml.load(front, Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = offset + mark.line + 1 if mark else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise NoteError(file, f"front matter is not valid YAML: {problem}", line=line) from None
+    node, data = load_yaml(front, file, offset, max_nodes)
     if not isinstance(data, dict):
         raise NoteError(file, "front matter must be a YAML mapping of fields", line=offset + 1)
     note_id = data.get("id")
@@ -85,6 +99,85 @@ def parse_note(raw: bytes, file: str) -> tuple[Note, list[NoteError]]:
             line=_key_line(node, "id", offset) or offset,
         )
     return _build(note_id, data, node, file, offset)
+
+
+def load_yaml(text: str, file: str, offset: int, max_nodes: int) -> tuple[Any, Any]:
+    """Compose the YAML once, refuse it if it nests or expands past the bounds (an alias
+    bomb composes to a few nodes and expands to billions), then build the data from
+    the same node graph: one parse, and the nodes still give each key's line."""
+    if (depth := _flow_depth(text)) > MAX_DEPTH:
+        raise NoteError(
+            file,
+            f"front matter nests {depth} levels deep (at most {MAX_DEPTH}); flatten it",
+            line=offset,
+        )
+    loader = _LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        _check_expansion(node, max_nodes, file, offset)
+        return node, loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = offset + mark.line + 1 if mark else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise NoteError(file, f"front matter is not valid YAML: {problem}", line=line) from None
+    finally:
+        loader.dispose()
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of [ and { (quoted text included: an overestimate is safe)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}" and depth:
+            depth -= 1
+    return deepest
+
+
+def _check_expansion(root: Any, max_nodes: int, file: str, offset: int) -> None:
+    """Count the nodes the data would have with every alias expanded, without expanding."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        children = _children(node)
+        if not children_done:
+            if key in open_:
+                raise NoteError(
+                    file,
+                    "front matter refers to itself (a recursive alias); remove the alias",
+                    line=offset + node.start_mark.line + 1,
+                )
+            open_.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        open_.discard(key)
+        sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+        if sizes[key] > max_nodes:
+            raise NoteError(
+                file,
+                f"front matter expands to more than {max_nodes:,} values (aliases repeat "
+                "what they name); write it out without aliases, or raise [limits] yaml_nodes",
+                line=offset + node.start_mark.line + 1,
+            )
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 def _front_matter(text: str, file: str) -> tuple[str, int]:
@@ -120,6 +213,8 @@ def _build(
             errors.append(exc)
             continue
         if isinstance(kind, CodeCitation):
+            if any(_same(c, kind) for c in code):
+                continue  # the same lines at the same commit, cited again: one item
             if any(c.id == kind.id for c in code):  # same lines cited at another commit
                 kind = kind.model_copy(update={"suffix": f"@{kind.commit[:8]}"})
             code.append(kind)
@@ -139,6 +234,15 @@ def _build(
         untracked=tuple(untracked),
     )
     return note, errors
+
+
+def _same(a: CodeCitation, b: CodeCitation) -> bool:
+    """Two citations of the same lines at the same commit (one may abbreviate it)."""
+    short = min(len(a.commit), len(b.commit))
+    where = (a.repo.lower(), a.path, a.start_line, a.end_line)
+    return where == (b.repo.lower(), b.path, b.start_line, b.end_line) and (
+        a.commit[:short] == b.commit[:short]
+    )
 
 
 def _source(
@@ -161,8 +265,15 @@ def _source(
             date=str(source.get("date") or ""),
         )
     if match := PERMALINK.match(url):
-        owner, name, commit, path, start, end = match.groups()
-        lines = f":{start}-{end or start}" if start else ""
+        owner, name, commit, path, fragment = match.groups()
+        lines = _fragment_lines(fragment, where, file, line)
+        if not COMMIT.match(commit):
+            raise NoteError(
+                file,
+                f"{where}: the link names {commit!r}, not a commit; cite a commit "
+                "(on GitHub, press `y` on the file for a permalink)",
+                line=line,
+            )
         return _citation(
             note_id, index, f"{owner}/{name}", commit, f"{path}{lines}", title, file, line
         )
@@ -182,6 +293,21 @@ def _source(
         missing = "path" if source.get("commit") else "commit"
         raise NoteError(file, f"{where}: a code citation needs `{missing}` as well", line=line)
     return url or title or where
+
+
+def _fragment_lines(fragment: str | None, where: str, file: str, line: int | None) -> str:
+    """`#L9C1-L11C2` -> `:9-11`; no fragment (or an empty one) -> the whole file."""
+    if not fragment:
+        return ""
+    match = FRAGMENT.match(fragment)
+    if match is None:
+        raise NoteError(
+            file,
+            f"{where}: link fragment #{fragment} is not #L10 or #L10-L20; fix the link",
+            line=line,
+        )
+    start, end = match.groups()
+    return f":{start}-{end or start}"
 
 
 def _citation(

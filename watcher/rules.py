@@ -122,16 +122,25 @@ def _versions(language: str) -> tuple[str, ...]:
         return ("unknown",)
 
 
-def load_rules(folder: Path, *, display_root: Path, compiles: Compiles | None = None) -> Rules:
+def load_rules(
+    folder: Path,
+    *,
+    display_root: Path,
+    compiles: Compiles | None = None,
+    max_bytes: int = 1_000_000,
+) -> Rules:
     """Read every `*.toml` below `folder`; one bad rule is an error, the others still load.
 
     With `compiles`, a rule that compiled before (same queries, same grammar) is trusted.
+    A file above `max_bytes` is an error, not parsed.
     """
     rules: dict[str, Rule] = {}
     errors: list[RuleError] = []
     for file in sorted(folder.rglob("*.toml")) if folder.is_dir() else []:
+        if not file.is_file():
+            continue  # a folder named like a rule file
         shown = display_path(file, display_root)
-        for item in _load_file(file, shown, compiles):
+        for item in _load_file(file, shown, compiles, max_bytes):
             if isinstance(item, RuleError):
                 errors.append(item)
             elif item.id in rules:
@@ -147,8 +156,21 @@ def load_rules(folder: Path, *, display_root: Path, compiles: Compiles | None = 
     return Rules(rules, errors)
 
 
-def _load_file(file: Path, shown: str, compiles: Compiles | None) -> list[Rule | RuleError]:
-    text = file.read_text(encoding="utf-8", errors="replace")
+def _load_file(
+    file: Path, shown: str, compiles: Compiles | None, max_bytes: int
+) -> list[Rule | RuleError]:
+    try:
+        if (size := file.stat().st_size) > max_bytes:
+            return [
+                RuleError(
+                    shown,
+                    f"{size:,} bytes, above [limits] rule_bytes ({max_bytes:,}); "
+                    "split the file, or raise the limit in config.toml",
+                )
+            ]
+        text = file.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return [RuleError(shown, f"cannot read it ({exc.strerror}); check its permissions")]
     try:
         raw = _RawFile.model_validate(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
@@ -281,10 +303,23 @@ def _query_error(
     )
 
 
+RULE_KEYS = "id, note, path, query, inside, repo, language, claims"
+CLAIM_KEYS = "capture, equals, matches, not_matches, says"
+
+
 def _explain(exc: ValidationError) -> str:
+    """One clause per bad key, each with its fix."""
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        keys = CLAIM_KEYS if "claims" in err["loc"] else RULE_KEYS
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key; check its spelling (a rule's keys: {keys})"
+        elif err["type"] == "missing":
+            msg = "missing; add it" + (
+                " (a tree-sitter query capturing @target)" if loc == "query" else ""
+            )
+        else:
+            msg = err["msg"]
         parts.append(f"{loc}: {msg}" if loc else msg)
     return "; ".join(parts)
