@@ -60,7 +60,8 @@ class Project:
     repo: str = "acme/client"
 
     def __post_init__(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
+        for folder in ("notes", "rules"):
+            (self.root / folder).mkdir(parents=True, exist_ok=True)
         self.config(sink="none")
 
     @property

@@ -47,7 +47,8 @@ def write_config(
             f'schedule = "{schedule}"',
         ]
     lines += ["[issues]", f'sink = "{sink}"']
-    (root / "notes").mkdir(exist_ok=True)
+    for folder in ("notes", "rules"):
+        (root / folder).mkdir(exist_ok=True)
     file = root / "config.toml"
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return file

@@ -39,6 +39,8 @@ def write_config(root: Path, schedules: dict[str, str]) -> Path:
             f'url = "file://{root}/{repo}"',
             f'schedule = "{schedule}"',
         ]
+    for folder in ("notes", "rules"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
     file = root / "config.toml"
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return file

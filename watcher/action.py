@@ -19,6 +19,7 @@ from typing import TextIO
 from watcher.config import Config, load
 from watcher.errors import WatchError
 from watcher.models import Report
+from watcher.redact import redact
 
 log = logging.getLogger("watcher.action")
 
@@ -133,7 +134,7 @@ def _plain(text: str) -> str:
 def _append(file: Path | None, text: str) -> None:
     if file is not None:
         with file.open("a", encoding="utf-8") as handle:
-            handle.write(text if text.endswith("\n") else text + "\n")
+            handle.write(redact(text if text.endswith("\n") else text + "\n"))
 
 
 def _outputs(file: Path | None, values: dict[str, str]) -> None:
@@ -142,7 +143,7 @@ def _outputs(file: Path | None, values: dict[str, str]) -> None:
         return
     with file.open("a", encoding="utf-8") as handle:
         for name, value in values.items():
-            handle.write(f"{name}={value}\n")
+            handle.write(redact(f"{name}={value}\n"))
 
 
 # --- keeping state/ between workflow runs ------------------------------------------

@@ -42,7 +42,7 @@ def backtest(
     for upstream, items in group(config, inputs.items, options):
         if upstream is None:
             continue
-        mirror = Mirror(upstream, config.cache)
+        mirror = Mirror(upstream, config.cache, config.limits)
         try:
             if not offline:
                 mirror.sync()

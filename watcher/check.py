@@ -93,12 +93,18 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
 
 def gather(config: Config, options: CheckOptions) -> Inputs:
     """Load notes and rules and turn them into items; bad input becomes error results."""
-    notes = load_notes(config.notes, display_root=config.root)
+    notes = load_notes(config.notes, display_root=config.root, limits=config.limits)
     compiles = Compiles(state.read_json(config.cache / COMPILED).get("compiled", []))
-    rules = load_rules(config.rules, display_root=config.root, compiles=compiles)
+    rules = load_rules(
+        config.rules,
+        display_root=config.root,
+        compiles=compiles,
+        max_bytes=config.limits.rule_bytes,
+    )
     if compiles.changed():
         # Next to the mirrors, not in state/: it is a fact about this machine's grammars.
-        state.write_json(config.cache / COMPILED, {"compiled": sorted(compiles.seen)})
+        with contextlib.suppress(OSError):  # a read-only cache only costs compiling again
+            state.write_json(config.cache / COMPILED, {"compiled": sorted(compiles.seen)})
     selected = [n for n in notes.notes.values() if options.note in (None, n.id)]
     inputs = Inputs(notes.notes, selected, [])
     inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
@@ -167,8 +173,8 @@ def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:
         return classify.error(
             stub,
             ErrorCode.RULE_INVALID,
-            f"{rule.file}: rule {rule.id}: note {rule.note!r} does not exist; "
-            "set `note` to the id of a note in the notes folder",
+            f"{classify.rule_where(rule)}: rule {rule.id}: note {rule.note!r} does not exist; "
+            "set `note` to the id of a note in the notes folder (`watch notes` lists them)",
         )
     cited = [c for c in note.citations if rule.repo in (None, c.repo)]
     source = next((c for c in cited if c.path == rule.path), cited[0] if cited else None)
@@ -176,7 +182,7 @@ def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:
         return classify.error(
             stub,
             ErrorCode.RULE_BASELINE,
-            f"{rule.file}: rule {rule.id}: note {note.id} cites no code of "
+            f"{classify.rule_where(rule)}: rule {rule.id}: note {note.id} cites no code of "
             f"{rule.repo or 'any repository'}, so the rule has no baseline commit; "
             "add a source citing the rule's file",
         )
@@ -223,25 +229,25 @@ def check_upstream(
         message = f"no [[upstream]] for {repo} in config.toml (and --no-implicit-upstreams)"
         status = UpstreamStatus(repo=repo, url="", branch="", error=message)
         return status, [classify.error(i, ErrorCode.UPSTREAM_UNREACHABLE, message) for i in items]
-    mirror = Mirror(upstream, config.cache)
+    mirror = Mirror(upstream, config.cache, config.limits)
     try:
-        if not options.offline:
+        if options.offline:
+            mirror.check_health()
+        else:
             with progress.step(f"fetching {upstream.repo}"):
                 mirror.sync()
         head = mirror.head()
-    except UpstreamError as exc:
-        status = UpstreamStatus(
-            repo=upstream.repo, url=upstream.fetch_url, branch=upstream.branch, error=str(exc)
-        )
-        mirror.close()
-        return status, [classify.error(i, ErrorCode.UPSTREAM_UNREACHABLE, str(exc)) for i in items]
-    try:
         with progress.step(f"checking {len(items)} items of {upstream.repo}"):
             results = judge_all(config, mirror, upstream, head, items, options)
+    except UpstreamError as exc:  # unreachable, or stalled past its time limit mid-run
+        status = UpstreamStatus(
+            repo=upstream.repo, url=upstream.display_url, branch=upstream.branch, error=str(exc)
+        )
+        return status, [classify.error(i, ErrorCode.UPSTREAM_UNREACHABLE, str(exc)) for i in items]
     finally:
         mirror.close()
     status = UpstreamStatus(
-        repo=upstream.repo, url=upstream.fetch_url, branch=upstream.branch, head=head
+        repo=upstream.repo, url=upstream.display_url, branch=upstream.branch, head=head
     )
     return status, results
 
@@ -328,7 +334,7 @@ def _save(
         {
             "schema": STATE_SCHEMA,
             "repo": upstream.repo,
-            "url": upstream.fetch_url,
+            "url": upstream.display_url,
             "branch": upstream.branch,
             "head": head,
             "tags": tags,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from watcher import __version__
 from watcher.errors import WatchError
 from watcher.logs import configure_logging
+from watcher.redact import RedactingStream
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -216,9 +218,23 @@ def _command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; every expected failure is one message on stderr and exit 2."""
+    """Run one command; every expected failure is one message on stderr and exit 2.
+
+    Everything the command prints passes the redaction point (watcher/redact.py). A bug
+    (any other exception) prints its traceback and exits 2 as well: never 1, which
+    means "stale notes found" and would pass for success.
+    """
     args = build_parser().parse_args(argv)
-    configure_logging(args.verbose - args.quiet, args.log_format)
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(out), RedactingStream(err)
+    try:
+        configure_logging(args.verbose - args.quiet, args.log_format)
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         code: int = args.handler(args)
     except WatchError as exc:
@@ -227,4 +243,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("watch: interrupted", file=sys.stderr)
         return 130
+    except Exception:  # a bug: show it, and fail the run
+        traceback.print_exc(file=sys.stderr)
+        print(
+            "watch: internal error (a bug in watch, not in your notes); exit 2. "
+            "Please report it with the traceback above.",
+            file=sys.stderr,
+        )
+        return 2
     return code

@@ -36,7 +36,7 @@ def sync(config_file: Path, upstream: str | None, out: TextIO) -> int:
     for up, _items in group(config, inputs.items, options):
         if up is None:
             continue
-        mirror = Mirror(up, config.cache)
+        mirror = Mirror(up, config.cache, config.limits)
         try:
             mirror.sync()
             out.write(f"{up.repo}: {up.branch} at {mirror.head()[:12]} ({mirror.path})\n")
@@ -54,8 +54,8 @@ def notes(config_file: Path, out: TextIO) -> int:
     from watcher.rules import load_rules
 
     config = config_mod.load(config_file)
-    loaded = load_notes(config.notes, display_root=config.root)
-    rules = load_rules(config.rules, display_root=config.root)
+    loaded = load_notes(config.notes, display_root=config.root, limits=config.limits)
+    rules = load_rules(config.rules, display_root=config.root, max_bytes=config.limits.rule_bytes)
     for note in loaded.notes.values():
         out.write(f"{note.id}  ({note.file})  {note.title}\n")
         guards = [r for r in rules.rules.values() if r.note == note.id]

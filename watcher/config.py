@@ -7,10 +7,21 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    StrictBool,
+    ValidationError,
+    field_validator,
+)
 
+from watcher import redact
 from watcher.errors import ConfigError
 
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 EVERY_RE = re.compile(r"^@every\s+(\d+)\s*([smhd])$")
 
@@ -19,12 +30,24 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class Limits(_Strict):
+    """Bounds on what one run may spend: time waiting on the network, bytes of input."""
+
+    fetch_seconds: PositiveFloat = 600.0  # wall-clock bound on one fetch from an upstream
+    stall_seconds: PositiveInt = 60  # an http(s) fetch under 1 KB/s this long is given up
+    note_bytes: PositiveInt = 1_000_000  # a larger note is an error, not parsed
+    rule_bytes: PositiveInt = 1_000_000  # a larger rule file is an error, not parsed
+    file_bytes: PositiveInt = 10_000_000  # a larger cited upstream file is an error
+    yaml_nodes: PositiveInt = 10_000  # front matter expanding (aliases included) past this
+
+
 class Upstream(_Strict):
     repo: str
     url: str = ""
     branch: str = "main"
     release_tags: str = "*"
     schedule: str = "17 */6 * * *"
+    fetch_seconds: PositiveFloat | None = None  # this upstream's bound; default [limits]
 
     @field_validator("repo")
     @classmethod
@@ -44,7 +67,16 @@ class Upstream(_Strict):
 
     @property
     def fetch_url(self) -> str:
+        """The URL git fetches from, credentials included: never show or store it."""
         return self.url or f"https://github.com/{self.repo}.git"
+
+    @property
+    def display_url(self) -> str:
+        """The URL as reports, logs and state show it: without user-info."""
+        return redact.strip_userinfo(self.fetch_url)
+
+
+OpenOn = Literal["moved", "changed", "broken", "missing", "error"]
 
 
 class IssuesConfig(_Strict):
@@ -53,11 +85,37 @@ class IssuesConfig(_Strict):
     labels: tuple[str, ...] = ("stale-verification",)
     token_env: str = "GITHUB_TOKEN"
     api_url: str = "https://api.github.com"
-    open_on: tuple[str, ...] = ("changed", "broken", "missing", "error")
-    dashboard: bool = False
-    reopen: bool = True  # a note stale again reopens its closed issue instead of a new one
+    open_on: tuple[OpenOn, ...] = ("changed", "broken", "missing", "error")
+    dashboard: StrictBool = False
+    reopen: StrictBool = True  # a note stale again reopens its closed issue, not a new one
     max_wait_seconds: float = 300.0  # the longest a rate limit is waited out
     retries: int = 4
+    timeout_seconds: PositiveInt = 15  # one GitHub API request; PyGithub takes whole seconds
+
+    @field_validator("token_env")
+    @classmethod
+    def _variable_name(cls, value: str) -> str:
+        # Never echo the value: it may be the token itself, pasted in by mistake.
+        if redact.looks_like_token(value):
+            raise ValueError(
+                "holds what looks like a token, not the name of a variable: put the token "
+                'in the environment, set token_env = "GITHUB_TOKEN" (its name), and revoke '
+                "the token now that it is in a file"
+            )
+        if not ENV_NAME.match(value):
+            raise ValueError(
+                "must be the name of an environment variable (letters, digits, _), "
+                'like "GITHUB_TOKEN"'
+            )
+        return value
+
+    @field_validator("api_url")
+    @classmethod
+    def _api_url_form(cls, value: str) -> str:
+        if not re.match(r"^https?://[^\s/]+", value):
+            shown = redact.strip_userinfo(value)
+            raise ValueError(f"expected an http(s) URL like https://api.github.com, got {shown!r}")
+        return value
 
     @field_validator("repo")
     @classmethod
@@ -76,9 +134,26 @@ class Config(_Strict):
     rules: Path
     state: Path
     cache: Path
-    track_citations: bool = True
+    track_citations: StrictBool = True
     upstream: tuple[Upstream, ...] = ()
     issues: IssuesConfig = IssuesConfig()
+    limits: Limits = Limits()
+
+    @field_validator("upstream")
+    @classmethod
+    def _one_entry_per_repo(cls, value: tuple[Upstream, ...]) -> tuple[Upstream, ...]:
+        seen: set[str] = set()
+        for entry in value:
+            if entry.repo.lower() in seen:
+                raise ValueError(
+                    f"{entry.repo} is listed twice; keep one [[upstream]] entry per repository"
+                )
+            seen.add(entry.repo.lower())
+        return value
+
+    def fetch_seconds(self, upstream: Upstream) -> float:
+        """The wall-clock bound on one fetch from `upstream`."""
+        return upstream.fetch_seconds or self.limits.fetch_seconds
 
     def upstream_for(self, repo: str) -> Upstream | None:
         return next((u for u in self.upstream if u.repo.lower() == repo.lower()), None)
@@ -110,6 +185,10 @@ def load(file: Path) -> Config:
         raise ConfigError(
             file, "not found; pass --config FILE or run in a notes repository"
         ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(file, f"not UTF-8 (byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:  # a folder, or unreadable
+        raise ConfigError(file, f"cannot read it ({exc.strerror}); pass a readable file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, f"TOML error: {exc}; fix the syntax at that position") from None
     root = file.resolve().parent
@@ -118,11 +197,43 @@ def load(file: Path) -> Config:
         data[key] = _resolve(root, data.get(key, default))
     data["cache"] = _resolve(root, data["cache"]) if "cache" in data else default_cache()
     try:
-        return Config(root=root, file=file.resolve(), **data)
+        config = Config(root=root, file=file.resolve(), **data)
     except ValidationError as exc:
         raise ConfigError(file, _explain(exc)) from None
     except TypeError as exc:  # a key given twice, or a non-table where a table belongs
         raise ConfigError(file, str(exc)) from None
+    _check_folders(config, explicit=set(raw))
+    _register_secrets(config)
+    return config
+
+
+def _register_secrets(config: Config) -> None:
+    """Everything secret the config leads to, masked in all output from now on."""
+    import os
+
+    redact.add_secret(os.environ.get(config.issues.token_env))
+    for upstream in config.upstream:
+        redact.register_url(upstream.fetch_url)
+
+
+def _check_folders(config: Config, explicit: set[str]) -> None:
+    """A folder that is not there makes a green run that checked nothing: say so."""
+    for key in ("notes", "rules", "state", "cache"):
+        folder: Path = getattr(config, key)
+        shown = config.display(folder)
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError(
+                config.file, f"key {key}: {shown} is a file, not a folder; point {key} at a folder"
+            )
+        # notes must be there; rules only when named (a site may have none yet);
+        # state and cache are made on first use.
+        required = key == "notes" or (key == "rules" and key in explicit)
+        if required and not folder.is_dir():
+            raise ConfigError(
+                config.file,
+                f"key {key}: folder {shown} does not exist; create it, or fix the path "
+                "(relative to config.toml)",
+            )
 
 
 def _resolve(root: Path, value: object) -> object:

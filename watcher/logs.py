@@ -14,6 +14,8 @@ import sys
 import time
 from typing import Any, Literal, TextIO
 
+from watcher.redact import redact
+
 LogFormat = Literal["text", "json"]
 FORMATS: tuple[LogFormat, ...] = ("text", "json")
 
@@ -47,7 +49,14 @@ class JsonFormatter(logging.Formatter):
                 doc[key] = value
         if record.exc_info:
             doc["exc"] = self.formatException(record.exc_info)
-        return json.dumps(doc, default=str, ensure_ascii=False, sort_keys=True)
+        return redact(json.dumps(doc, default=str, ensure_ascii=False, sort_keys=True))
+
+
+class TextFormatter(logging.Formatter):
+    """`LEVEL logger: message`, redacted."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
 
 
 def _utc(created: float) -> str:
@@ -67,9 +76,7 @@ def configure_logging(verbosity: int = 0, fmt: str = "text", stream: TextIO | No
         raise ValueError(f"log format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(
-        JsonFormatter()
-        if fmt == "json"
-        else logging.Formatter("%(levelname)s %(name)s: %(message)s")
+        JsonFormatter() if fmt == "json" else TextFormatter("%(levelname)s %(name)s: %(message)s")
     )
     level = level_for(verbosity)
     root = logging.getLogger()

@@ -8,21 +8,26 @@ long-lived `git cat-file --batch` process that GitPython keeps.
 from __future__ import annotations
 
 import binascii
+import contextlib
+import logging
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from watcher import redact
 from watcher.errors import UpstreamError
 
 if TYPE_CHECKING:
     from git import Repo
 
-    from watcher.config import Upstream
+    from watcher.config import Limits, Upstream
+
+log = logging.getLogger("watch")
 
 # A file:// upstream is served by a local upload-pack, which refuses partial clone
 # unless told otherwise; GitHub allows it. This makes local upstreams behave like it.
@@ -60,14 +65,27 @@ def fetch_url(url: str) -> tuple[str, bool]:
 
 
 class Mirror:
-    """A bare partial clone of one upstream, with counters for the cost model."""
+    """A bare partial clone of one upstream, with counters for the cost model.
 
-    def __init__(self, upstream: Upstream, cache: Path) -> None:
+    Every network operation is bounded: a wall-clock limit per fetch (`fetch_seconds`)
+    and, over http(s), a low-speed limit (`stall_seconds` under 1 KB/s), so a silent
+    upstream becomes an UpstreamError instead of a hang. Credentials in the upstream's
+    URL never reach the mirror's config (which may be cached and shared): git gets them
+    from a credential helper reading this process's environment.
+    """
+
+    def __init__(self, upstream: Upstream, cache: Path, limits: Limits | None = None) -> None:
+        from watcher.config import Limits
+
         self.upstream = upstream
+        self.limits = limits or Limits()
+        self.fetch_seconds = upstream.fetch_seconds or self.limits.fetch_seconds
         self.url, self.local = fetch_url(upstream.fetch_url)
+        self.stored_url, self.env = _credentials(self.url, self.limits.stall_seconds)
         self.path = cache / (upstream.repo.replace("/", "__") + ".git")
         self.round_trips = 0
         self.blobs_fetched = 0
+        self.recloned = False
         self._repo: Repo | None = None
         self._presence: _Presence | None = None
         self._info: dict[str, CommitInfo] = {}
@@ -81,25 +99,86 @@ class Mirror:
         return (self.path / "HEAD").is_file()
 
     def sync(self) -> None:
-        """Create the mirror, or fetch the branch and tags into it (one round trip)."""
-        if not self.exists:
-            self._create()
-        elif _git(self.path, "config", "--get", "remote.origin.url").strip() != self.url:
-            _git(self.path, "config", "remote.origin.url", self.url)  # config.toml changed
-            if self.local:
-                _git(self.path, "config", "remote.origin.uploadpack", LOCAL_UPLOAD_PACK)
-        self._fetch_refs()
+        """Create the mirror, or fetch the branch and tags into it (one round trip).
+
+        A corrupt or half-made mirror is deleted and cloned again, once. Two processes
+        sharing one cache take turns (a lock file beside the mirror).
+        """
+        with self._creation_lock():
+            problem = health(self.path) if self.path.exists() else None
+            if problem is not None:
+                self._reclone(problem)
+            if not self.exists:
+                self._create()
+            elif _git(self.path, "config", "--get", "remote.origin.url").strip() != self.stored_url:
+                _git(self.path, "config", "remote.origin.url", self.stored_url)  # config changed
+                if self.local:
+                    _git(self.path, "config", "remote.origin.uploadpack", LOCAL_UPLOAD_PACK)
+            self._fetch_refs()
+
+    def check_health(self) -> None:
+        """Offline: refuse a corrupt mirror (it cannot be cloned again without a fetch)."""
+        problem = health(self.path) if self.path.exists() else None
+        if problem is not None:
+            raise UpstreamError(
+                f"{self.upstream.repo}: the mirror at {self.path} is damaged ({problem}); "
+                "run without --offline to clone it again"
+            )
+
+    def _reclone(self, problem: str) -> None:
+        if self.recloned:
+            raise UpstreamError(
+                f"{self.upstream.repo}: the mirror at {self.path} is still damaged after "
+                f"cloning it again ({problem}); delete it and check the disk"
+            )
+        log.warning(
+            "%s: the mirror at %s is damaged (%s); cloning it again",
+            self.upstream.repo,
+            self.path,
+            problem,
+        )
+        self.recloned = True
+        self._reset()
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def _creation_lock(self) -> Iterator[None]:
+        from filelock import FileLock, Timeout
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(self.path) + ".lock")
+            lock.acquire(timeout=self.fetch_seconds)
+        except Timeout:
+            raise UpstreamError(
+                f"{self.upstream.repo}: another process kept {self.path}.lock for "
+                f"{self.fetch_seconds:g} s; wait for it, or delete the lock if none runs"
+            ) from None
+        except OSError as exc:
+            raise UpstreamError(
+                f"{self.upstream.repo}: cannot write the mirror cache {self.path.parent} "
+                f"({exc.strerror}); set `cache` in config.toml to a writable folder"
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _create(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         # Build in a temp folder and rename: a failed first clone leaves nothing behind.
-        tmp = Path(tempfile.mkdtemp(prefix=self.path.name + ".", dir=self.path.parent))
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=self.path.name + ".", dir=self.path.parent))
+        except OSError as exc:
+            raise UpstreamError(
+                f"{self.upstream.repo}: cannot write the mirror cache {self.path.parent} "
+                f"({exc.strerror}); set `cache` in config.toml to a writable folder"
+            ) from None
         try:
             _git(None, "init", "--quiet", "--bare", str(tmp))
             settings = {
                 "core.repositoryformatversion": "1",
                 "extensions.partialClone": "origin",
-                "remote.origin.url": self.url,
+                "remote.origin.url": self.stored_url,
                 "remote.origin.promisor": "true",
                 "remote.origin.partialclonefilter": "blob:none",
                 "gc.auto": "0",
@@ -117,8 +196,7 @@ class Mirror:
         branch = self.upstream.branch
         self.round_trips += 1
         try:
-            _git(
-                self.path,
+            self._network(
                 "fetch",
                 "--quiet",
                 "--prune",
@@ -132,10 +210,22 @@ class Mirror:
             )
         except UpstreamError as exc:
             raise UpstreamError(
-                f"{self.upstream.repo}: cannot fetch branch {branch!r} from {self.url}: {exc}; "
-                "check the url and branch in config.toml, or run with --offline"
+                f"{self.upstream.repo}: cannot fetch branch {branch!r} from "
+                f"{self.upstream.display_url}: {exc}; check the url and branch in config.toml, "
+                "or run with --offline"
             ) from None
         self._reset()
+
+    def _network(self, *args: str, stdin: str | None = None) -> str:
+        """A git command that talks to the upstream, within the time limits."""
+        return _git(
+            self.path,
+            *args,
+            stdin=stdin,
+            env=self.env,
+            timeout=self.fetch_seconds,
+            what=f"{self.upstream.repo}: {self.upstream.display_url}",
+        )
 
     def _reset(self) -> None:
         if self._repo is not None:
@@ -153,6 +243,8 @@ class Mirror:
 
             self._require()
             self._repo = Repo(self.path)
+            # Lazy fetches git makes on its own get the same credentials and limits.
+            self._repo.git.update_environment(**self.env)
         return self._repo
 
     def _require(self) -> None:
@@ -193,15 +285,11 @@ class Mirror:
         if found is None and not offline and FULL_SHA.match(rev):
             self.round_trips += 1
             try:
-                _git(
-                    self.path,
-                    "fetch",
-                    "--quiet",
-                    "--filter=blob:none",
-                    "--no-write-fetch-head",
-                    "origin",
-                    rev,
+                self._network(
+                    "fetch", "--quiet", "--filter=blob:none", "--no-write-fetch-head", "origin", rev
                 )
+            except GitTimeout:
+                raise
             except UpstreamError:
                 return None
             self._reset()
@@ -246,8 +334,7 @@ class Mirror:
         self.blobs_fetched += len(missing)
         # Sending no "have" lines matters: a server with reachability bitmaps leaves out
         # every object reachable from what the client has, blobs of a partial clone included.
-        _git(
-            self.path,
+        self._network(
             "-c",
             "fetch.negotiationAlgorithm=noop",
             "fetch",
@@ -377,16 +464,132 @@ class _Presence:
         self.packs.update_cache(force=True)
 
 
-def _git(cwd: Path | None, *args: str, stdin: str | None = None) -> str:
-    """Run git; a failure becomes an UpstreamError with git's own last line."""
+class GitTimeout(UpstreamError):
+    """A git command that talks to an upstream ran past its time limit and was stopped."""
+
+
+def _git(
+    cwd: Path | None,
+    *args: str,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    what: str = "",
+) -> str:
+    """Run git; a failure becomes an UpstreamError with git's own last line.
+
+    With a `timeout`, git and every process it started (remote helpers, upload-pack,
+    ssh) run in their own process group, which is killed when the time is up.
+    """
+    import signal
     import subprocess
 
     command = ["git", *(["-C", str(cwd)] if cwd else []), *args]
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
-    proc = subprocess.run(
-        command, input=stdin, capture_output=True, text=True, env=env, check=False
+    full_env = {**os.environ, **(env or {}), "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=full_env,
+        start_new_session=timeout is not None,
     )
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise GitTimeout(
+            f"{what or 'upstream'}: no answer within {timeout:g} s (git {args[0]} stopped); "
+            "check that the upstream is reachable, or raise fetch_seconds in config.toml"
+        ) from None
+    except BaseException:  # Ctrl-C: git is in its own group and would not see it
+        if timeout is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     if proc.returncode != 0:
-        lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+        lines = [line for line in err.strip().splitlines() if line.strip()]
         raise UpstreamError(lines[-1] if lines else f"git {args[0]} failed ({proc.returncode})")
-    return proc.stdout
+    return out
+
+
+# A credential helper that answers from this process's environment: the secret is
+# handed to git without being written into the mirror's config or onto a command line.
+_HELPER = (
+    '!f() { test "$1" = get || return 0; '
+    'printf "username=%s\\npassword=%s\\n" "$WATCH_GIT_USERNAME" "$WATCH_GIT_PASSWORD"; }; f'
+)
+
+
+def _credentials(url: str, stall_seconds: int) -> tuple[str, dict[str, str]]:
+    """The URL to store (no user-info) and the environment every git command gets."""
+    from urllib.parse import unquote, urlsplit
+
+    config = [("http.lowSpeedLimit", "1000"), ("http.lowSpeedTime", str(stall_seconds))]
+    env: dict[str, str] = {}
+    parts = urlsplit(url)
+    stored = url
+    if parts.scheme in ("http", "https") and "@" in parts.netloc:
+        stored = redact.strip_userinfo(url)
+        env["WATCH_GIT_USERNAME"] = unquote(parts.username or "")
+        env["WATCH_GIT_PASSWORD"] = unquote(parts.password or "")
+        config += [("credential.helper", ""), ("credential.helper", _HELPER)]
+    env["GIT_CONFIG_COUNT"] = str(len(config))
+    for n, (key, value) in enumerate(config):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    return stored, env
+
+
+def health(path: Path) -> str | None:
+    """What is wrong with the mirror at `path` (a half-made folder, a damaged pack), or None.
+
+    Each pack is checked against its own SHA-1 trailer once: what was verified is
+    remembered by name, size and modification time in `watch-verified`, so a warm run
+    reads no pack, and a pack changed on disk is read again.
+    """
+    for name in ("HEAD", "config", "objects", "refs"):
+        if not (path / name).exists():
+            return f"{name} is missing"
+    memo_file = path / "watch-verified"
+    try:
+        memo = set(memo_file.read_text(encoding="utf-8").split("\n"))
+    except (OSError, UnicodeDecodeError):
+        memo = set()
+    seen = []
+    for pack in sorted((path / "objects" / "pack").glob("*.pack")):
+        stat = pack.stat()
+        key = f"{pack.name} {stat.st_size} {stat.st_mtime_ns}"
+        seen.append(key)
+        if key in memo:
+            continue
+        if not pack.with_suffix(".idx").is_file():
+            return f"{pack.name} has no index"
+        if not _checksum_ok(pack) or not _checksum_ok(pack.with_suffix(".idx")):
+            return f"{pack.name} fails its checksum"
+    if set(seen) != memo:
+        with contextlib.suppress(OSError):
+            memo_file.write_text("\n".join(seen), encoding="utf-8")
+    return None
+
+
+def _checksum_ok(file: Path) -> bool:
+    """A pack or pack index ends with the SHA-1 of everything before it."""
+    import hashlib
+
+    digest = hashlib.sha1(usedforsecurity=False)
+    size = file.stat().st_size
+    if size < 20:
+        return False
+    with file.open("rb") as handle:
+        left = size - 20
+        while left:
+            chunk = handle.read(min(left, 1 << 20))
+            if not chunk:
+                return False
+            digest.update(chunk)
+            left -= len(chunk)
+        return digest.digest() == handle.read(20)

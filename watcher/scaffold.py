@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 def rule_new(config_file: Path, note_id: str, source: int, *, offline: bool, out: TextIO) -> int:
     """Write a rule for the note's `source`-th code citation (1-based) and print it."""
     config = config_mod.load(config_file)
-    note = load_notes(config.notes, display_root=config.root).notes.get(note_id)
+    loaded = load_notes(config.notes, display_root=config.root, limits=config.limits)
+    note = loaded.notes.get(note_id)
     if note is None:
         raise WatchError(f"no note with id {note_id!r}; `watch notes` lists them")
     if not 1 <= source <= len(note.citations):
@@ -37,7 +38,7 @@ def rule_new(config_file: Path, note_id: str, source: int, *, offline: bool, out
     upstream = next((u for u, _ in group(config, [item], CheckOptions(offline=offline))), None)
     if upstream is None:
         raise WatchError(f"no [[upstream]] for {citation.repo} in config.toml")
-    mirror = Mirror(upstream, config.cache)
+    mirror = Mirror(upstream, config.cache, config.limits)
     try:
         if not offline:
             mirror.sync()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.errors import LockedError, WatchError
+from watcher.redact import redact
 
 LOCK_NAME = ".lock"
 
@@ -63,6 +64,8 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def write_text(path: Path, text: str) -> None:
+    """Write a state file atomically; secrets are redacted first (nothing in state is one)."""
+    text = redact(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

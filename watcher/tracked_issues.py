@@ -107,7 +107,7 @@ def _release(config: Config, citation: IssueCitation, thread: Thread) -> str | N
     upstream = config.upstream_for(citation.repo)
     if upstream is None or thread.merge_commit is None:
         return None
-    mirror = Mirror(upstream, config.cache)
+    mirror = Mirror(upstream, config.cache, config.limits)
     try:
         if not mirror.exists or mirror.resolve(thread.merge_commit) is None:
             return None

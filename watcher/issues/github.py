@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from watcher.errors import WatchError
 from watcher.issues import markers
 from watcher.issues.sinks import IssueDoc, SinkError, State
+from watcher.redact import redact
 
 if TYPE_CHECKING:
     from github.Issue import Issue
@@ -127,6 +128,7 @@ class GithubSink:
         self._call("create label", lambda: self.repo.create_label(name, color))
 
     def create(self, note_id: str, title: str, body: str, labels: Sequence[str]) -> IssueDoc:
+        title, body = redact(title), redact(body)  # upstream text and messages: no secrets
         marker = body.split("\n", 1)[0]
         issue: IssueDoc = self._call(
             "open issue",
@@ -139,7 +141,7 @@ class GithubSink:
         issue = self._issue(doc)
         if self._last_key(issue) == key:
             return False
-        body = markers.comment_marker(key) + "\n" + text
+        body = markers.comment_marker(key) + "\n" + redact(text)
         self._call(
             "comment",
             lambda: issue.create_comment(body),
@@ -153,8 +155,8 @@ class GithubSink:
         issue = self._issue(doc)
         reason = "completed" if state == "closed" else "reopened"
         args: dict[str, Any] = {
-            "title": title,
-            "body": body,
+            "title": redact(title),
+            "body": redact(body),
             "labels": list(labels),
             "state": state,
         }
