@@ -5,6 +5,11 @@
 - the blobs a partial mirror lacks come in one batch, however many files are cited;
 - a long attribution walk parses each distinct blob at most once and stops at the answer.
 
+And the costs that grow with the site (issue 13): walks of many files fetch in lock-step
+(round trips do not grow with the number of stale files), the commit-graph is current
+after every fetch, releases are asked once per (commit, tag set), packs are rolled up
+once they pile up, and state is written one item per line, the same bytes every time.
+
 Network round trips are counted from git's own trace (GIT_TRACE2_EVENT): every fetch,
 whatever its transport, runs exactly one `upload-pack` on the serving side.
 """
@@ -49,6 +54,24 @@ class Trace:
                 event = json.loads(line)
                 count += event.get("event") == "cmd_name" and event.get("name") == "upload-pack"
         return count
+
+    def commands(self, name: str) -> list[list[str]]:
+        """The arguments of every `git NAME` process run since `start`."""
+        found = []
+        for file in self.folder.iterdir():
+            for line in file.read_text(encoding="utf-8").splitlines():
+                event = json.loads(line)
+                if event.get("event") != "start":
+                    continue
+                argv = event["argv"][1:]
+                while argv and argv[0] in ("-c", "-C"):  # git's own options come first
+                    argv = argv[2:]
+                if argv[:1] == [name]:
+                    found.append(argv[1:])
+        return found
+
+    def release_queries(self) -> int:
+        return sum("--contains" in args for args in self.commands("for-each-ref"))
 
 
 @pytest.fixture
@@ -282,3 +305,158 @@ def test_check_without_issues_imports_neither_pygithub_nor_apscheduler(
     done = subprocess.run(command, capture_output=True, text=True, check=False)
 
     assert "heavy: none exit: 0" in done.stderr, done.stderr
+
+
+# --- costs that grow with the site (issue 13) -----------------------------------------
+
+
+def spread_history(project: Project, upstream: Upstream, files: int, edits: int) -> list[str]:
+    """`files` files each cited once; `beta` in each changes early, then `alpha` is edited
+    `edits` times (every version distinct), so each walk goes far back. Returns, per file,
+    the commit that changed `beta`."""
+    paths = [f"src/s{i}.rs" for i in range(files)]
+    base = upstream.commit(
+        "base (#1)", {p: module(NAMES, salt=10 * i) for i, p in enumerate(paths)}
+    )
+    project.note("spread", *(f"{base} {p}:{span(NAMES, 'beta')}" for p in paths))
+    blamed = []
+    for i, path in enumerate(paths):
+        blamed.append(upstream.commit(f"beta {i} (#2)", {path: module(NAMES, 10 * i, beta=-1)}))
+    for n in range(edits):
+        upstream.commit(
+            f"alpha {n}",
+            {p: module(NAMES, 10 * i, beta=-1, alpha=1000 + n) for i, p in enumerate(paths)},
+        )
+    return blamed
+
+
+@pytest.mark.parametrize("files", [1, 6])
+def test_walks_of_many_files_fetch_in_lock_step(
+    project: Project, upstream: Upstream, trace: Trace, files: int
+) -> None:
+    blamed = spread_history(project, upstream, files, edits=40)
+    publish(upstream)
+
+    trace.start()
+    report = check(project)
+
+    assert [v for v, _ in verdicts(report).values()] == [Verdict.CHANGED] * files
+    assert {c for _, c in verdicts(report).values()} == set(blamed)
+    # The clone, the blobs of the verdicts, then the walks: the 33 newest versions of
+    # every file in one batch, the rest in a second. Not 2 per file.
+    assert trace.upload_packs() == 4
+
+
+def commit_graph_commits(mirror: Mirror) -> tuple[int, bool]:
+    """Commits in the mirror's commit-graph (all layers), and whether every layer has
+    changed-path Bloom filters (the BIDX and BDAT chunks)."""
+    folder = mirror.path / "objects" / "info" / "commit-graphs"
+    chain = (folder / "commit-graph-chain").read_text().split()
+    total, blooms = 0, True
+    for layer in chain:
+        data = (folder / f"graph-{layer}.graph").read_bytes()
+        chunks = {
+            data[8 + 12 * i : 12 + 12 * i]: int.from_bytes(data[12 + 12 * i : 20 + 12 * i], "big")
+            for i in range(data[6])
+        }
+        fanout = chunks[b"OIDF"]
+        total += int.from_bytes(data[fanout + 255 * 4 : fanout + 256 * 4], "big")
+        blooms = blooms and b"BIDX" in chunks and b"BDAT" in chunks
+    return total, blooms
+
+
+def test_commit_graph_is_current_after_every_fetch(upstream: Upstream, tmp_path: Path) -> None:
+    upstream.commit("base (#1)", {"src/a.rs": module(NAMES)})
+    upstream.tag("v1.0.0")
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    for n in range(3):
+        mirror.sync()
+        reachable = int(mirror.repo.git.rev_list("--all", "--count"))
+        assert commit_graph_commits(mirror) == (reachable, True)
+        upstream.commit(f"more {n}", {"src/a.rs": module(NAMES, salt=n + 1)})
+    assert mirror.graph_writes == 3
+
+
+def test_releases_are_asked_once_per_commit_and_tag_set(
+    project: Project, upstream: Upstream, trace: Trace
+) -> None:
+    base = cite_everything(project, upstream, FILES[:2])
+    # One commit changes `beta` in both files: two stale items, one commit to place.
+    both = upstream.commit(
+        "change beta twice (#2)",
+        {p: module(NAMES, 10 * i, beta=99) for i, p in enumerate(FILES[:2])},
+    )
+    upstream.tag("v1.0.0")
+    publish(upstream)
+    trace.start()
+    cold = check(project)
+    assert {r.released_in for r in cold.results if r.verdict is Verdict.CHANGED} == {"v1.0.0"}
+    assert trace.release_queries() == 1
+
+    # A new function in those files leaves the blame where it was: the items are judged
+    # again (their files changed), their release is remembered.
+    grown = [*NAMES, "delta"]
+    upstream.commit(
+        "add delta", {p: module(grown, 10 * i, beta=99) for i, p in enumerate(FILES[:2])}
+    )
+    trace.start()
+    again = check(project)
+    assert verdicts(again)[f"everything:{FILES[0]}:{span(NAMES, 'beta')}"] == (
+        Verdict.CHANGED,
+        both,
+    )
+    assert trace.release_queries() == 0
+
+    upstream.tag("v0.9.0", both)  # an earlier version that holds it: asked again, once
+    trace.start()
+    tagged = check(project)
+    assert {r.released_in for r in tagged.results if r.verdict is Verdict.CHANGED} == {"v0.9.0"}
+    assert trace.release_queries() == 1
+    assert len(trace.commands("for-each-ref")) == 2  # and the tag set's key
+    assert base
+
+
+def test_packs_are_rolled_up_once_they_pile_up(
+    project: Project, upstream: Upstream, trace: Trace
+) -> None:
+    from watcher.mirrors import PACK_LIMIT
+
+    base = cite_everything(project, upstream, FILES)
+    config = load(project.config_file)
+    mirror = Mirror(config.upstream[0], config.cache)
+    counts = []
+    for n in range(6):  # each run fetches the refs and the blobs of one new version
+        path = FILES[n % len(FILES)]
+        upstream.commit(f"gamma {n}", {path: module(NAMES, 10 * FILES.index(path), gamma=n)})
+        report = check(project)
+        assert report.summary.changed >= 1
+        counts.append(len(mirror.packs()))
+    assert max(counts) <= PACK_LIMIT
+    pack_dir = mirror.path / "objects" / "pack"
+    assert all(p.with_suffix(".promisor").exists() for p in mirror.packs())
+    # Nothing was lost: a warm run fetches only the refs, and git finds the mirror whole.
+    trace.start()
+    assert verdicts(check(project)) == verdicts(report)
+    assert trace.upload_packs() == 1
+    mirror.repo.git.fsck("--connectivity-only")
+    assert pack_dir.is_dir() and base
+
+
+def test_state_is_one_item_per_line_and_the_same_bytes_every_time(
+    project: Project, upstream: Upstream
+) -> None:
+    cite_everything(project, upstream, FILES)
+    upstream.commit("change beta (#2)", {FILES[1]: module(NAMES, salt=10, beta=99)})
+    check(project)
+    file = project.root / "state" / "acme__client.json"
+    first = file.read_bytes()
+    check(project)
+
+    assert file.read_bytes() == first
+    data = json.loads(first)
+    lines = first.decode().splitlines()
+    items = [line for line in lines if line.startswith('    "everything:')]
+    assert len(items) == len(data["items"]) == 12  # one line each, nothing else on it
+    assert items == sorted(items) and (lines[0], lines[-1]) == ("{", "}")
+    keys = [line.split('"')[1] for line in lines if line.startswith('  "')]
+    assert keys == sorted(data)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from watcher.state import dumps
 from watcher.status import (
     Run,
     Started,
@@ -167,7 +168,7 @@ def test_record_is_sorted_json_and_counts_runs(tmp_path: Path) -> None:
     mark_finished(state, "acme/tool", finished("error", NOW), wait=0)
     text = runs_path(state).read_text(encoding="utf-8")
     doc = json.loads(text)
-    assert text == json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert text == dumps(doc)  # sorted keys, one entry per line, the same bytes every time
     assert doc["schema"] == "watch.runs/1"
     entry = doc["upstreams"]["acme/tool"]
     assert (entry["runs"], entry["last"]["outcome"]) == (2, "error")

@@ -6,13 +6,18 @@ HEAD state (changed, broken or missing) without interruption. A change that was 
 reverted is therefore not blamed. The walk visits only commits that touched the item's
 files, judges each distinct version once, and stops at the first commit whose parent
 state differs.
+
+Walks run in lock-step: each asks for the blobs it needs next, and one fetch serves
+every walk's request, so a cold run on a big site makes as many blob round trips as
+its longest walk needs (one, then one per doubling of the distance), not a few per
+walk.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 
 from watcher import classify, locate
@@ -25,6 +30,8 @@ PR = re.compile(r"\(#(\d+)\)|Merge pull request #(\d+)")
 BATCH = 32  # versions fetched in the first round trip back; each later one doubles
 
 Files = tuple[tuple[str, str], ...]  # (path, blob) of the item's files at one commit
+# A walk yields the blobs it needs next (the driver fetches them) and returns the commits.
+Walk = Generator[list[str], None, list[str | None]]
 
 
 @dataclass(frozen=True)
@@ -48,8 +55,8 @@ def attribute(
             key = (plan.base, plan.head, tuple(_paths(plan, result)))
             groups.setdefault(key, []).append(index)
     out = [result for _, result in judged]
-    for members in groups.values():
-        commits = introduced_by(mirror, [judged[i] for i in members])
+    walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
+    for members, commits in zip(groups.values(), run_walks(mirror, walks), strict=True):
         for index, commit in zip(members, commits, strict=True):
             if commit is not None:
                 out[index] = out[index].model_copy(
@@ -71,6 +78,33 @@ def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None
 def introduced_by(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> list[str | None]:
     """For items with one baseline and the same files: the first commit of the run of
     commits in which each has its HEAD state (None when it cannot be told)."""
+    return run_walks(mirror, [walk(mirror, items)])[0]
+
+
+def run_walks(mirror: Mirror, walks: Sequence[Walk]) -> list[list[str | None]]:
+    """Drive walks in lock-step: each round fetches what every unfinished walk asks for
+    in one batch, then lets each go on until it needs more."""
+    answers: list[list[str | None]] = [[] for _ in walks]
+    wanted: dict[int, list[str]] = {}
+
+    def advance(index: int) -> None:
+        try:
+            wanted[index] = walks[index].send(None)
+        except StopIteration as stop:
+            answers[index] = stop.value
+            wanted.pop(index, None)
+
+    for index in range(len(walks)):
+        advance(index)
+    while wanted:
+        mirror.prefetch(b for blobs in wanted.values() for b in blobs)
+        for index in list(wanted):
+            advance(index)
+    return answers
+
+
+def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
+    """The walk behind `introduced_by`, yielding the blobs it needs before reading them."""
     plan, result = items[0]
     found: list[str | None] = [None] * len(items)
     waiting = {}  # item index -> (its state function, the state it has at HEAD)
@@ -78,16 +112,20 @@ def introduced_by(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> list[
         state = state_function(mirror, item_plan)
         if state is not None:
             waiting[index] = (state, _category(item_result.verdict))
+    if not waiting:
+        return found
     start, steps = history(mirror, plan.base, plan.head, _paths(plan, result), plan.item.path)
-    mirror.prefetch(b for _, b in start)
-    fetched, batch = len(steps), BATCH  # steps[fetched:] have their blobs here
+    # Going back from HEAD, step `index` compares the item's state before it (after
+    # steps[index - 1], or at the start) with its state at HEAD.
+    ready, batch = max(0, len(steps) - 1 - BATCH), BATCH  # steps[ready:] have their blobs
+    yield [b for _, b in start] + [b for step in steps[ready:] for _, b in step.files]
     for index in range(len(steps) - 1, -1, -1):
         if not waiting:
             break
-        if index < fetched:
-            fetched = max(0, index - batch)
-            mirror.prefetch(b for step in steps[fetched : index + 1] for _, b in step.files)
+        if 0 < index <= ready:
             batch *= 2  # a long walk costs log2(versions) round trips, a short one one
+            ready = max(0, index - batch)
+            yield [b for step in steps[ready:index] for _, b in step.files]
         before = steps[index - 1].files if index else start
         for item in [i for i, (state, target) in waiting.items() if state(before) != target]:
             found[item] = steps[index].commit

@@ -239,6 +239,7 @@ def check_upstream(
         head = mirror.head()
         with progress.step(f"checking {len(items)} items of {upstream.repo}"):
             results = judge_all(config, mirror, upstream, head, items, options)
+        mirror.tidy()
     except UpstreamError as exc:  # unreachable, or stalled past its time limit mid-run
         status = UpstreamStatus(
             repo=upstream.repo, url=upstream.display_url, branch=upstream.branch, error=str(exc)
@@ -271,6 +272,8 @@ def judge_all(
     mirror.prefetch(b for p in fresh for b in p.blobs)
     tags = mirror.tags_key(upstream.release_tags)
     same_tags = saved.get("tags") == tags  # else every cached release is recomputed
+    releases: dict[str, str | None] = dict(saved.get("releases", {})) if same_tags else {}
+    mirror.remember_releases(upstream.release_tags, releases)
     results: list[Result] = []
     judged: dict[int, tuple[Plan, Result]] = {}  # position -> judged now, not from the cache
     for planned in plans:
@@ -289,7 +292,13 @@ def judge_all(
     # new tags when it recomputed every release, or when the tags did not move.
     if options.filtered and not same_tags:
         tags = str(saved.get("tags", ""))
-    _save(file, upstream, head, saved, plans, results, tags, prune=not options.filtered)
+        releases = dict(saved.get("releases", {}))
+    else:
+        # Remembered per (commit, tag set): a re-judged item blamed on a known commit
+        # asks git nothing; new tags start the memo afresh.
+        blamed = {r.introduced_by.commit: r.released_in for r in results if r.introduced_by}
+        releases = blamed if not options.filtered else {**releases, **blamed}
+    _save(file, upstream, head, saved, plans, results, tags, releases, prune=not options.filtered)
     return results
 
 
@@ -322,6 +331,7 @@ def _save(
     plans: list[Plan | Result],
     results: list[Result],
     tags: str,
+    releases: dict[str, str | None],
     *,
     prune: bool,
 ) -> None:
@@ -338,6 +348,7 @@ def _save(
             "branch": upstream.branch,
             "head": head,
             "tags": tags,
+            "releases": releases,
             "items": items,
         },
     )

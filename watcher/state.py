@@ -57,10 +57,29 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def dumps(data: dict[str, Any]) -> str:
+    """A state document as text: sorted keys, one entry of each top-level object per line.
+
+    `indent` would force json's pure-Python encoder (a quarter of a warm run on a big
+    site); without it the C encoder writes each entry, and the layout is made here. One
+    item per line keeps diffs of a committed state/ to the items that changed, and the
+    same data always gives the same bytes.
+    """
+    encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+    lines = []
+    for key in sorted(data):
+        value = data[key]
+        if isinstance(value, dict) and value:
+            inner = ",\n".join(f"    {encode(k)}: {encode(value[k])}" for k in sorted(value))
+            lines.append(f"  {encode(key)}: {{\n{inner}\n  }}")
+        else:
+            lines.append(f"  {encode(key)}: {encode(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
+
+
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write sorted, indented JSON via a temp file and os.replace: never half-written."""
-    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    write_text(path, text)
+    """Write `dumps(data)` via a temp file and os.replace: never half-written."""
+    write_text(path, dumps(data))
 
 
 def write_text(path: Path, text: str) -> None:
