@@ -207,6 +207,7 @@ class Mirror:
 
     def _fetch_refs(self) -> None:
         branch = self.upstream.branch
+        before = self._refs()
         self.round_trips += 1
         try:
             self._network(
@@ -229,7 +230,18 @@ class Mirror:
             ) from None
         self._reset()
         self._releases = {}  # tags may have moved
-        self._write_graph()
+        if self._refs() != before or not (self._graphs / "commit-graph-chain").is_file():
+            self._write_graph()
+
+    @property
+    def _graphs(self) -> Path:
+        return self.path / "objects" / "info" / "commit-graphs"
+
+    def _refs(self) -> tuple[tuple[str, bytes], ...]:
+        """The refs as stored on disk (loose and packed): a fetch that brought nothing
+        leaves them byte for byte as they were, and costs no commit-graph write."""
+        files = [self.path / "packed-refs", *sorted((self.path / "refs").rglob("*"))]
+        return tuple((str(f), f.read_bytes()) for f in files if f.is_file())
 
     def _write_graph(self) -> None:
         """Bring the commit-graph up to date with the refs, Bloom filters included.
