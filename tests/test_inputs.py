@@ -24,7 +24,25 @@ class Bad:
 
 
 NOTES = [
-    Bad("no front matter", "# Just a title\n", "notes/zz-bad.md:1", "must start with a line `---`"),
+    Bad(
+        "typo in a front-matter key",
+        "---\nid: bad\nsouces:\n  - url: https://github.com/acme/client\n---\n",
+        "notes/zz-bad.md:3",
+        "unknown key `souces` (did you mean `sources`?)",
+    ),
+    Bad(
+        "typo in a source key",
+        "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
+        "    comit: BASE\n    path: src/lib.rs:1-3\n---\n",
+        "notes/zz-bad.md:4",
+        "unknown key `sources.0.comit` (did you mean `commit`?)",
+    ),
+    Bad(
+        "wrong type in the front matter",
+        "---\nid: bad\nclients: openai-codex\n---\n",
+        "notes/zz-bad.md:3",
+        "`clients`: Input should be a valid list",
+    ),
     Bad("unclosed front matter", "---\nid: bad\n", "notes/zz-bad.md:1", "not closed"),
     Bad(
         "yaml error",
@@ -183,6 +201,37 @@ def test_bad_note(
     code, out, err = project.run("check", "--format", "json", capsys=capsys)
 
     _assert_one_clear_error(code, out, err, bad)
+
+
+def test_markdown_without_front_matter_is_skipped_with_one_notice(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _good(project, upstream)
+    (project.root / "notes" / "README.md").write_text("# Notes\n\nHow to write one.\n")
+    (project.root / "notes" / "guide").mkdir()
+    (project.root / "notes" / "guide" / "style.md").write_text("Plain prose.\n")
+
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+
+    assert code == 0, out
+    assert err.count("without front matter") == 1
+    assert "2 Markdown files" in err and "notes/README.md" in err and "guide/style.md" in err
+
+    project.config(extra='notes_ignore = ["README.md", "guide/*"]')
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+    assert code == 0 and "front matter" not in err
+
+
+def test_extra_front_matter_keys_can_be_allowed(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _good(project, upstream)
+    project.note("mine", raw="---\nid: mine\nreviewer: ana\n---\n")
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    assert code == 2 and "unknown key `reviewer`" in out
+    project.config(extra='notes_extra_keys = ["reviewer"]')
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    assert code == 0, out
 
 
 @pytest.mark.parametrize("bad", RULES, ids=lambda b: b.name)

@@ -135,6 +135,8 @@ class Config(_Strict):
     state: Path
     cache: Path
     track_citations: StrictBool = True
+    notes_ignore: tuple[str, ...] = ()
+    notes_extra_keys: tuple[str, ...] = ()
     upstream: tuple[Upstream, ...] = ()
     issues: IssuesConfig = IssuesConfig()
     limits: Limits = Limits()

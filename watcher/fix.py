@@ -16,7 +16,7 @@ from watcher import config as config_mod
 from watcher.check import CheckOptions, run_check
 from watcher.errors import NoteError
 from watcher.models import CodeCitation, Note, Result, Verdict
-from watcher.notes import PERMALINK, load_notes
+from watcher.notes import PERMALINK, site_notes
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def fix(config_file: Path, *, write: bool, offline: bool, out: TextIO) -> int:
     config = config_mod.load(config_file)
     options = CheckOptions(offline=offline, no_issues=True, issue_citations=False)
     report = run_check(config, options)
-    notes = load_notes(config.notes, display_root=config.root, limits=config.limits).notes
+    notes = site_notes(config).notes
     fixes = [f for r in report.results if (f := _fix_for(r, notes)) is not None]
     for item in fixes:
         old = f"{item.citation.commit[:12]} {item.citation.cited}"

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import fnmatch
+import logging
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from watcher.config import Limits, display_path
+from watcher import frontmatter
+from watcher.config import Config, Limits, display_path
 from watcher.errors import NoteError
 from watcher.models import CodeCitation, IssueCitation, Note
 
+log = logging.getLogger(__name__)
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
 
 REPO_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
@@ -35,20 +40,52 @@ class Notes:
 
     notes: dict[str, Note]
     errors: list[NoteError]
+    skipped: list[str] = field(default_factory=list)  # Markdown files without front matter
 
 
-def load_notes(folder: Path, *, display_root: Path, limits: Limits | None = None) -> Notes:
-    """Read every `*.md` below `folder`; a bad note is an error, the others still load."""
+def site_notes(config: Config) -> Notes:
+    """The notes of a site, read as its config says (limits, ignored files, extra keys)."""
+    return load_notes(
+        config.notes,
+        display_root=config.root,
+        limits=config.limits,
+        ignore=config.notes_ignore,
+        extra_keys=config.notes_extra_keys,
+    )
+
+
+def load_notes(
+    folder: Path,
+    *,
+    display_root: Path,
+    limits: Limits | None = None,
+    ignore: Iterable[str] = (),
+    extra_keys: Iterable[str] = (),
+) -> Notes:
+    """Read every `*.md` below `folder`; a bad note is an error, the others still load.
+
+    Files matching an `ignore` glob (relative to `folder`) are not read; a file with no
+    front matter at all (a README, say) is skipped with one notice for all of them."""
     limits = limits or Limits()
     notes: dict[str, Note] = {}
     errors: list[NoteError] = []
+    skipped: list[str] = []
+    patterns, extra = tuple(ignore), tuple(extra_keys)
     for file in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
         if not file.is_file():
             continue  # a folder named like a note
+        relative = file.relative_to(folder).as_posix()
+        if any(fnmatch.fnmatch(relative, p) for p in patterns):
+            continue
         shown = display_path(file, display_root)
         try:
             raw = _read(file, shown, limits.note_bytes)
-            note, source_errors = parse_note(raw, shown, max_nodes=limits.yaml_nodes)
+            if not _has_front_matter(raw):
+                skipped.append(shown)
+                continue
+            note, source_errors = parse_note(
+                raw, shown, max_nodes=limits.yaml_nodes, extra_keys=extra
+            )
         except NoteError as exc:
             errors.append(exc)
             continue
@@ -64,7 +101,15 @@ def load_notes(folder: Path, *, display_root: Path, limits: Limits | None = None
             )
             continue
         notes[note.id] = note
-    return Notes(notes, errors)
+    if skipped:
+        log.warning(
+            "skipped %d Markdown file%s without front matter (not notes): %s; "
+            "list them in notes_ignore to silence this",
+            len(skipped),
+            "" if len(skipped) == 1 else "s",
+            ", ".join(skipped),
+        )
+    return Notes(notes, errors, skipped)
 
 
 def _read(file: Path, shown: str, max_bytes: int) -> bytes:
@@ -81,7 +126,15 @@ def _read(file: Path, shown: str, max_bytes: int) -> bytes:
         raise NoteError(shown, f"cannot read it ({exc.strerror}); check its permissions") from None
 
 
-def parse_note(raw: bytes, file: str, *, max_nodes: int = 10_000) -> tuple[Note, list[NoteError]]:
+def _has_front_matter(raw: bytes) -> bool:
+    """Whether the file starts with a `---` line (after an optional BOM and blank space)."""
+    head = raw.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t")
+    return head.startswith(b"---")
+
+
+def parse_note(
+    raw: bytes, file: str, *, max_nodes: int = 10_000, extra_keys: Iterable[str] = ()
+) -> tuple[Note, list[NoteError]]:
     """Parse one note. Raises for a note that cannot be read at all; returns source errors."""
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")  # editors may save a BOM
@@ -98,7 +151,10 @@ def parse_note(raw: bytes, file: str, *, max_nodes: int = 10_000) -> tuple[Note,
             "missing or malformed `id`: add `id: some-kebab-case-id` to the front matter",
             line=_key_line(node, "id", offset) or offset,
         )
-    return _build(note_id, data, node, file, offset)
+    note, errors = _build(note_id, data, node, file, offset)
+    key_errors = _key_errors(data, node, file, offset, extra_keys)
+    lines = {e.line for e in key_errors}  # a misspelt key explains its source's own error
+    return note, key_errors + [e for e in errors if e.line not in lines]
 
 
 def load_yaml(text: str, file: str, offset: int, max_nodes: int) -> tuple[Any, Any]:
@@ -363,6 +419,23 @@ def split_path(cited: str) -> tuple[str | None, int | None, int | None]:
     return file, start, end
 
 
+def _key_errors(
+    data: dict[str, Any], node: Any, file: str, offset: int, extra_keys: Iterable[str]
+) -> list[NoteError]:
+    """Unknown keys (with a suggestion) and values of the wrong type, one error each."""
+    errors: list[NoteError] = []
+    seen: set[tuple[str | int, ...]] = set()
+    for loc, message in frontmatter.problems(data, extra_keys):
+        if loc in seen or (loc[:1] == ("sources",) and len(loc) <= 2):
+            continue  # a duplicate, or a bad `sources` shape, which _build reports
+        seen.add(loc)
+        line = _name_line(node, str(loc[0]), offset) if loc else None
+        if len(loc) > 1 and loc[0] == "sources" and isinstance(loc[1], int):
+            line = _item_line(_value(node, "sources"), loc[1], offset) or line
+        errors.append(NoteError(file, message, line=line))
+    return errors
+
+
 def _value(node: Any, key: str) -> Any:
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
@@ -374,6 +447,14 @@ def _value(node: Any, key: str) -> Any:
 def _key_line(node: Any, key: str, offset: int) -> int | None:
     value = _value(node, key)
     return offset + value.start_mark.line + 1 if value is not None else None
+
+
+def _name_line(node: Any, key: str, offset: int) -> int | None:
+    if isinstance(node, yaml.MappingNode):
+        for k, _v in node.value:
+            if getattr(k, "value", None) == key:
+                return offset + int(k.start_mark.line) + 1
+    return None
 
 
 def _item_line(seq: Any, index: int, offset: int) -> int | None:

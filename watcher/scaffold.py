@@ -14,7 +14,7 @@ from watcher.classify import citation_item, parse_at, plan
 from watcher.errors import WatchError
 from watcher.mirrors import Mirror
 from watcher.models import Result, Rule
-from watcher.notes import load_notes
+from watcher.notes import site_notes
 from watcher.rules import compile_rule
 
 if TYPE_CHECKING:
@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 def rule_new(config_file: Path, note_id: str, source: int, *, offline: bool, out: TextIO) -> int:
     """Write a rule for the note's `source`-th code citation (1-based) and print it."""
     config = config_mod.load(config_file)
-    loaded = load_notes(config.notes, display_root=config.root, limits=config.limits)
-    note = loaded.notes.get(note_id)
+    note = site_notes(config).notes.get(note_id)
     if note is None:
         raise WatchError(f"no note with id {note_id!r}; `watch notes` lists them")
     if not 1 <= source <= len(note.citations):
