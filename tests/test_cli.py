@@ -128,7 +128,7 @@ def test_sync_command(stale: Project, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_rules_lint(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = stale.run("rules", "lint", capsys=capsys)
-    assert (code, out.strip()) == (0, "1 of 1 rules hold at their baseline; 0 errors")
+    assert (code, out.strip()) == (0, "1 of 1 rule holds at its baseline; 0 errors")
 
     stale.rules(
         RULE.replace('equals = "2"', 'equals = "5"').replace("b-returns-two", "wrong"), "wrong.toml"

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from watcher import attribute, classify, state, tracked_issues
 from watcher.classify import Item, Plan
@@ -18,7 +18,7 @@ from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError, WatchError
 from watcher.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
-from watcher.notes import load_notes
+from watcher.notes import site_notes
 from watcher.rules import Compiles, load_rules
 
 log = logging.getLogger("watch")
@@ -30,8 +30,8 @@ class CheckOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     upstream: str | None = None
-    note: str | None = None
-    rule: str | None = None
+    note: tuple[str, ...] = ()  # only these notes (`--note`, repeatable); () = all
+    rule: tuple[str, ...] = ()  # only these rules (`--rule`, repeatable); () = all
     offline: bool = False
     dry_run: bool = False
     no_issues: bool = False
@@ -39,6 +39,14 @@ class CheckOptions(BaseModel):
     citations: bool = True  # False: rules only (`watch rules lint`)
     issue_citations: bool = True  # False: no GitHub reads (`watch fix`)
     wait: float = 0.0
+
+    @field_validator("note", "rule", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        """`note="x"` is one id; `None` is none (as before --note was repeatable)."""
+        if value is None:
+            return ()
+        return (value,) if isinstance(value, str) else value
 
     @property
     def filtered(self) -> bool:
@@ -77,7 +85,7 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
             status, found = check_upstream(config, upstream, items, options, progress or _Quiet())
             statuses.append(status)
             results.extend(found)
-        if options.rule is None and options.citations and options.issue_citations:
+        if not options.rule and options.citations and options.issue_citations:
             notes = _issue_notes(inputs, options)
             results += tracked_issues.check(config, notes, offline=options.offline)
         results.sort(key=lambda r: (-r.verdict.severity, r.note, r.id))
@@ -93,7 +101,7 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
 
 def gather(config: Config, options: CheckOptions) -> Inputs:
     """Load notes and rules and turn them into items; bad input becomes error results."""
-    notes = load_notes(config.notes, display_root=config.root, limits=config.limits)
+    notes = site_notes(config)
     compiles = Compiles(state.read_json(config.cache / COMPILED).get("compiled", []))
     rules = load_rules(
         config.rules,
@@ -105,17 +113,17 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
         # Next to the mirrors, not in state/: it is a fact about this machine's grammars.
         with contextlib.suppress(OSError):  # a read-only cache only costs compiling again
             state.write_json(config.cache / COMPILED, {"compiled": sorted(compiles.seen)})
-    selected = [n for n in notes.notes.values() if options.note in (None, n.id)]
+    selected = [n for n in notes.notes.values() if _picked(options.note, n.id)]
     inputs = Inputs(notes.notes, selected, [])
     inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
     for err in rules.errors:
         code = ErrorCode.QUERY_INVALID if "query error" in err.detail else ErrorCode.RULE_INVALID
         inputs.errors.append(_input_error(err, code))
     _check_filters(config, options, notes.notes, rules.rules)
-    if config.track_citations and options.citations and options.rule is None:
+    if config.track_citations and options.citations and not options.rule:
         inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
     for rule in rules.rules.values():
-        if options.rule not in (None, rule.id) or options.note not in (None, rule.note):
+        if not _picked(options.rule, rule.id) or not _picked(options.note, rule.note):
             continue
         item = rule_item(rule, notes.notes)
         if isinstance(item, Result):
@@ -125,14 +133,20 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     return inputs
 
 
+def _picked(chosen: tuple[str, ...], item_id: str) -> bool:
+    return not chosen or item_id in chosen
+
+
 def _check_filters(
     config: Config, options: CheckOptions, notes: dict[str, Note], rules: dict[str, Rule]
 ) -> None:
     """A filter that names nothing is a typo, not a clean run: say so (exit 2)."""
-    if options.note is not None and options.note not in notes:
-        raise WatchError(f"--note {options.note}: no note has this id; `watch notes` lists them")
-    if options.rule is not None and options.rule not in rules:
-        raise WatchError(f"--rule {options.rule}: no rule has this id (or it failed to load)")
+    for note_id in options.note:
+        if note_id not in notes:
+            raise WatchError(f"--note {note_id}: no note has this id; `watch notes` lists them")
+    for rule_id in options.rule:
+        if rule_id not in rules:
+            raise WatchError(f"--rule {rule_id}: no rule has this id (or it failed to load)")
     cited = {c.repo.lower() for n in notes.values() for c in n.citations}
     cited |= {c.repo.lower() for n in notes.values() for c in n.issue_citations}
     known = cited | {u.repo.lower() for u in config.upstream}

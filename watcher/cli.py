@@ -1,4 +1,6 @@
-"""The command line: parse arguments, call one function per command, return its exit code."""
+"""The command line: parse arguments, call one function per command, return its exit code.
+
+watch keeps a compatibility-notes site honest (see DESCRIPTION)."""
 
 from __future__ import annotations
 
@@ -22,8 +24,8 @@ def _check(args: argparse.Namespace) -> int:
 
     options = CheckOptions(
         upstream=args.upstream,
-        note=args.note,
-        rule=args.rule,
+        note=tuple(args.note),
+        rule=tuple(args.rule),
         offline=args.offline,
         dry_run=args.dry_run,
         no_issues=args.no_issues,
@@ -48,7 +50,39 @@ def _notes(args: argparse.Namespace) -> int:
 def _rules_lint(args: argparse.Namespace) -> int:
     from watcher import commands
 
-    return commands.rules_lint(args.config, args.offline, sys.stdout)
+    return commands.rules_lint(args.config, args.offline, sys.stdout, show=args.show)
+
+
+def _rules_test(args: argparse.Namespace) -> int:
+    from watcher import commands
+
+    return commands.rules_test(args.config, args.rule, sys.stdout)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from watcher import commands
+
+    return commands.validate(args.config, sys.stdout)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from watcher.init import init
+
+    return init(args.directory, args.upstream, args.url, out=sys.stdout)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from watcher.schema import render
+
+    sys.stdout.write(render(args.kind))
+    return 0
+
+
+def _completion(args: argparse.Namespace) -> int:
+    import shtab
+
+    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    return 0
 
 
 def _rule_new(args: argparse.Namespace) -> int:
@@ -112,27 +146,93 @@ def _demo(args: argparse.Namespace) -> int:
     return demo.run(sys.stdout, keep=args.keep)
 
 
+DESCRIPTION = """\
+watch keeps a compatibility-notes site honest. Notes cite upstream code (repository,
+commit, FILE:START-END); watch mirrors each upstream (bare, blobless), finds every
+cited construct with tree-sitter at the cited commit and at the branch head, gives it
+a verdict (fresh, moved, changed, broken, missing, error), names the commit and release
+that changed it, and files one stale-verification issue per affected note.
+
+exit status: 0 nothing stale, 1 something changed/broke/went missing, 2 something could
+not be judged (bad note, rule or config, unreachable upstream)."""
+
+EPILOG = """\
+start a site:  watch init notes-site --upstream OWNER/NAME
+then:          watch validate && watch check
+reference:     docs/notes.md, docs/config.md, docs/rules.md; `watch COMMAND --help`"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="watch", description=__doc__)
+    """The whole command line; every option has help and every command an example."""
+    parser = argparse.ArgumentParser(
+        prog="watch",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"watch {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="fewer log lines")
-    parser.add_argument("--log-format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="log lines on stderr as text (default) or one JSON object each",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    check = _command(sub, "check", _check, "check every note against its upstream")
-    check.add_argument("--upstream", metavar="REPO")
-    check.add_argument("--note", metavar="ID")
-    check.add_argument("--rule", metavar="ID")
-    check.add_argument("--format", choices=("table", "json", "markdown"))
-    check.add_argument(
-        "--offline", action="store_true", help="no fetch: use the mirrors as they are"
+    init = _command(
+        sub,
+        "init",
+        _init,
+        "start a notes site: config.toml, notes/, rules/, workflow",
+        "watch init notes-site --upstream modelcontextprotocol/rust-sdk",
+        config=False,
     )
+    init.add_argument(
+        "directory",
+        nargs="?",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="where to write the site (default: the current folder)",
+    )
+    init.add_argument(
+        "--upstream",
+        required=True,
+        metavar="OWNER/NAME",
+        help="the upstream repository the notes cite",
+    )
+    init.add_argument(
+        "--url",
+        metavar="URL",
+        help="where to fetch it (default: its GitHub URL); file:// and paths work",
+    )
+
+    check = _command(
+        sub,
+        "check",
+        _check,
+        "check every note against its upstream",
+        "watch check --note codex-reads-one-page-of-tools --format markdown --no-issues",
+    )
+    check.add_argument("--upstream", metavar="REPO", help="check only this upstream (OWNER/NAME)")
+    _selectors(check, "check only")
+    check.add_argument(
+        "--format",
+        choices=("table", "json", "markdown"),
+        help="output format (default: table on a terminal, json when piped)",
+    )
+    _offline(check)
     check.add_argument(
         "--dry-run", action="store_true", help="say what issues would change; touch none"
     )
     check.add_argument("--no-issues", action="store_true", help="report only; file no issues")
-    check.add_argument("--no-implicit-upstreams", action="store_true")
+    check.add_argument(
+        "--no-implicit-upstreams",
+        action="store_true",
+        help="a cited repository without an [[upstream]] is an error, not fetched from GitHub",
+    )
     check.add_argument(
         "--wait",
         type=float,
@@ -141,21 +241,84 @@ def build_parser() -> argparse.ArgumentParser:
         help="wait this long for another run's state lock (default: fail at once)",
     )
 
-    sync = _command(sub, "sync", _sync, "create or fetch the upstream mirrors only")
-    sync.add_argument("--upstream", metavar="REPO")
-    _command(sub, "notes", _notes, "list notes, their citations and the rules guarding them")
+    _command(
+        sub,
+        "validate",
+        _validate,
+        "check config, notes and rules offline in one pass (also a pre-commit hook)",
+        "watch validate --config config.toml",
+    )
 
-    rules = sub.add_parser("rules", help="work with rules")
+    schema = _command(
+        sub,
+        "schema",
+        _schema,
+        "print the JSON Schema of config.toml, note front matter or rules",
+        "watch schema note > note.schema.json",
+        config=False,
+    )
+    schema.add_argument(
+        "kind",
+        choices=("config", "note", "rule"),
+        help="which file format",
+    )
+
+    sync = _command(
+        sub,
+        "sync",
+        _sync,
+        "create or fetch the upstream mirrors only",
+        "watch sync --upstream openai/codex",
+    )
+    sync.add_argument("--upstream", metavar="REPO", help="only this upstream (OWNER/NAME)")
+    _command(
+        sub,
+        "notes",
+        _notes,
+        "list notes, their citations and the rules guarding them",
+        "watch notes",
+    )
+
+    rules = sub.add_parser("rules", help="lint and test rules", description="lint and test rules")
     rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
     lint = _command(
-        rules_sub, "lint", _rules_lint, "compile every rule and check it at its baseline"
+        rules_sub,
+        "lint",
+        _rules_lint,
+        "compile every rule and check it at its baseline",
+        "watch rules lint --show",
     )
-    lint.add_argument("--offline", action="store_true")
+    _offline(lint)
+    lint.add_argument(
+        "--show",
+        action="store_true",
+        help="print each capture's text and lines at the rule's baseline",
+    )
+    test = _command(
+        rules_sub,
+        "test",
+        _rules_test,
+        "run the rules' [[rule.tests]] snippets (exit 1 if one fails)",
+        "watch rules test --rule codex-tools-list-cursor-gate",
+    )
+    test.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="test only this rule (repeat for several)",
+    )
 
-    rule = sub.add_parser("rule", help="write rules")
+    rule = sub.add_parser("rule", help="write rules", description="write rules")
     rule_sub = rule.add_subparsers(dest="rule_command", required=True, metavar="COMMAND")
-    new = _command(rule_sub, "new", _rule_new, "write a starting rule for a note's citation")
-    new.add_argument("note_id", metavar="NOTE_ID")
+    new = _command(
+        rule_sub,
+        "new",
+        _rule_new,
+        "write a starting rule for a note's citation",
+        "watch rule new codex-reads-one-page-of-tools --source 2",
+    )
+    new.add_argument("note_id", metavar="NOTE_ID", help="the note whose citation to guard")
     new.add_argument(
         "--source",
         type=int,
@@ -163,19 +326,37 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the note's Nth code citation, as `watch notes` lists them (default 1)",
     )
-    new.add_argument("--offline", action="store_true")
+    _offline(new)
 
-    fix = _command(sub, "fix", _fix, "show (or --write) new commit and path of moved citations")
+    fix = _command(
+        sub,
+        "fix",
+        _fix,
+        "show (or --write) new commit and path of moved citations",
+        "watch fix --write",
+    )
     fix.add_argument("--write", action="store_true", help="update the notes' front matter")
-    fix.add_argument("--offline", action="store_true")
+    _offline(fix)
 
-    back = _command(sub, "backtest", _backtest, "replay a rule over history: where it would fire")
-    back.add_argument("rule_id", nargs="?", metavar="RULE_ID")
+    back = _command(
+        sub,
+        "backtest",
+        _backtest,
+        "replay a rule over history: where it would fire",
+        "watch backtest codex-tools-list-cursor-gate --since rust-v0.40.0",
+    )
+    back.add_argument("rule_id", nargs="?", metavar="RULE_ID", help="the rule to replay")
     back.add_argument("--note", metavar="ID", help="replay a note's citations and rules instead")
     back.add_argument("--since", metavar="COMMIT", help="start here instead of the baseline")
-    back.add_argument("--offline", action="store_true")
+    _offline(back)
 
-    serve = _command(sub, "serve", _serve, "run checks on each upstream's schedule until stopped")
+    serve = _command(
+        sub,
+        "serve",
+        _serve,
+        "run checks on each upstream's schedule until stopped",
+        "watch serve --config /srv/notes/config.toml",
+    )
     serve.add_argument("--once", action="store_true", help="check every upstream once, then exit")
     serve.add_argument(
         "--wait",
@@ -185,11 +366,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="how long a run waits for another run's state lock (default: 600)",
     )
     status = _command(
-        sub, "status", _status, "each upstream's last run; 2 if one failed or is late"
+        sub,
+        "status",
+        _status,
+        "each upstream's last run; 2 if one failed or is late",
+        "watch status --format json",
     )
-    status.add_argument("--format", choices=("table", "json"), default="table")
-    action = _command(sub, "action", _action, "check inside GitHub Actions (what action.yml runs)")
-    action.add_argument("--upstream", metavar="REPO")
+    status.add_argument(
+        "--format", choices=("table", "json"), default="table", help="output format"
+    )
+    action = _command(
+        sub,
+        "action",
+        _action,
+        "check inside GitHub Actions (what action.yml runs)",
+        "watch action --cache-dir /tmp/mirrors --fail-on stale",
+    )
+    action.add_argument("--upstream", metavar="REPO", help="check only this upstream (OWNER/NAME)")
     action.add_argument("--cache-dir", type=Path, metavar="DIR", help="where mirrors are cached")
     action.add_argument(
         "--fail-on",
@@ -197,24 +390,90 @@ def build_parser() -> argparse.ArgumentParser:
         default="error",
         help="fail the step on errors only (default), or on stale notes too",
     )
-    action.add_argument("--wait", type=float, default=0, metavar="SECONDS")
-    action.add_argument("--summary-file", type=Path, help="default: $GITHUB_STEP_SUMMARY")
-    action.add_argument("--output-file", type=Path, help="default: $GITHUB_OUTPUT")
+    action.add_argument(
+        "--wait",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="wait this long for another run's state lock (default: fail at once)",
+    )
+    action.add_argument(
+        "--summary-file", type=Path, metavar="FILE", help="default: $GITHUB_STEP_SUMMARY"
+    )
+    action.add_argument("--output-file", type=Path, metavar="FILE", help="default: $GITHUB_OUTPUT")
     action.add_argument("--commit-state", action="store_true", help="commit and push state/ after")
 
-    demo = sub.add_parser("demo", help="offline: build a small upstream, check it, show an issue")
-    demo.set_defaults(handler=_demo)
+    demo = _command(
+        sub,
+        "demo",
+        _demo,
+        "offline: build a small upstream, check it, show an issue",
+        "watch demo --keep",
+        config=False,
+    )
     demo.add_argument("--keep", action="store_true", help="keep the demo folder and print its path")
+
+    completion = _command(
+        sub,
+        "completion",
+        _completion,
+        "print a shell completion script (bash, zsh, tcsh)",
+        "watch completion bash > ~/.local/share/bash-completion/completions/watch",
+        config=False,
+    )
+    completion.add_argument("shell", choices=("bash", "zsh", "tcsh"), help="the shell")
     return parser
 
 
 def _command(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, handler: Handler, text: str
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    handler: Handler,
+    text: str,
+    example: str,
+    *,
+    config: bool = True,
 ) -> argparse.ArgumentParser:
-    parser = sub.add_parser(name, help=text, description=text)
-    parser.add_argument("--config", type=Path, default=Path("config.toml"), metavar="FILE")
+    parser = sub.add_parser(
+        name,
+        help=text,
+        description=text,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    if config:
+        parser.add_argument(
+            "--config",
+            type=Path,
+            default=Path("config.toml"),
+            metavar="FILE",
+            help="the site's config.toml (default: ./config.toml)",
+        )
     parser.set_defaults(handler=handler)
     return parser
+
+
+def _offline(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--offline", action="store_true", help="no fetch: use the mirrors as they are"
+    )
+
+
+def _selectors(parser: argparse.ArgumentParser, verb: str) -> None:
+    parser.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        metavar="ID",
+        help=f"{verb} this note (repeat for several)",
+    )
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="ID",
+        help=f"{verb} this rule (repeat for several)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from watcher import config as config_mod
 from watcher.check import CheckOptions, gather, group, run_check
-from watcher.errors import UpstreamError
+from watcher.errors import UpstreamError, WatchError
 from watcher.models import Verdict
 
 
@@ -50,11 +50,11 @@ def sync(config_file: Path, upstream: str | None, out: TextIO) -> int:
 
 def notes(config_file: Path, out: TextIO) -> int:
     """`watch notes`: every note, its citations, and which are guarded by rules."""
-    from watcher.notes import load_notes
+    from watcher.notes import site_notes
     from watcher.rules import load_rules
 
     config = config_mod.load(config_file)
-    loaded = load_notes(config.notes, display_root=config.root, limits=config.limits)
+    loaded = site_notes(config)
     rules = load_rules(config.rules, display_root=config.root, max_bytes=config.limits.rule_bytes)
     for note in loaded.notes.values():
         out.write(f"{note.id}  ({note.file})  {note.title}\n")
@@ -73,8 +73,9 @@ def notes(config_file: Path, out: TextIO) -> int:
     return 2 if loaded.errors or rules.errors else 0
 
 
-def rules_lint(config_file: Path, offline: bool, out: TextIO) -> int:
-    """`watch rules lint`: compile every rule and check it at its note's baseline."""
+def rules_lint(config_file: Path, offline: bool, out: TextIO, *, show: bool = False) -> int:
+    """`watch rules lint`: compile every rule and check it at its note's baseline;
+    with `show`, print what each capture matched there."""
     config = config_mod.load(config_file)
     report = run_check(config, CheckOptions(offline=offline, no_issues=True, citations=False), None)
     rule_ids = {r.id for r in report.results if r.kind == "rule"}
@@ -84,13 +85,74 @@ def rules_lint(config_file: Path, offline: bool, out: TextIO) -> int:
         if r.verdict is Verdict.ERROR
         and (r.kind == "rule" or r.error in ("rule-invalid", "query-invalid"))
     ]
+    if show:
+        from watcher.ruletest import baseline_captures
+
+        holding = rule_ids - {b.id for b in bad}
+        out.write(baseline_captures(config, holding, offline=True))
     for result in bad:
         out.write(f"error: {result.message}\n")
+    holding_count = len(rule_ids) - len([b for b in bad if b.id in rule_ids])
+    verb = "holds at its" if len(rule_ids) == 1 else "hold at their"
     out.write(
-        f"{len(rule_ids) - len([b for b in bad if b.id in rule_ids])} of {len(rule_ids)} "
-        f"rules hold at their baseline; {len(bad)} errors\n"
+        f"{holding_count} of {plural(len(rule_ids), 'rule')} {verb} baseline; "
+        f"{plural(len(bad), 'error')}\n"
     )
     return 2 if bad else 0
+
+
+def rules_test(config_file: Path, rule_ids: Sequence[str], out: TextIO) -> int:
+    """`watch rules test`: run every `[[rule.tests]]` case; 1 if one fails, 2 if a rule
+    does not load."""
+    from watcher.rules import load_rules
+    from watcher.ruletest import run_all
+
+    config = config_mod.load(config_file)
+    loaded = load_rules(config.rules, display_root=config.root, max_bytes=config.limits.rule_bytes)
+    unknown = [r for r in rule_ids if r not in loaded.rules]
+    if unknown:
+        raise WatchError(f"--rule {unknown[0]}: no rule has this id (or it failed to load)")
+    rules = [r for r in loaded.rules.values() if not rule_ids or r.id in rule_ids]
+    outcomes = run_all(rules)
+    for outcome in outcomes:
+        out.write(outcome.describe() + "\n")
+    for err in loaded.errors:
+        out.write(f"error: {err}\n")
+    failed = sum(not o.passed for o in outcomes)
+    untested = sum(not r.tests for r in rules)
+    out.write(
+        f"{plural(len(outcomes), 'test')} of {plural(len(rules), 'rule')}: "
+        f"{len(outcomes) - failed} passed, {failed} failed"
+        + (f"; {plural(untested, 'rule')} without tests" if untested else "")
+        + "\n"
+    )
+    if loaded.errors:
+        return 2
+    return 1 if failed else 0
+
+
+def validate(config_file: Path, out: TextIO) -> int:
+    """`watch validate`: config, notes and rules (and rule tests) checked offline in one
+    pass, as a pre-commit hook would; exit 2 when anything is wrong."""
+    from watcher.ruletest import run_all
+
+    config = config_mod.load(config_file)
+    inputs = gather(config, CheckOptions(offline=True))
+    problems = [r.message for r in inputs.errors]
+    rules = {i.rule.id: i.rule for i in inputs.items if i.rule is not None}
+    problems += [o.describe() for o in run_all(rules.values()) if not o.passed]
+    for problem in problems:
+        out.write(f"{problem}\n")
+    summary = f"{plural(len(inputs.notes), 'note')}, {plural(len(rules), 'rule')}: " + (
+        f"{plural(len(problems), 'problem')}" if problems else "valid"
+    )
+    out.write(f"{config.display(config.file)}: {summary}\n")
+    return 2 if problems else 0
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 rule`, `2 rules`."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _progress(fmt: str) -> _RichProgress | None:

@@ -112,6 +112,15 @@ class Claim(Frozen):
     says: str = ""
 
 
+class RuleTest(Frozen):
+    """A snippet (or fixture file) on which a rule must hold, break or find nothing."""
+
+    name: str
+    code: str
+    expect: Literal["holds", "broken", "missing"]
+    fails: tuple[str, ...] = ()  # for `broken`: the captures whose claims fail
+
+
 class Rule(Frozen):
     id: str
     note: str
@@ -121,6 +130,7 @@ class Rule(Frozen):
     query: str
     inside: str | None = None
     claims: tuple[Claim, ...] = ()
+    tests: tuple[RuleTest, ...] = ()
     file: str  # the rule file, for messages
     line: int | None = None  # where the rule starts in its file
 

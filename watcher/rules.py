@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from watcher import languages
 from watcher.config import display_path
 from watcher.errors import RuleError
-from watcher.models import Claim, Rule
+from watcher.models import Claim, Rule, RuleTest
 
 if TYPE_CHECKING:
     from tree_sitter import Query
@@ -28,11 +28,11 @@ QUERY_POSITION = re.compile(r"row (\d+)(?:, column (\d+))?")
 
 class _RawClaim(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    capture: str
-    equals: str | None = None
-    matches: str | None = None
-    not_matches: str | None = None
-    says: str = ""
+    capture: str = Field(description="a capture name of the query, without @")
+    equals: str | None = Field(None, description="the capture's text, whitespace collapsed")
+    matches: str | None = Field(None, description="a regular expression the text must contain")
+    not_matches: str | None = Field(None, description="a regular expression it must not contain")
+    says: str = Field("", description="the sentence of the note that depends on the claim")
 
     @model_validator(mode="after")
     def _one_test(self) -> _RawClaim:
@@ -60,16 +60,56 @@ class _RawClaim(BaseModel):
         )
 
 
+class _RawTest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="what the case shows, for the test report")
+    code: str | None = Field(None, description="a source snippet in the rule's language")
+    file: str | None = Field(
+        None, description="a fixture file instead of `code`, relative to the rule file"
+    )
+    expect: Literal["holds", "broken", "missing"] = Field(
+        description="holds: one @target, every claim holds; broken: one @target, a claim "
+        "fails; missing: no @target"
+    )
+    fails: list[str] = Field(
+        [], description="for expect = broken: exactly the captures whose claims fail"
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> _RawTest:
+        if (self.code is None) == (self.file is None):
+            raise ValueError(f"test {self.name!r}: give exactly one of code, file")
+        if self.fails and self.expect != "broken":
+            raise ValueError(f'test {self.name!r}: `fails` goes with expect = "broken"')
+        return self
+
+    def test(self, rule_file: Path) -> RuleTest:
+        code = self.code
+        if code is None:
+            fixture = rule_file.parent / str(self.file)
+            try:
+                code = fixture.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = f"cannot read file {self.file}: {exc}"
+                raise ValueError(f"test {self.name!r}: {reason}") from None
+        return RuleTest(name=self.name, code=code, expect=self.expect, fails=tuple(self.fails))
+
+
 class _RawRule(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: str
-    note: str
-    path: str
-    repo: str | None = None
-    language: str | None = None
-    query: str
-    inside: str | None = None
-    claims: list[_RawClaim] = []
+    id: str = Field(description="unique, kebab-case")
+    note: str = Field(description="id of the note the rule protects")
+    path: str = Field(description="upstream file, as the note cites it")
+    repo: str | None = Field(None, description="OWNER/NAME; default: the note's source for path")
+    language: str | None = Field(
+        None, description="rust, python, go, javascript, typescript, tsx; default: from path"
+    )
+    query: str = Field(description="tree-sitter query; must capture @target")
+    inside: str | None = Field(
+        None, description="optional query capturing @scope: query runs only inside it"
+    )
+    claims: list[_RawClaim] = Field([], description="what must stay true of the captures")
+    tests: list[_RawTest] = Field([], description="snippets run by `watch rules test`")
 
     @model_validator(mode="after")
     def _check(self) -> _RawRule:
@@ -187,6 +227,11 @@ def _load_file(
         except ValidationError as exc:
             out.append(RuleError(shown, f"rule {name}: {_explain(exc)}", line=line))
             continue
+        try:
+            tests = tuple(t.test(file) for t in parsed.tests)
+        except ValueError as exc:
+            out.append(RuleError(shown, f"rule {name}: {exc}", line=line))
+            continue
         rule = Rule(
             id=parsed.id,
             note=parsed.note,
@@ -196,6 +241,7 @@ def _load_file(
             query=parsed.query,
             inside=parsed.inside,
             claims=tuple(c.claim() for c in parsed.claims),
+            tests=tests,
             file=shown,
             line=line,
         )

@@ -1,0 +1,174 @@
+"""`watch init` makes a site that validates and checks clean; `watch validate` finds every
+kind of bad input offline in one pass; `watch schema` prints the file formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from watcher.cli import main
+from watcher.gitbuild import Upstream
+from watcher.init import read_remote, release_glob
+
+LIB = "src/lib.rs"
+SOURCE = "pub fn answer() -> u32 {\n    42\n}\n\npub fn other() -> u32 {\n    1\n}\n"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def trunk(tmp_path: Path) -> Upstream:
+    """An upstream whose default branch is not `main`, with releases tagged `lib-v*`."""
+    upstream = Upstream(tmp_path / "upstream", branch="trunk")
+    upstream.commit("first", {LIB: SOURCE})
+    upstream.tag("lib-v0.1.0")
+    upstream.tag("lib-macros-v0.1.0")
+    upstream.commit("second", {"README.md": "hello\n"})
+    upstream.tag("lib-v0.2.0")
+    return upstream
+
+
+def test_init_reads_the_remote_and_the_site_validates_and_checks_clean(
+    tmp_path: Path, trunk: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = tmp_path / "site"
+    code, out, _ = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", trunk.url)
+    assert code == 0, out
+    assert "default branch trunk, releases lib-v*" in out
+    for name in ("config.toml", "notes/example.md", "rules/example.toml", ".gitignore",
+                 ".github/workflows/watch.yml"):  # fmt: skip
+        assert (site / name).is_file(), name
+    config = (site / "config.toml").read_text()
+    assert 'branch = "trunk"' in config and 'release_tags = "lib-v*"' in config
+    assert "/state/.lock" in (site / ".gitignore").read_text()
+    workflow = (site / ".github/workflows/watch.yml").read_text()
+    assert "acme__lib" in workflow and "openai" not in workflow and "uses: ./\n" not in workflow
+    assert trunk.head() in (site / "notes/example.md").read_text()  # the example commit
+
+    cfg = str(site / "config.toml")
+    assert run(capsys, "validate", "--config", cfg)[:2] == (
+        0,
+        "config.toml: 1 note, 0 rules: valid\n",
+    )
+    code, out, _ = run(capsys, "check", "--config", cfg, "--format", "json")
+    assert code == 0 and json.loads(out)["summary"]["error"] == 0
+
+    # Uncommenting the example citation (as its comment says) gives a tracked, fresh item.
+    first = trunk.git("rev-list", "--max-parents=0", "HEAD").strip()
+    note = site / "notes/example.md"
+    note.write_text(
+        note.read_text()
+        .replace("  # - url:", "  - url:")
+        .replace("  #   ", "    ")
+        .replace(f"commit: {trunk.head()}", f"commit: {first}")
+        .replace("path: src/FILE:10-20", f"path: {LIB}:1-3")
+    )
+    assert run(capsys, "validate", "--config", cfg)[0] == 0
+    code, out, _ = run(capsys, "check", "--config", cfg, "--format", "json")
+    assert code == 0, out
+    assert [r["verdict"] for r in json.loads(out)["results"]] == ["fresh"]
+
+
+def test_init_works_offline_and_never_overwrites(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = tmp_path / "site"
+    gone = (tmp_path / "no-such-repo").as_uri()
+    code, out, _ = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", gone)
+    assert code == 0 and "not reachable now; assumed branch main" in out
+    assert 'branch = "main"' in (site / "config.toml").read_text()
+    assert run(capsys, "validate", "--config", str(site / "config.toml"))[0] == 0
+
+    code, _, err = run(capsys, "init", str(site), "--upstream", "acme/lib")
+    assert code == 2 and "already exists" in err
+
+
+def test_init_rejects_a_malformed_upstream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "init", str(tmp_path / "s"), "--upstream", "just-a-name")
+    assert code == 2 and "expected OWNER/NAME" in err
+    assert not (tmp_path / "s").exists()
+
+
+def test_read_remote_is_time_bound(tmp_path: Path, trunk: Upstream) -> None:
+    assert read_remote(trunk.url).branch == "trunk"
+    # No time at all: git is given up on, and init goes on with defaults.
+    assert read_remote(trunk.url, timeout=0.0).reached is False
+
+
+@pytest.mark.parametrize(
+    ("tags", "glob"),
+    [
+        (["v1.0.0", "v1.1.0", "nightly"], "v*"),
+        (["rust-v0.1.0", "rust-v0.2.0", "cli-0.1"], "rust-v*"),
+        (["lib-v1.0", "lib-macros-v1.0"], "lib-v*"),
+        (["1.0.0", "1.1.0"], "*"),
+        ([], "*"),
+    ],
+)
+def test_release_glob(tags: list[str], glob: str) -> None:
+    assert release_glob(tags) == glob
+
+
+def test_example_workflow_is_the_init_template() -> None:
+    """examples/workflows/watch.yml and the file init writes cannot drift apart."""
+    root = Path(__file__).resolve().parents[1]
+    example = (root / "examples/workflows/watch.yml").read_text(encoding="utf-8")
+    template = (root / "watcher/templates/workflow.yml").read_text(encoding="utf-8")
+    assert template == example, "update watcher/templates/workflow.yml with the example"
+
+
+def test_validate_reports_every_problem_offline_in_one_pass(
+    tmp_path: Path, trunk: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = tmp_path / "site"
+    gone = (tmp_path / "nowhere").as_uri()  # validate never fetches: an unreachable URL is fine
+    assert run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", gone)[0] == 0
+    (site / "notes/typo.md").write_text("---\nid: typo\nsouces: []\n---\n")
+    (site / "notes/README.md").write_text("# About these notes\n")
+    (site / "rules/bad.toml").write_text(
+        "[[rule]]\nid = 'orphan'\nnote = 'nobody'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n"
+    )
+    (site / "rules/tested.toml").write_text(
+        "[[rule]]\nid = 'answer-is-42'\nnote = 'example-note'\npath = 'src/lib.rs'\n"
+        "query = '(function_item name: (identifier) @n (#eq? @n \"answer\") body: (block) @body) @target'\n"
+        "[[rule.claims]]\ncapture = 'body'\nequals = '{ 42 }'\n"
+        "[[rule.tests]]\nname = 'as written'\nexpect = 'holds'\ncode = 'fn answer() -> u32 { 42 }'\n"
+        "[[rule.tests]]\nname = 'wrong expectation'\nexpect = 'holds'\ncode = 'fn answer() -> u32 { 7 }'\n"
+    )
+    note = site / "notes/example.md"  # the rule's note needs a code citation of its file
+    note.write_text(note.read_text().replace(
+        "  - url: https://github.com/acme/lib\n    title: the upstream",
+        "  - url: https://github.com/acme/lib\n    commit: abcdef12\n    path: src/lib.rs:1-3\n"
+        "  - url: https://github.com/acme/lib\n    title: the upstream",
+    ))  # fmt: skip
+
+    code, out, err = run(capsys, "validate", "--config", str(site / "config.toml"))
+
+    assert code == 2
+    lines = out.splitlines()
+    assert any(
+        "notes/typo.md:3: unknown key `souces` (did you mean `sources`?)" in x for x in lines
+    )
+    assert any("rule orphan: note 'nobody' does not exist" in x for x in lines)
+    assert any("test 'wrong expectation': expected holds, got broken" in x for x in lines)
+    assert not any("as written" in x for x in lines)
+    assert lines[-1] == "config.toml: 2 notes, 1 rule: 3 problems"
+    assert "1 Markdown file without front matter" in err and "notes/README.md" in err
+
+
+def test_validate_names_a_bad_config_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "config.toml").write_text("notes = 'notes'\ntrack_citation = true\n")
+    code, _, err = run(capsys, "validate", "--config", str(tmp_path / "config.toml"))
+    assert code == 2 and "track_citation" in err and err.count("\n") == 1
