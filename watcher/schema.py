@@ -5,11 +5,12 @@ docs/config.md carries (a test keeps the two identical)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from watcher.config import Config, IssuesConfig, Upstream
+from watcher.config import Config, IssuesConfig, Limits, Upstream
 from watcher.frontmatter import FrontMatter
 from watcher.rules import _RawRule
 
@@ -31,6 +32,7 @@ CONFIG_HELP: dict[str, str] = {
     "upstream.branch": "the branch whose head is checked",
     "upstream.release_tags": "glob of the tags that are releases, e.g. `v*`, `rust-v*`",
     "upstream.schedule": "when `watch serve` checks it: cron (5 fields) or `@every 30m`",
+    "upstream.fetch_seconds": "bound on one fetch from it (default: `limits.fetch_seconds`)",
     "issues": "where stale-verification issues go (`[issues]`)",
     "issues.sink": "`github`, `files` (Markdown under state/issues/) or `none`",
     "issues.repo": "OWNER/NAME of the repository issues are opened in",
@@ -42,7 +44,16 @@ CONFIG_HELP: dict[str, str] = {
     "issues.reopen": "reopen a note's closed issue when it goes stale again (else a new one)",
     "issues.max_wait_seconds": "the longest a run waits out GitHub rate limits, in total",
     "issues.retries": "retries of 5xx answers and timeouts, with backoff",
+    "issues.timeout_seconds": "the bound on one GitHub API request, in whole seconds",
+    "limits": "bounds on what one run may spend (`[limits]`)",
+    "limits.fetch_seconds": "wall-clock bound on one fetch from an upstream",
+    "limits.stall_seconds": "an http(s) fetch below 1 KB/s for this long is given up",
+    "limits.note_bytes": "a larger note is an error, not parsed",
+    "limits.rule_bytes": "a larger rule file is an error, not parsed",
+    "limits.file_bytes": "a larger cited upstream file is an error",
+    "limits.yaml_nodes": "front matter expanding (aliases included) past this is an error",
 }
+TABLES = (("", Config), ("upstream.", Upstream), ("issues.", IssuesConfig), ("limits.", Limits))
 
 NOT_IN_FILE = {"root", "file"}  # set by the loader, not written by users
 
@@ -62,7 +73,7 @@ def config_schema() -> dict[str, Any]:
         del schema["required"]
     _describe(props, "")
     for name, sub in schema.get("$defs", {}).items():
-        prefix = {"Upstream": "upstream.", "IssuesConfig": "issues."}.get(name)
+        prefix = {m.__name__: p for p, m in TABLES if p}.get(name)
         if prefix:
             _describe(sub["properties"], prefix)
     return _finish(schema, "watch config.toml")
@@ -101,13 +112,15 @@ def render(kind: str) -> str:
 def config_table() -> str:
     """The Markdown table of every config key, its type, default and meaning."""
     rows = ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
-    for prefix, model in (("", Config), ("upstream.", Upstream), ("issues.", IssuesConfig)):
+    for prefix, model in TABLES:
         for name, field in model.model_fields.items():
             if name in NOT_IN_FILE:
                 continue
             key = prefix + name
             default = _default(key, field)
             kind = _type(field.annotation)
+            if key not in CONFIG_HELP:  # a new key: say what it means, for docs and editors
+                raise KeyError(f"config key {key} has no entry in CONFIG_HELP (watcher/schema.py)")
             rows.append(f"| `{key}` | {kind} | {default} | {CONFIG_HELP[key]} |")
     return "\n".join(rows) + "\n"
 
@@ -117,8 +130,8 @@ def _default(key: str, field: Any) -> str:
         return f'`"{PATH_DEFAULTS[key]}"`'
     if key == "cache":
         return "user cache dir"
-    if key in ("upstream", "issues"):
-        return "(table)" if key == "issues" else "(none)"
+    if key in ("upstream", "issues", "limits"):
+        return "(none)" if key == "upstream" else "(table)"
     if field.is_required():
         return "required"
     value = field.get_default()
@@ -148,6 +161,7 @@ _TYPES = {
     "tuple[str, ...]": "array of strings",
     "tuple[Upstream, ...]": "array of tables",
     "IssuesConfig": "table",
+    "Limits": "table",
 }
 
 
@@ -155,6 +169,11 @@ def _type(annotation: object) -> str:
     text = str(annotation).replace("typing.", "").replace("pathlib.", "")
     text = text.replace("<class '", "").replace("'>", "").replace("watcher.config.", "")
     text = text.removesuffix(" | None")
+    if match := re.fullmatch(r"Optional\[(.*)\]", text):
+        text = match.group(1)
+    text = re.sub(r"Annotated\[(\w+), [^\]]*\]", r"\1", text)
+    if match := re.fullmatch(r"tuple\[(Literal\[.*\]), \.\.\.\]", text):
+        return "array of " + _type(match.group(1)).removeprefix("one of ")
     if text.startswith("Literal["):
         return "one of " + text.removeprefix("Literal[").removesuffix("]").replace("'", "`")
     return _TYPES.get(text, text)
