@@ -62,6 +62,13 @@ def result(verdict: Verdict, note_id: str = "codex-reads-one-page-of-tools", **o
         "current": current,
         "message": f"the cited lines are {verdict.value} at HEAD",
     }
+    if verdict not in (Verdict.FRESH, Verdict.ERROR):
+        fields["baseline_code"] = (
+            "let next_cursor = match protocol_mode {\n"
+            "    McpProtocolMode::Legacy => None,\n"
+            "    McpProtocolMode::V20260728 => response.next_cursor,\n"
+            "};"
+        )
     if verdict in (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING):
         fields["introduced_by"] = Attribution(
             commit=INTRO,

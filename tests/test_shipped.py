@@ -10,16 +10,19 @@ rules were checked on are listed in docs/shipped-rules.md.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from watcher.classify import claims
+from watcher import quotes
+from watcher.classify import Item, claims, quote_item
 from watcher.config import load as load_config
 from watcher.locate import Found, targets
-from watcher.models import Rule
+from watcher.models import Note, Rule
 from watcher.notes import load_notes
 from watcher.rules import compile_rule, load_rules
 from watcher.syntax import parse
@@ -360,3 +363,52 @@ def test_initialize_rule_survives_a_rename_of_the_helper() -> None:
     )
     [match] = evaluate(rule, source)
     assert match.captures["version"] == "ProtocolVersion::V_2025_06_18"
+
+
+# --- quoted code -------------------------------------------------------------------------
+
+
+def shipped_quote_items() -> list[tuple[Note, Item]]:
+    notes = load_notes(ROOT / "notes", display_root=ROOT).notes
+    out = []
+    for note in notes.values():
+        for quote in note.quotes:
+            item = quote_item(quote, note)
+            assert isinstance(item, Item), item
+            out.append((note, item))
+    return out
+
+
+def test_every_shipped_note_quotes_code_of_a_file_it_cites() -> None:
+    items = shipped_quote_items()
+    assert {note.id for note, _ in items} == NOTE_IDS
+    for note, item in items:
+        assert item.quote is not None and item.quote.language == "rust"
+        assert item.repo == "openai/codex" and item.sources, item.id
+        assert 1 <= item.quote.text.count("\n") <= 8, f"{item.id}: keep quotes to a few lines"
+        cited = {(c.commit, c.path) for c in note.citations}
+        assert set(item.sources) <= cited
+
+
+@pytest.mark.skipif(
+    not os.environ.get("WATCH_CODEX_MIRROR"),
+    reason="set WATCH_CODEX_MIRROR to a clone of openai/codex to check the quotes upstream",
+)
+def test_shipped_quotes_are_fresh_at_their_baseline() -> None:
+    """Each quote occurs token for token in a file its note cites, at the cited commit,
+    read from a real clone of openai/codex (the project ships no upstream code)."""
+    mirror = os.environ["WATCH_CODEX_MIRROR"]
+    for _, item in shipped_quote_items():
+        assert item.quote is not None
+        quote = quotes.pattern(item.quote.text, item.quote.language)
+        found = []
+        for commit, path in item.sources:
+            raw = subprocess.run(
+                ["git", "-C", mirror, "cat-file", "blob", f"{commit}:{path}"],
+                capture_output=True,
+                check=True,
+            ).stdout
+            parsed = parse(hashlib.sha1(raw).hexdigest(), "rust", lambda raw=raw: raw)
+            if quotes.find(quote, parsed) is not None:
+                found.append(path)
+        assert found, f"{item.id} (line {item.quote.line}) occurs in none of {item.sources}"

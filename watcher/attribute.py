@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 
-from watcher import classify, locate
+from watcher import classify, locate, quotes
 from watcher.classify import Plan
 from watcher.mirrors import Mirror
 from watcher.models import Attribution, Result, Verdict
@@ -166,7 +166,18 @@ def attribution(mirror: Mirror, commit: str) -> Attribution:
 def state_function(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
     """A function from the item's files at one commit to its state there: same, changed,
     broken or missing. Each distinct set of files is judged once."""
-    rule = plan.item.rule
+    rule, quote = plan.item.rule, plan.item.quote
+    if quote is not None:
+        quoted = classify.quote_baseline(mirror, plan, quote)
+        if isinstance(quoted, Result):
+            return None
+        pattern = quoted[0]
+
+        def quote_state(files: Files) -> str:
+            parsed = [classify.parse_at(mirror, p, b) for p, b in files]
+            return quotes.category(pattern, parsed)
+
+        return functools.cache(quote_state)
     if rule is None:
         anchor = classify.anchor_of(mirror, plan)
 
@@ -207,7 +218,7 @@ def _category(verdict: Verdict) -> str:
 
 
 def _paths(plan: Plan, result: Result) -> list[str]:
-    paths = [plan.item.path, *(p for p, _ in plan.files)]
+    paths = [plan.item.path, *(p for p, _, _ in plan.bases), *(p for p, _ in plan.files)]
     if result.current is not None:
         paths.append(result.current.path)
     return list(dict.fromkeys(paths))

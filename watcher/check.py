@@ -122,6 +122,11 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     _check_filters(config, options, notes.notes, rules.rules)
     if config.track_citations and options.citations and not options.rule:
         inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
+        for quoted in [classify.quote_item(q, n) for n in selected for q in n.quotes]:
+            if isinstance(quoted, Result):
+                inputs.errors.append(quoted)
+            else:
+                inputs.items.append(quoted)
     for rule in rules.rules.values():
         if not _picked(options.rule, rule.id) or not _picked(options.note, rule.note):
             continue

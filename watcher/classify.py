@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from watcher import languages, locate, syntax
+from watcher import languages, locate, quotes, syntax
 from watcher.locate import Anchor, Found, LocateError
 from watcher.mirrors import Mirror
 from watcher.models import (
@@ -22,6 +22,8 @@ from watcher.models import (
     CodeCitation,
     ErrorCode,
     Location,
+    Note,
+    Quote,
     Result,
     Rule,
     Verdict,
@@ -30,7 +32,7 @@ from watcher.rules import Compiled, compile_rule
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 2
+JUDGE_VERSION = 3  # 3: results carry baseline_code; quotes
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class Item:
     """A citation or a rule, with the note it protects and the commit it was verified at."""
 
     id: str
-    kind: str  # "citation" | "rule"
+    kind: str  # "citation" | "rule" | "quote"
     note: str
     note_file: str
     repo: str
@@ -47,12 +49,16 @@ class Item:
     start_line: int | None = None
     end_line: int | None = None
     rule: Rule | None = None
+    quote: Quote | None = None
+    sources: tuple[tuple[str, str], ...] = ()  # a quote's cited files: (commit, path)
 
     @property
     def fingerprint(self) -> str:
         """Changes whenever anything that decides this item's verdict is edited."""
         rule = self.rule.model_dump(exclude={"file", "line"}) if self.rule else None
-        data = [self.id, self.commit, self.path, self.start_line, self.end_line, rule]
+        data: list[Any] = [self.id, self.commit, self.path, self.start_line, self.end_line, rule]
+        if self.quote is not None:
+            data += [self.quote.language, self.quote.text, [list(s) for s in self.sources]]
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -70,6 +76,35 @@ def citation_item(citation: CodeCitation, note_file: str) -> Item:
     )
 
 
+def quote_item(quote: Quote, note: Note) -> Item | Result:
+    """A quote as an item, with the note's cited files it may quote: those of its
+    language family, in the upstream the note cites most of them from. A quote of no
+    cited file is an error result."""
+    family = languages.family(quote.language)
+    cited = [
+        c
+        for c in note.citations
+        if (lang := languages.for_path(c.path)) and languages.family(lang) == family
+    ]
+    repos = [c.repo for c in cited]
+    repo = max(dict.fromkeys(repos), key=repos.count) if repos else ""
+    sources = tuple(dict.fromkeys((c.commit, c.path) for c in cited if c.repo == repo))
+    first = sources[0] if sources else ("", "")
+    item = Item(
+        id=quote.id, kind="quote", note=note.id, note_file=note.file, repo=repo,
+        commit=first[0], path=first[1], quote=quote, sources=sources,
+    )  # fmt: skip
+    if sources:
+        return item
+    return error(
+        item,
+        ErrorCode.QUOTE_UNSOURCED,
+        f"{note.file}:{quote.line}: this {quote.language} block quotes no file the note "
+        "cites; cite the file it comes from, or put `<!-- watch:ignore -->` before it "
+        "if it is not a quote",
+    )
+
+
 @dataclass(frozen=True)
 class Plan:
     """An item resolved against the mirror: the blobs it needs at baseline and HEAD."""
@@ -80,6 +115,7 @@ class Plan:
     head: str
     files: tuple[tuple[str, str], ...]  # (path, blob) at HEAD: the file, or its renames
     search_repo: bool  # a rule whose file is gone: look for its target everywhere
+    bases: tuple[tuple[str, str, str], ...] = ()  # a quote's files at baseline: path, commit, blob
 
     @property
     def key(self) -> str:
@@ -87,16 +123,18 @@ class Plan:
         head = self.head if self.search_repo or not self.files else ""
         files = list(self.files)
         parts = [JUDGE_VERSION, self.item.fingerprint, self.base, self.base_blob, files, head]
+        if self.bases:
+            parts.append([list(b) for b in self.bases])
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
     @property
     def blobs(self) -> list[str]:
-        return [self.base_blob, *(blob for _, blob in self.files)]
+        return [self.base_blob, *(b for _, _, b in self.bases), *(blob for _, blob in self.files)]
 
 
 def result(item: Item, verdict: Verdict, message: str, **fields: Any) -> Result:
     """A result for `item`; `fields` are the rest of Result (baseline, current, ...)."""
-    kind = "rule" if item.rule else "citation"
+    kind = "rule" if item.rule else ("quote" if item.quote else "citation")
     return Result(
         id=item.id, kind=kind, note=item.note, note_file=item.note_file, repo=item.repo,
         verdict=verdict, message=message, **fields,
@@ -109,6 +147,8 @@ def error(item: Item, code: ErrorCode, message: str, baseline: Location | None =
 
 def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Result:
     """Resolve the baseline and find the file at HEAD (renames included), reading no blob."""
+    if item.quote is not None:
+        return _plan_quote(mirror, head, item, offline=offline)
     base = mirror.resolve_or_fetch(item.commit, offline=offline)
     if base is None:
         return error(item, ErrorCode.BASELINE_UNREACHABLE, _unreachable(mirror, item))
@@ -125,14 +165,42 @@ def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Resu
             f"{item.path} does not exist at {base[:12]}; {fix}",
             Location(commit=base, path=item.path),
         )
-    head_blob = mirror.blob_id(head, item.path)
-    if head_blob is not None:
-        files: tuple[tuple[str, str], ...] = ((item.path, head_blob),)
-    else:
-        moved = mirror.renamed(base, head, item.path)
-        files = tuple((p, b) for p in moved if (b := mirror.blob_id(head, p)) is not None)
+    files = _head_files(mirror, base, head, item.path)
     search = item.rule is not None and not files
     return Plan(item, base, base_blob, head, files, search)
+
+
+def _head_files(mirror: Mirror, base: str, head: str, path: str) -> tuple[tuple[str, str], ...]:
+    """The file at HEAD as (path, blob), or the files git reports as its renames."""
+    head_blob = mirror.blob_id(head, path)
+    if head_blob is not None:
+        return ((path, head_blob),)
+    moved = mirror.renamed(base, head, path)
+    return tuple((p, b) for p in moved if (b := mirror.blob_id(head, p)) is not None)
+
+
+def _plan_quote(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Result:
+    """A quote's cited files at their baselines and at HEAD."""
+    assert item.quote is not None
+    where = f"{item.note_file}:{item.quote.line}"
+    bases: list[tuple[str, str, str]] = []
+    files: dict[str, str] = {}
+    for commit, path in item.sources:
+        base = mirror.resolve_or_fetch(commit, offline=offline)
+        blob = mirror.blob_id(base, path) if base else None
+        if base is None or blob is None:
+            continue  # the citation itself reports it
+        bases.append((path, base, blob))
+        files.update(_head_files(mirror, base, head, path))
+    if not bases:
+        return error(
+            item,
+            ErrorCode.BASELINE_UNREACHABLE,
+            f"{where}: none of the files this quote may come from can be read at the note's "
+            "commits; fix the note's citations",
+        )
+    path, base, blob = bases[0]
+    return Plan(item, base, blob, head, tuple(files.items()), False, tuple(bases))
 
 
 def judge(mirror: Mirror, plan: Plan) -> Result:
@@ -141,6 +209,8 @@ def judge(mirror: Mirror, plan: Plan) -> Result:
     try:
         if item.rule is not None:
             return _judge_rule(mirror, plan, item.rule)
+        if item.quote is not None:
+            return _judge_quote(mirror, plan, item.quote)
         return _judge_citation(mirror, plan)
     except LocateError as exc:
         return error(
@@ -174,14 +244,97 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     anchor = anchor_of(mirror, plan)
     found = find_citation(mirror, anchor, plan.files)
     baseline = _baseline(plan, item.start_line, item.end_line)
+    code = anchor.text
     if found is None:
-        return _result(plan, Verdict.MISSING, baseline, None, _missing(item), diff=None)
+        return _result(plan, Verdict.MISSING, baseline, None, _missing(item), diff=None, code=code)
     verdict = _location_verdict(found, item.path, item.start_line, item.end_line)
     current = Location(
         commit=plan.head, path=found.path, start_line=found.start_line, end_line=found.end_line
     )
     diff = unified(anchor.text, found.text) if verdict is Verdict.CHANGED else None
-    return _result(plan, verdict, baseline, current, _message(verdict, current), diff=diff)
+    message = _message(verdict, current)
+    return _result(plan, verdict, baseline, current, message, diff=diff, code=code)
+
+
+# --- quotes ---------------------------------------------------------------------------
+
+
+def quote_baseline(
+    mirror: Mirror, plan: Plan, quote: Quote
+) -> tuple[quotes.Pattern, Location, str] | Result:
+    """Where the quote occurs at its baseline (location and lines), or an error saying why
+    it does not: a quote that never matched is a typo in the note, not upstream news."""
+    pattern = quotes.pattern(quote.text, quote.language)
+    where = f"{plan.item.note_file}:{quote.line}"
+    if not pattern.segments:
+        return error(plan.item, ErrorCode.QUOTE_BASELINE, f"{where}: the quote holds no code")
+    best: tuple[float, str] | None = None
+    for path, base, blob in plan.bases:
+        parsed = parse_at(mirror, path, blob)
+        match = quotes.closest(pattern, parsed)
+        if match is None:
+            continue
+        start, end = quotes.lines(parsed, match)
+        if match.exact:
+            text = locate_lines(parsed, start, end)
+            return pattern, Location(commit=base, path=path, start_line=start, end_line=end), text
+        if best is None or match.score > best[0]:
+            best = (match.score, f"; closest: {path}:{start}-{end} ({match.score:.0%} alike)")
+    return error(
+        plan.item,
+        ErrorCode.QUOTE_BASELINE,
+        f"{where}: the quote does not occur in the cited files at the note's commits"
+        f"{best[1] if best else ''}; copy it from the cited code (`…` elides a part)",
+    )
+
+
+def _judge_quote(mirror: Mirror, plan: Plan, quote: Quote) -> Result:
+    base = quote_baseline(mirror, plan, quote)
+    if isinstance(base, Result):
+        return base
+    pattern, baseline, code = base
+    best: tuple[quotes.Match, str, syntax.Parsed] | None = None
+    for path, blob in plan.files:
+        parsed = parse_at(mirror, path, blob)
+        match = quotes.closest(pattern, parsed)
+        if match is not None and (best is None or match.score > best[0].score):
+            best = (match, path, parsed)
+        if match is not None and match.exact:
+            break
+    if best is None:
+        message = f"quote not found at HEAD in {_quoted_files(plan)}"
+        return _result(plan, Verdict.MISSING, baseline, None, message, diff=None, code=code)
+    match, path, parsed = best
+    start, end = quotes.lines(parsed, match)
+    current = Location(commit=plan.head, path=path, start_line=start, end_line=end)
+    if match.exact:
+        message = f"the quote occurs at {path}:{start}-{end}"
+        return _result(plan, Verdict.FRESH, baseline, current, message, diff=None)
+    closest = quotes.excerpt(parsed, match, pattern.marker)
+    message = (
+        f"the quote no longer occurs at HEAD; closest match {path}:{start}-{end} "
+        f"({match.score:.0%} alike): update the quote in the note"
+    )
+    diff = unified(quote.text, closest)
+    return _result(plan, Verdict.CHANGED, baseline, current, message, diff=diff, code=code)
+
+
+def quote_now(mirror: Mirror, text: str, language: str, path: str, blob: str) -> str | None:
+    """The code a quote comes closest to in a file, as a quote (for `fix --accept`)."""
+    pattern = quotes.pattern(text, language)
+    parsed = parse_at(mirror, path, blob)
+    match = quotes.closest(pattern, parsed)
+    return quotes.excerpt(parsed, match, pattern.marker) if match else None
+
+
+def _quoted_files(plan: Plan) -> str:
+    paths = list(dict.fromkeys(p for p, _, _ in plan.bases))
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def locate_lines(parsed: syntax.Parsed, start: int, end: int) -> str:
+    lines = parsed.source.decode("utf-8", errors="replace").splitlines()
+    return "\n".join(lines[start - 1 : end])
 
 
 # --- rules ----------------------------------------------------------------------------
@@ -245,8 +398,10 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
     compiled, target = base
     baseline = _baseline(plan, target.start_line, target.end_line)
     found = locate.best_target(target, head_targets(mirror, plan, compiled, rule))
+    code = target.text
     if found is None:
-        return _result(plan, Verdict.MISSING, baseline, None, _missing(plan.item), diff=None)
+        message = _missing(plan.item)
+        return _result(plan, Verdict.MISSING, baseline, None, message, diff=None, code=code)
     results = claims(rule, found)
     current = Location(
         commit=plan.head, path=found.path, start_line=found.start_line, end_line=found.end_line
@@ -261,7 +416,7 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         verdict = _location_verdict(found, rule.path, target.start_line, target.end_line)
         message = _message(verdict, current, rule=True)
     diff = unified(target.text, found.text) if not found.identical else None
-    return _result(plan, verdict, baseline, current, message, diff=diff, claims=results)
+    return _result(plan, verdict, baseline, current, message, diff=diff, claims=results, code=code)
 
 
 def claims(rule: Rule, target: Found) -> tuple[ClaimResult, ...]:
@@ -318,10 +473,22 @@ def _result(
     *,
     diff: str | None,
     claims: tuple[ClaimResult, ...] = (),
+    code: str = "",
 ) -> Result:
+    # The baseline code goes into issues (and state) only for items that moved or went stale.
+    shown = baseline_code(code) if verdict is not Verdict.FRESH and code else None
     return result(
-        plan.item, verdict, message, baseline=baseline, current=current, claims=claims, diff=diff
-    )
+        plan.item, verdict, message, baseline=baseline, current=current, claims=claims,
+        diff=diff, baseline_code=shown,
+    )  # fmt: skip
+
+
+def baseline_code(text: str, lines: int = 200) -> str:
+    """At most `lines` lines of the baseline code, saying what was cut."""
+    kept = text.splitlines()
+    if len(kept) <= lines:
+        return text
+    return "\n".join([*kept[:lines], f"... ({len(kept) - lines} more lines cut)"])
 
 
 def _missing(item: Item) -> str:

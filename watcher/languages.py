@@ -95,3 +95,34 @@ def grammar(name: str) -> Language:
     spec = LANGUAGES[name]
     module = importlib.import_module(spec.module)
     return Language(getattr(module, spec.function)())
+
+
+# The info strings of fenced code blocks (```rust) that name a language watch reads.
+FENCE_NAMES: dict[str, str] = {
+    "rust": "rust",
+    "rs": "rust",
+    "python": "python",
+    "py": "python",
+    "python3": "python",
+    "go": "go",
+    "golang": "go",
+    "javascript": "javascript",
+    "js": "javascript",
+    "jsx": "javascript",
+    "mjs": "javascript",
+    "cjs": "javascript",
+    "typescript": "typescript",
+    "ts": "typescript",
+    "tsx": "tsx",
+}
+
+
+def for_fence(info: str) -> str | None:
+    """The language of a fenced block by its info string (` ```rust title=x `), or None."""
+    word = info.strip().split(maxsplit=1)[0].lower() if info.strip() else ""
+    return FENCE_NAMES.get(word.lstrip("{.").rstrip("}"))
+
+
+def family(name: str) -> str:
+    """Languages whose code can quote each other's files: TypeScript quotes a .tsx file."""
+    return "js" if name in ("javascript", "typescript", "tsx") else name

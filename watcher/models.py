@@ -57,6 +57,8 @@ class ErrorCode(StrEnum):
     RULE_INVALID = "rule-invalid"
     LINES_OUT_OF_RANGE = "lines-out-of-range"
     LANGUAGE_UNSUPPORTED = "language-unsupported"
+    QUOTE_BASELINE = "quote-baseline"
+    QUOTE_UNSOURCED = "quote-unsourced"
 
 
 # --- inputs -----------------------------------------------------------------------
@@ -93,6 +95,20 @@ class IssueCitation(Frozen):
     date: str = ""  # when the note's author read it, as cited
 
 
+class Quote(Frozen):
+    """A fenced code block in a note's body: upstream code the note quotes (SPEC 4)."""
+
+    note: str
+    index: int  # 1-based, among the note's tracked quotes
+    language: str  # a registered language
+    text: str  # as written, elisions (`…`, `...`) included
+    line: int  # the line of the opening fence in the note file
+
+    @property
+    def id(self) -> str:
+        return f"{self.note}:quote:{self.index}"
+
+
 class Note(Frozen):
     id: str
     file: str  # as shown to users, relative to the config's folder
@@ -103,6 +119,7 @@ class Note(Frozen):
     citations: tuple[CodeCitation, ...] = ()
     issue_citations: tuple[IssueCitation, ...] = ()
     untracked: tuple[str, ...] = ()  # sources that are neither code nor issue citations
+    quotes: tuple[Quote, ...] = ()
 
 
 class Claim(Frozen):
@@ -166,7 +183,7 @@ class Result(Frozen):
     """The verdict on one tracked item (a citation or a rule) in one run."""
 
     id: str
-    kind: Literal["citation", "rule", "issue"]
+    kind: Literal["citation", "rule", "issue", "quote"]
     note: str
     note_file: str
     repo: str
@@ -177,6 +194,7 @@ class Result(Frozen):
     introduced_by: Attribution | None = None
     released_in: str | None = None
     diff: str | None = None
+    baseline_code: str | None = None  # what the item tracks at its baseline (not for fresh)
     message: str
     error: ErrorCode | None = None
 

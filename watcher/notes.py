@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from watcher import frontmatter
+from watcher import frontmatter, quotes
 from watcher.config import Config, Limits, display_path
 from watcher.errors import NoteError
 from watcher.models import CodeCitation, IssueCitation, Note
@@ -154,7 +154,16 @@ def parse_note(
     note, errors = _build(note_id, data, node, file, offset)
     key_errors = _key_errors(data, node, file, offset, extra_keys)
     lines = {e.line for e in key_errors}  # a misspelt key explains its source's own error
+    body, first_line = _body(text)
+    note = note.model_copy(update={"quotes": quotes.extract(note_id, body, first_line)})
     return note, key_errors + [e for e in errors if e.line not in lines]
+
+
+def _body(text: str) -> tuple[str, int]:
+    """The Markdown after the front matter, and the file line it starts at."""
+    lines = text.splitlines()
+    end = next(n for n, line in enumerate(lines[1:], start=1) if line.strip() in ("---", "..."))
+    return "\n".join(lines[end + 1 :]), end + 2
 
 
 def load_yaml(text: str, file: str, offset: int, max_nodes: int) -> tuple[Any, Any]:

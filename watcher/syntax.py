@@ -216,6 +216,11 @@ def node_tokens(node: Node, source: bytes) -> tuple[str, ...]:
     return tuple(_walk(node, source, frozenset())[0].texts)
 
 
+def tokenize(node: Node, source: bytes) -> Tokens:
+    """The tokens of one node's subtree with their positions (comments left out)."""
+    return _walk(node, source, frozenset())[0]
+
+
 def _index(root: Node, source: bytes, kinds: frozenset[str]) -> tuple[Tokens, list[Definition]]:
     tokens, spans = _walk(root, source, kinds)
     starts = tokens.start_bytes

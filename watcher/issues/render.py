@@ -20,13 +20,7 @@ _DIFF_BUDGETS = (12_000, 4_000, 1_000, 0)  # per item, tried in turn until the b
 _LINE_LIMIT = 500  # one 200 kB minified line must not eat the whole body
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
-CHECKLIST = (
-    "Re-read the cited code at HEAD and decide whether the note still holds",
-    "Update the note's text if upstream behaviour changed",
-    "Update each citation's `commit` and `path` (`watch fix --write` does it for moved items)",
-    "Adjust the rule if it no longer targets the right construct",
-    "Set `lastVerified` and commit; the next run closes this issue",
-)
+CODE_KINDS = ("citation", "rule", "quote")
 
 
 def title(note: Note, results: Sequence[Result]) -> str:
@@ -60,7 +54,7 @@ def _body(note: Note, results: Sequence[Result], seen: frozenset[str], diff_budg
     parts += [
         _item(n, r, diff_budget) for n, r in enumerate(results, 1) if r.verdict != Verdict.FRESH
     ]
-    parts += [_checklist(), _footer()]
+    parts += [_checklist(note, results), _footer()]
     return "\n\n".join(parts) + "\n"
 
 
@@ -126,9 +120,18 @@ def _item(n: int, r: Result, diff_budget: int) -> str:
     text = "\n".join(lines)
     if r.claims:
         text += "\n\n" + _claims(r)
+    if r.baseline_code and diff_budget:  # where it is: the Baseline link above
+        text += "\n\n" + _collapsed("Baseline code", r.baseline_code, _lang(r), diff_budget)
     if r.diff and diff_budget:
-        text += "\n\n" + _diff(r.diff, diff_budget)
+        text += "\n\n" + _collapsed("Diff (baseline → HEAD)", r.diff, "diff", diff_budget)
     return text
+
+
+def _lang(r: Result) -> str:
+    from watcher.languages import LANGUAGES, for_path
+
+    language = for_path(r.baseline.path) if r.baseline else None
+    return language if language in LANGUAGES else ""
 
 
 def _claims(r: Result) -> str:
@@ -143,9 +146,9 @@ def _claims(r: Result) -> str:
     return "**Claims at risk**\n\n" + "\n".join(rows)
 
 
-def _diff(diff: str, budget: int) -> str:
-    """The diff in a fence, cut to `budget` characters at a line end, saying what was cut."""
-    lines = diff.splitlines()
+def _collapsed(summary: str, code: str, lang: str, budget: int) -> str:
+    """Code in a fence inside <details>, cut to `budget` characters at a line end."""
+    lines = code.splitlines()
     kept: list[str] = []
     used = 0
     for line in lines:  # cleaned one by one: a huge diff costs only what is shown
@@ -156,13 +159,48 @@ def _diff(diff: str, budget: int) -> str:
         used += len(shown) + 1
     note = ""
     if len(kept) < len(lines):
-        note = f"\n\n_Diff cut: {len(lines) - len(kept):,} of {len(lines):,} lines not shown._"
-    summary = "<details><summary>Diff (baseline → HEAD)</summary>"
-    return f"{summary}\n\n{md.fence(chr(10).join(kept), 'diff')}{note}\n\n</details>"
+        note = f"\n\n_Cut: {len(lines) - len(kept):,} of {len(lines):,} lines not shown._"
+    head = f"<details><summary>{summary}</summary>"
+    return f"{head}\n\n{md.fence(chr(10).join(kept), lang)}{note}\n\n</details>"
 
 
-def _checklist() -> str:
-    return "### Checklist\n\n" + "\n".join(f"- [ ] {item}" for item in CHECKLIST)
+def _checklist(note: Note, results: Sequence[Result]) -> str:
+    """What closes this issue, for the kinds of items that are stale in this note."""
+    stale = [r for r in results if r.verdict.stale]
+    kinds = {r.kind for r in stale if r.verdict != Verdict.ERROR}
+    steps: list[str] = []
+    if kinds & set(CODE_KINDS):
+        steps.append("Re-read the code at HEAD (the links above) and decide whether the note holds")
+    if "issue" in kinds:
+        steps.append("Re-read the upstream threads above and decide whether the note holds")
+    if kinds:
+        steps.append("Update the note's text where upstream behaviour changed")
+    if any(r.kind == "quote" and r.verdict != Verdict.ERROR for r in stale):
+        steps.append("Check each changed quote: `fix --accept` rewrites it to the closest match")
+    for r in stale:
+        if r.kind == "rule" and r.verdict in (Verdict.BROKEN, Verdict.MISSING):
+            what = "its claims" if r.verdict == Verdict.BROKEN else "its query"
+            steps.append(
+                f"Update rule {md.code(r.id, 120)}: {what} must hold at HEAD (`watch rules lint`)"
+            )
+    for r in stale:
+        if r.verdict == Verdict.ERROR:
+            code = r.error.value if r.error else "error"
+            steps.append(f"Fix {md.code(r.id, 120)} ({md.code(code)}): see its message above")
+    if kinds:
+        accept = md.code(f"watch fix --accept {note.id} --write", 300)
+        steps.append(
+            f"Run {accept} and commit: every citation is re-based to HEAD at its current lines "
+            "(missing ones are dropped), moved rule paths are updated, `date` and "
+            "`lastVerified` are bumped"
+        )
+    else:
+        steps.append("Commit the fix")
+    return (
+        "### Checklist\n\n"
+        + "\n".join(f"- [ ] {step}" for step in steps)
+        + "\n\nThe next run closes this issue once every item is fresh or moved again."
+    )
 
 
 def _footer() -> str:
