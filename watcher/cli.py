@@ -94,7 +94,9 @@ def _rule_new(args: argparse.Namespace) -> int:
 def _fix(args: argparse.Namespace) -> int:
     from watcher.fix import fix
 
-    return fix(args.config, write=args.write, offline=args.offline, out=sys.stdout)
+    return fix(
+        args.config, write=args.write, offline=args.offline, out=sys.stdout, accept=args.accept
+    )
 
 
 def _backtest(args: argparse.Namespace) -> int:
@@ -332,10 +334,15 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "fix",
         _fix,
-        "show (or --write) new commit and path of moved citations",
-        "watch fix --write",
+        "show (or --write) new commit and path of moved citations; --accept: re-base a note",
+        "watch fix --accept NOTE_ID --write",
     )
-    fix.add_argument("--write", action="store_true", help="update the notes' front matter")
+    fix.add_argument("--write", action="store_true", help="update the notes (else: show a diff)")
+    fix.add_argument(
+        "--accept",
+        metavar="NOTE_ID",
+        help="after re-verifying the note: re-base all it tracks on HEAD, bump lastVerified",
+    )
     _offline(fix)
 
     back = _command(
