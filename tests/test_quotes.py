@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
@@ -93,6 +94,34 @@ def test_tracked_blocks(case: Case) -> None:
     by_line = {10 + t.map[0]: t.content for t in fences if t.map}
     for quote in found:
         assert by_line[quote.line] == quote.text
+
+
+EXTRA_BODIES = [
+    "> quoted:\n>\n> ```rust\n> let a = 1;\n> ```\n",
+    "1. first\n2. second\n\n   ```go\n   x := 1\n   ```\n\nAfter.\n",
+    "Para right before\n```rust\nlet a = 1;\n`````\n",
+    '~~~rust\nlet s = "```";\n~~~\n',
+    "- item\n\n      ```rust\n      not a fence: indented code in the item\n      ```\n",
+    "   ```rust\n   let indented = 1;\n     let deeper = 2;\n   ```\n",
+    "```rust\nlet a = 1;\n  ```\nclosed by an indented fence\n",
+    "- a\n  ```rust\n  let a = 1;\n- b\n",
+]
+
+
+SHIPPED = sorted((Path(__file__).resolve().parents[1] / "notes").glob("*.md"))
+
+
+@pytest.mark.parametrize(
+    "body", [c.body for c in CASES] + EXTRA_BODIES + [p.read_text() for p in SHIPPED]
+)
+def test_fences_are_the_ones_commonmark_finds(body: str) -> None:
+    ours = [(line, info, text) for line, info, text, _ in quotes.fences(body)]
+    theirs = [
+        (t.map[0], t.info.strip(), t.content)
+        for t in MarkdownIt("commonmark").parse(body)
+        if t.type == "fence" and t.map
+    ]
+    assert ours == theirs
 
 
 def test_elisions_split_a_quote_but_spreads_and_strings_do_not() -> None:

@@ -12,6 +12,7 @@ import bisect
 import difflib
 import re
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from watcher import languages
@@ -30,32 +31,93 @@ def extract(note_id: str, body: str, first_line: int) -> tuple[Quote, ...]:
     `first_line` is the file line `body` starts at. Inline code spans, indented code
     blocks and blocks after `<!-- watch:ignore -->` are not quotes.
     """
-    if "```" not in body and "~~~" not in body:
-        return ()  # most bodies: no need to load the Markdown parser
-    from markdown_it import MarkdownIt
-
     quotes: list[Quote] = []
-    previous = None
-    for token in MarkdownIt("commonmark").parse(body):
-        if token.type == "fence" and token.map is not None:
-            language = languages.for_fence(token.info)
-            ignored = (
-                previous is not None
-                and previous.type == "html_block"
-                and IGNORE in previous.content
-            )
-            if language is not None and not ignored:
-                quotes.append(
-                    Quote(
-                        note=note_id,
-                        index=len(quotes) + 1,
-                        language=language,
-                        text=token.content,
-                        line=first_line + token.map[0],
-                    )
+    for line, info, text, ignored in fences(body):
+        language = languages.for_fence(info)
+        if language is not None and not ignored:
+            quotes.append(
+                Quote(
+                    note=note_id,
+                    index=len(quotes) + 1,
+                    language=language,
+                    text=text,
+                    line=first_line + line,
                 )
-        previous = token
+            )
     return tuple(quotes)
+
+
+_OPEN = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_ITEM = re.compile(r"^(?P<marker> *(?:[-+*]|\d{1,9}[.)]))(?P<gap> {1,4})(?=\S)")
+_QUOTE_MARK = re.compile(r"^ {0,3}> ?")
+
+
+def fences(body: str) -> Iterator[tuple[int, str, str, bool]]:
+    """CommonMark fenced code blocks: (line index, info string, content, opted out).
+
+    Written for notes, not as a full Markdown parser: fences at the top level, in list
+    items and in block quotes, as markdown-it (the reference the tests compare with)
+    finds them. Loading a Markdown library on every run would cost more than this.
+    """
+    lines = [_unquote(line) for line in body.splitlines()]
+    container = 0  # the content column of the list item we are in
+    previous = ""  # the last non-blank line before this one
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        if line.strip():
+            indent = len(line) - len(line.lstrip(" "))
+            if indent < container:
+                container = 0
+            if item := _ITEM.match(line):
+                container = len(item.group("marker")) + len(item.group("gap"))
+                line = " " * container + line[container:]
+        opened = _OPEN.match(line[container:]) if line.strip() else None
+        if opened is None or len(opened.group("indent")) > 3 or _bad_info(opened):
+            previous = line.strip() or previous
+            number += 1
+            continue
+        strip = container + len(opened.group("indent"))
+        fence = opened.group("fence")
+        start = number
+        content, number = _content(lines, number + 1, fence, container, strip)
+        ignored = previous.startswith("<!--") and IGNORE in previous
+        yield start, opened.group("info").strip(), "".join(content), ignored
+        previous = fence
+
+
+def _content(
+    lines: list[str], number: int, fence: str, container: int, strip: int
+) -> tuple[list[str], int]:
+    """A fence's lines up to its closing fence (or the end), and the line after it."""
+    content: list[str] = []
+    while number < len(lines):
+        line = lines[number]
+        rest = line[container:] if line[:container].strip() == "" else line
+        stripped = rest.lstrip(" ")
+        closing = stripped.rstrip()
+        if (
+            len(rest) - len(stripped) <= 3
+            and closing.startswith(fence)
+            and set(closing) == {fence[0]}
+        ):
+            return content, number + 1
+        if line.strip() and len(line) - len(line.lstrip(" ")) < container:
+            return content, number  # the list item ended: so did the fence
+        cut = min(strip, len(line) - len(line.lstrip(" ")))
+        content.append(line[cut:] + "\n")
+        number += 1
+    return content, number
+
+
+def _bad_info(opened: re.Match[str]) -> bool:
+    return opened.group("fence")[0] == "`" and "`" in opened.group("info")
+
+
+def _unquote(line: str) -> str:
+    while match := _QUOTE_MARK.match(line):
+        line = line[match.end() :]
+    return line
 
 
 @dataclass(frozen=True)
