@@ -133,8 +133,8 @@ def test_accept_lists_what_still_needs_a_human(
     code, shown = run_fix(project, "accept", write=True)
 
     assert code == 1
-    assert "todo: rules/rules.toml: rule init-version is broken at HEAD" in shown
-    assert "update it (`watch rules lint`)" in shown
+    assert "todo: rules/rules.toml: rule init-version: broken at HEAD" in shown
+    assert "update it, then run `watch rules lint`" in shown
 
 
 def test_accept_names_an_unknown_note(

@@ -216,9 +216,9 @@ def _rules(
             changes.done.append(f"{where}: path {rule.path} -> {result.current.path}")
         if result.verdict in (Verdict.BROKEN, Verdict.MISSING, Verdict.ERROR):
             changes.todo.append(
-                f"{where} is {result.verdict.value} at HEAD ({result.message}); at its new "
-                "baseline it must match one target with every claim holding: update it "
-                "(`watch rules lint`)"
+                f"{where}: {result.verdict.value} at HEAD ({result.message}); at its new "
+                "baseline it must match one target with every claim holding: update it, "
+                "then run `watch rules lint`"
             )
 
 

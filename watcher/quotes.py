@@ -292,9 +292,9 @@ def excerpt(parsed: Parsed, match: Match, marker: str = "…") -> str:
     )
     out: list[str] = []
     for number, block in enumerate(blocks):
-        if number:  # the elision, indented like the code after it
-            lead = block[0][indent:]
-            out.append(" " * (len(lead) - len(lead.lstrip())) + marker)
+        if number:  # the elision, indented like the deeper of the lines around it
+            around = (blocks[number - 1][-1][indent:], block[0][indent:])
+            out.append(" " * max(len(line) - len(line.lstrip()) for line in around) + marker)
         out += [line[indent:] for line in block]
     return "\n".join(out) + "\n"
 

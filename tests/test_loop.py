@@ -1,0 +1,166 @@
+"""The maintainer's loop end to end, on a real git upstream and the local GitHub server:
+a note with a quoted block and a rule → upstream changes → an issue with the baseline
+code → `fix --accept` → the next run closes the issue."""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import Project
+from tests.github_server import GithubServer, contract_errors
+from watcher.fix import fix
+from watcher.gitbuild import Upstream
+
+TOKEN = "ghp_LoopTokenNeverShown"
+LIB = "src/client.rs"
+EXTRA = "src/extra.rs"
+SOURCE = """\
+pub fn list_tools(mode: Mode, response: Response) -> Option<Cursor> {
+    let next = match mode {
+        Mode::Legacy => None,
+        Mode::Modern => response.next_cursor,
+    };
+    next
+}
+"""
+HELPER = "pub fn page_size() -> usize {\n    50\n}\n\npub fn other() {}\n"
+RULE = """\
+[[rule]]
+id = "cursor-gate"
+note = "one-page"
+path = "src/client.rs"
+inside = '''(function_item name: (identifier) @n (#eq? @n "list_tools")) @scope'''
+query = '''
+(match_expression
+  value: (identifier) @v (#eq? @v "mode")
+  body: (match_block
+    (match_arm pattern: (match_pattern) @p (#eq? @p "Mode::Legacy") value: (_) @legacy))) @target
+'''
+[[rule.claims]]
+capture = "legacy"
+equals = "None"
+says = "Legacy mode drops the cursor"
+"""
+
+
+@pytest.fixture
+def api() -> Iterator[GithubServer]:
+    with GithubServer(TOKEN) as server:
+        yield server
+        assert contract_errors(server.recorded) == []
+
+
+def site(project: Project, upstream: Upstream, api: GithubServer) -> str:
+    """A notes site on GitHub: one note citing two files, quoting one, guarded by a rule."""
+    base = upstream.commit("client", {LIB: SOURCE, EXTRA: HELPER})
+    upstream.tag("v0.1.0")
+    project.config(sink="github")
+    with project.config_file.open("a", encoding="utf-8") as handle:
+        handle.write(f'repo = "notes/site"\napi_url = "{api.url}"\ndashboard = false\n')
+    project.note(
+        "one-page",
+        raw=textwrap.dedent(
+            f"""\
+            ---
+            id: one-page
+            title: The client reads one page of tools
+            sources:
+              - url: https://github.com/{project.repo}
+                commit: {base}
+                path: {LIB}:1-7
+                date: 2026-01-01
+              - url: https://github.com/{project.repo}
+                commit: {base}
+                path: {EXTRA}:1-3
+                date: 2026-01-01
+            status: current
+            lastVerified: 2026-01-01
+            ---
+
+            In legacy mode the cursor is dropped:
+
+            ```rust
+            let next = match mode {{
+                Mode::Legacy => None,
+                …
+            }};
+            ```
+            """
+        ),
+    )
+    project.rules(RULE)
+    return base
+
+
+def check(project: Project, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    return code, json.loads(out)
+
+
+def test_loop_from_a_stale_note_to_a_closed_issue(
+    project: Project,
+    upstream: Upstream,
+    api: GithubServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    site(project, upstream, api)
+    code, first = check(project, capsys)
+    assert code == 0 and first["issues"] == []
+    assert {r["id"]: r["verdict"] for r in first["results"]}["one-page:quote:1"] == "fresh"
+
+    # Upstream follows cursors in legacy mode, and moves page_size to another file.
+    upstream.commit(
+        "Follow cursors in legacy mode (#12)",
+        {LIB: SOURCE.replace("Mode::Legacy => None", "Mode::Legacy => response.next_cursor")},
+    )
+    upstream.commit(
+        "Move page_size next to the paginator (#13)",
+        {EXTRA: "pub fn other() {}\n", "src/paginate.rs": HELPER.split("\n\n")[0] + "\n"},
+    )
+    code, stale = check(project, capsys)
+
+    verdicts = {r["id"]: r["verdict"] for r in stale["results"]}
+    assert code == 1
+    assert verdicts == {
+        "cursor-gate": "broken",
+        f"one-page:{LIB}:1-7": "changed",
+        "one-page:quote:1": "changed",
+        f"one-page:{EXTRA}:1-3": "missing",
+    }
+    assert [i["action"] for i in stale["issues"]] == ["opened"]
+    (issue,) = api.issues()
+    body = issue["body"]
+    # Every item shows its baseline code, collapsed; the missing one too.
+    assert body.count("<details><summary>Baseline code</summary>") == 4
+    assert "```rust\npub fn page_size() -> usize {\n    50\n}\n```" in body
+    assert "-    Mode::Legacy => None,\n" in body  # the quote's diff against the closest match
+    assert "Run `watch fix --accept one-page --write`" in body
+    assert "lastVerified` and commit" not in body
+
+    # The maintainer re-reads the code and accepts the note; fix --accept says the rule's
+    # claim fails at the new baseline, so the maintainer updates it too.
+    out = io.StringIO()
+    assert fix(project.config_file, write=True, offline=False, out=out, accept="one-page",
+               today="2026-12-02") == 1  # fmt: skip
+    assert "todo: rules/rules.toml: rule cursor-gate: broken at HEAD" in out.getvalue()
+    note = (project.root / "notes" / "one-page.md").read_text()
+    assert EXTRA not in note and "lastVerified: 2026-12-02" in note
+    quote = "let next = match mode {\n    Mode::Legacy => response.next_cursor,\n    …\n};\n"
+    assert f"```rust\n{quote}```" in note  # the quote, rewritten to the code at HEAD
+    project.rules(RULE.replace('equals = "None"', 'equals = "response.next_cursor"'))
+
+    code, done = check(project, capsys)
+
+    assert code == 0, done["results"]
+    assert [i["action"] for i in done["issues"]] == ["closed"]
+    (issue,) = api.issues()
+    assert issue["state"] == "closed"
+    assert "verified again" in api.comments(issue["number"])[-1]["body"]
