@@ -1,6 +1,6 @@
 """The maintainer's loop end to end, on a real git upstream and the local GitHub server:
-a note with a quoted block and a rule → upstream changes → an issue with the baseline
-code → `fix --accept` → the next run closes the issue."""
+`watch init` → a note with a quoted block and a rule → `watch validate` → upstream
+changes → an issue with the baseline code → `fix --accept` → the next run closes it."""
 
 from __future__ import annotations
 
@@ -8,16 +8,19 @@ import io
 import json
 import textwrap
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import Project
 from tests.github_server import GithubServer, contract_errors
+from watcher.cli import main
 from watcher.fix import fix
 from watcher.gitbuild import Upstream
 
 TOKEN = "ghp_LoopTokenNeverShown"
+REPO = "acme/client"
 LIB = "src/client.rs"
 EXTRA = "src/extra.rs"
 SOURCE = """\
@@ -56,26 +59,53 @@ def api() -> Iterator[GithubServer]:
         assert contract_errors(server.recorded) == []
 
 
-def site(project: Project, upstream: Upstream, api: GithubServer) -> str:
-    """A notes site on GitHub: one note citing two files, quoting one, guarded by a rule."""
+@dataclass
+class Site:
+    """A notes site made by `watch init`, run through the CLI in-process."""
+
+    root: Path
+    capsys: pytest.CaptureFixture[str]
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.toml"
+
+    def run(self, *args: str) -> tuple[int, str, str]:
+        self.capsys.readouterr()
+        code = main([*args, "--config", str(self.config)])
+        out, err = self.capsys.readouterr()
+        return code, out, err
+
+    def check(self) -> tuple[int, dict[str, Any]]:
+        code, out, _ = self.run("check", "--format", "json")
+        return code, json.loads(out)
+
+
+def make_site(
+    tmp_path: Path, upstream: Upstream, api: GithubServer, capsys: pytest.CaptureFixture[str]
+) -> Site:
+    """`watch init`, then a note citing two files and quoting one, guarded by a rule,
+    filed on GitHub; `watch validate` accepts it."""
     base = upstream.commit("client", {LIB: SOURCE, EXTRA: HELPER})
     upstream.tag("v0.1.0")
-    project.config(sink="github")
-    with project.config_file.open("a", encoding="utf-8") as handle:
-        handle.write(f'repo = "notes/site"\napi_url = "{api.url}"\ndashboard = false\n')
-    project.note(
-        "one-page",
-        raw=textwrap.dedent(
+    root = tmp_path / "site"
+    assert main(["init", str(root), "--upstream", REPO, "--url", upstream.url]) == 0
+    site = Site(root, capsys)
+    config = site.config.read_text(encoding="utf-8")
+    github = f'sink = "github"\nrepo = "notes/site"\napi_url = "{api.url}"'
+    site.config.write_text(config.replace('sink = "files"', github), encoding="utf-8")
+    (root / "notes" / "one-page.md").write_text(
+        textwrap.dedent(
             f"""\
             ---
             id: one-page
             title: The client reads one page of tools
             sources:
-              - url: https://github.com/{project.repo}
+              - url: https://github.com/{REPO}
                 commit: {base}
                 path: {LIB}:1-7
                 date: 2026-01-01
-              - url: https://github.com/{project.repo}
+              - url: https://github.com/{REPO}
                 commit: {base}
                 path: {EXTRA}:1-3
                 date: 2026-01-01
@@ -93,27 +123,29 @@ def site(project: Project, upstream: Upstream, api: GithubServer) -> str:
             ```
             """
         ),
+        encoding="utf-8",
     )
-    project.rules(RULE)
-    return base
+    (root / "rules" / "one-page.toml").write_text(RULE, encoding="utf-8")
+    code, out, err = site.run("validate")
+    assert code == 0, out + err
+    return site
 
 
-def check(project: Project, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    return code, json.loads(out)
+def note_issues(api: GithubServer) -> list[dict[str, Any]]:
+    return [i for i in api.issues() if i["title"] != "watch dashboard"]
 
 
 def test_loop_from_a_stale_note_to_a_closed_issue(
-    project: Project,
+    tmp_path: Path,
     upstream: Upstream,
     api: GithubServer,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    site(project, upstream, api)
-    code, first = check(project, capsys)
-    assert code == 0 and first["issues"] == []
+    site = make_site(tmp_path, upstream, api, capsys)
+    code, first = site.check()
+    assert code == 0 and note_issues(api) == []
     assert {r["id"]: r["verdict"] for r in first["results"]}["one-page:quote:1"] == "fresh"
 
     # Upstream follows cursors in legacy mode, and moves page_size to another file.
@@ -125,7 +157,7 @@ def test_loop_from_a_stale_note_to_a_closed_issue(
         "Move page_size next to the paginator (#13)",
         {EXTRA: "pub fn other() {}\n", "src/paginate.rs": HELPER.split("\n\n")[0] + "\n"},
     )
-    code, stale = check(project, capsys)
+    code, stale = site.check()
 
     verdicts = {r["id"]: r["verdict"] for r in stale["results"]}
     assert code == 1
@@ -136,7 +168,7 @@ def test_loop_from_a_stale_note_to_a_closed_issue(
         f"one-page:{EXTRA}:1-3": "missing",
     }
     assert [i["action"] for i in stale["issues"]] == ["opened"]
-    (issue,) = api.issues()
+    (issue,) = note_issues(api)
     body = issue["body"]
     # Every item shows its baseline code, collapsed; the missing one too.
     assert body.count("<details><summary>Baseline code</summary>") == 4
@@ -148,19 +180,20 @@ def test_loop_from_a_stale_note_to_a_closed_issue(
     # The maintainer re-reads the code and accepts the note; fix --accept says the rule's
     # claim fails at the new baseline, so the maintainer updates it too.
     out = io.StringIO()
-    assert fix(project.config_file, write=True, offline=False, out=out, accept="one-page",
+    assert fix(site.config, write=True, offline=False, out=out, accept="one-page",
                today="2026-12-02") == 1  # fmt: skip
-    assert "todo: rules/rules.toml: rule cursor-gate: broken at HEAD" in out.getvalue()
-    note = (project.root / "notes" / "one-page.md").read_text()
+    assert "todo: rules/one-page.toml: rule cursor-gate: broken at HEAD" in out.getvalue()
+    note = (site.root / "notes" / "one-page.md").read_text()
     assert EXTRA not in note and "lastVerified: 2026-12-02" in note
     quote = "let next = match mode {\n    Mode::Legacy => response.next_cursor,\n    …\n};\n"
     assert f"```rust\n{quote}```" in note  # the quote, rewritten to the code at HEAD
-    project.rules(RULE.replace('equals = "None"', 'equals = "response.next_cursor"'))
+    rule = RULE.replace('equals = "None"', 'equals = "response.next_cursor"')
+    (site.root / "rules" / "one-page.toml").write_text(rule, encoding="utf-8")
 
-    code, done = check(project, capsys)
+    code, done = site.check()
 
     assert code == 0, done["results"]
     assert [i["action"] for i in done["issues"]] == ["closed"]
-    (issue,) = api.issues()
+    (issue,) = note_issues(api)
     assert issue["state"] == "closed"
     assert "verified again" in api.comments(issue["number"])[-1]["body"]
