@@ -169,3 +169,22 @@ def test_a_hostile_upstream_gives_a_safe_issue_file(
     assert "more characters cut" in body
     assert_inert(body, repo="acme/client")
     assert [i["action"] for i in report["issues"]] == ["opened"]
+
+
+def test_a_snoozed_note_gets_no_issue_until_its_date(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = setup(project, "files")
+    change(project)
+    note = project.root / "notes" / "one-page.md"
+    sources = f"sources:\n  - url: https://github.com/{project.repo}\n    commit: {base}\n"
+    sources += "    path: src/client.rs:1-7\n"
+    note.write_text(f"---\nid: one-page\nsnooze_until: 2999-01-01\n{sources}---\n")
+
+    code, snoozed, err = check(project, capsys)
+    note.write_text(f"---\nid: one-page\nsnooze_until: 2001-01-01\n{sources}---\n")
+    _, woken, _ = check(project, capsys)
+
+    assert code == 1 and snoozed["issues"] == []  # still reported, not filed
+    assert "issues: note one-page is snoozed until 2999-01-01; left alone" in err
+    assert [i["action"] for i in woken["issues"]] == ["opened"]

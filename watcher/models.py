@@ -116,6 +116,7 @@ class Note(Frozen):
     clients: tuple[str, ...] = ()
     status: str = ""
     last_verified: str = ""
+    snooze_until: str = ""  # YYYY-MM-DD: its issue is muted until then
     citations: tuple[CodeCitation, ...] = ()
     issue_citations: tuple[IssueCitation, ...] = ()
     untracked: tuple[str, ...] = ()  # sources that are neither code nor issue citations

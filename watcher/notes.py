@@ -294,6 +294,7 @@ def _build(
         clients=tuple(str(c) for c in data.get("clients") or ()),
         status=str(data.get("status") or ""),
         last_verified=str(data.get("lastVerified") or ""),
+        snooze_until=str(data.get("snooze_until") or ""),
         citations=tuple(code),
         issue_citations=tuple(issues),
         untracked=tuple(untracked),

@@ -157,6 +157,9 @@ def _one(
     heads: Sequence[tuple[str, str]],
 ) -> IssueAction | None:
     entry = run.book["notes"].get(note.id) or {}
+    if lifecycle.affected(items, policy) and run.now[:10] < note.snooze_until:
+        run.log(f"issues: note {note.id} is snoozed until {note.snooze_until}; left alone")
+        return None
     try:
         marker, hint = markers.note_marker(note.id), entry.get("handle")
         thorough = lifecycle.affected(items, policy)  # only then may an issue be opened
