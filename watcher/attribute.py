@@ -18,26 +18,19 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
 
 from watcher import classify, locate, quotes
 from watcher.classify import Plan
 from watcher.mirrors import Mirror
 from watcher.models import Attribution, Result, Verdict
+from watcher.paths import Files, Step
 
 STALE = (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING)
 PR = re.compile(r"\(#(\d+)\)|Merge pull request #(\d+)")
 BATCH = 32  # versions fetched in the first round trip back; each later one doubles
 
-Files = tuple[tuple[str, str], ...]  # (path, blob) of the item's files at one commit
 # A walk yields the blobs it needs next (the driver fetches them) and returns the commits.
 Walk = Generator[list[str], None, list[str | None]]
-
-
-@dataclass(frozen=True)
-class Step:
-    commit: str
-    files: Files  # the item's files after this commit
 
 
 def attribute(
@@ -52,7 +45,7 @@ def attribute(
     groups: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
     for index, (plan, result) in enumerate(judged):
         if result.verdict in STALE:
-            key = (plan.base, plan.head, tuple(_paths(plan, result)))
+            key = (plan.base, plan.head, tuple(_paths(plan, result)))  # one walk per key
             groups.setdefault(key, []).append(index)
     out = [result for _, result in judged]
     walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
@@ -114,7 +107,7 @@ def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
             waiting[index] = (state, _category(item_result.verdict))
     if not waiting:
         return found
-    start, steps = history(mirror, plan.base, plan.head, _paths(plan, result), plan.item.path)
+    start, steps = versions(mirror, plan, result)
     # Going back from HEAD, step `index` compares the item's state before it (after
     # steps[index - 1], or at the start) with its state at HEAD.
     ready, batch = max(0, len(steps) - 1 - BATCH), BATCH  # steps[ready:] have their blobs
@@ -133,25 +126,23 @@ def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
     return found
 
 
-def history(
-    mirror: Mirror, start: str, head: str, paths: list[str], primary: str
+def versions(
+    mirror: Mirror, plan: Plan, result: Result, since: str | None = None
 ) -> tuple[Files, list[Step]]:
-    """The item's files at `start`, and after each first-parent commit in start..head
-    that touched them (commits that touched none of them cannot change the item)."""
-    initial = _files_at(mirror, start, paths, primary)
-    files = dict(initial)
-    steps: list[Step] = []
-    last = None
-    for change in mirror.changes(start, head, paths):
-        if change.commit != last and last is not None:
-            steps.append(Step(last, _ordered(files, primary)))
-        last = change.commit
-        files.pop(change.path, None)
-        if change.blob is not None:
-            files[change.path] = change.blob
-    if last is not None:
-        steps.append(Step(last, _ordered(files, primary)))
-    return initial, steps
+    """The item's files at `since` (default: its baseline), and after each first-parent
+    commit up to HEAD that touched them, following the file through every rename and copy.
+    A rule or citation found in a file that is not one of these (its own file gone) has
+    that file followed too."""
+    start = since or plan.base
+    paths = [plan.item.path]
+    if start != plan.base:  # the file's path(s) at `since`, which a rename may have changed
+        earlier = mirror.paths.follow(plan.base, start, paths).at_head
+        paths = [p for p, _ in earlier] or paths
+    followed = mirror.paths.follow(start, plan.head, paths)
+    extra = [p for p in _paths(plan, result) if p not in paths]
+    if extra and not {p for p, _ in followed.at_head} >= set(extra):
+        followed = mirror.paths.follow(start, plan.head, [*paths, *extra])
+    return followed.start, list(followed.steps)
 
 
 def attribution(mirror: Mirror, commit: str) -> Attribution:
@@ -222,13 +213,3 @@ def _paths(plan: Plan, result: Result) -> list[str]:
     if result.current is not None:
         paths.append(result.current.path)
     return list(dict.fromkeys(paths))
-
-
-def _files_at(mirror: Mirror, commit: str, paths: list[str], primary: str) -> Files:
-    found = {p: b for p in paths if (b := mirror.blob_id(commit, p)) is not None}
-    return _ordered(found, primary)
-
-
-def _ordered(files: dict[str, str], primary: str) -> Files:
-    """The primary path first (it is preferred when the item is found in several)."""
-    return tuple(sorted(files.items(), key=lambda pb: (pb[0] != primary, pb[0])))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from watcher import attribute
+from watcher import attribute, classify
 from watcher import config as config_mod
 from watcher.check import CheckOptions, gather, group
 from watcher.classify import Plan, plan
@@ -67,8 +67,9 @@ def replay(
     start = mirror.resolve(since) if since else planned.base
     if start is None:
         raise WatchError(f"--since {since}: no such commit in {mirror.upstream.repo}")
-    paths = list(dict.fromkeys([planned.item.path, *(p for p, _ in planned.files)]))
-    initial, steps = attribute.history(mirror, start, planned.head, paths, planned.item.path)
+    mirror.prefetch(planned.blobs)
+    # The same engine as `watch check`: its verdict at HEAD says which files to follow.
+    initial, steps = attribute.versions(mirror, planned, classify.judge(mirror, planned), start)
     mirror.prefetch(b for _, b in initial)
     previous = first = state(initial)
     changes = []

@@ -283,11 +283,15 @@ def judge_all(
     """Plan every item, fetch the blobs the new ones need in one batch, judge, save state."""
     file = state.upstream_file(config.state, upstream.repo)
     saved = state.read_json(file)
-    cache: dict[str, Any] = saved.get("items", {}) if saved.get("schema") == STATE_SCHEMA else {}
+    ours = saved.get("schema") == STATE_SCHEMA
+    cache: dict[str, Any] = saved.get("items", {}) if ours else {}
+    # Where each cited file went, remembered by (baseline, path) with the HEAD it reached:
+    # an unchanged upstream asks git nothing, a moved one only about the new commits.
+    mirror.paths.memo = dict(saved.get("paths", {})) if ours else {}
+    followed = [(b, i.path) for i in items if (b := mirror.resolve(i.commit)) is not None]
+    mirror.paths.prepare(head, followed)
     plans = [classify.plan(mirror, head, i, offline=options.offline) for i in items]
-    fresh = [
-        p for p in plans if isinstance(p, Plan) and cache.get(p.item.id, {}).get("key") != p.key
-    ]
+    fresh = [p for p in plans if isinstance(p, Plan) and not _cached(p, cache.get(p.item.id))]
     mirror.prefetch(b for p in fresh for b in p.blobs)
     tags = mirror.tags_key(upstream.release_tags)
     same_tags = saved.get("tags") == tags  # else every cached release is recomputed
@@ -299,7 +303,7 @@ def judge_all(
         cached = cache.get(planned.item.id) if isinstance(planned, Plan) else None
         if isinstance(planned, Result):
             results.append(planned)
-        elif cached and cached.get("key") == planned.key:
+        elif cached and _cached(planned, cached):
             results.append(_from_cache(mirror, upstream, planned, cached, same_tags=same_tags))
         else:
             judged[len(results)] = (planned, classify.judge(mirror, planned))
@@ -317,8 +321,17 @@ def judge_all(
         # asks git nothing; new tags start the memo afresh.
         blamed = {r.introduced_by.commit: r.released_in for r in results if r.introduced_by}
         releases = blamed if not options.filtered else {**releases, **blamed}
-    _save(file, upstream, head, saved, plans, results, tags, releases, prune=not options.filtered)
+    paths = mirror.paths.remembered((p.base, p.item.path) for p in plans if isinstance(p, Plan))
+    if options.filtered:  # keep what other items' runs remembered
+        paths = {**saved.get("paths", {}), **paths}
+    memo = {"tags": tags, "releases": releases, "paths": paths}
+    _save(file, upstream, head, saved, plans, results, memo, prune=not options.filtered)
     return results
+
+
+def _cached(plan: Plan, cached: dict[str, Any] | None) -> bool:
+    """Whether an earlier run's result holds for this plan (see Plan.key_for)."""
+    return cached is not None and cached.get("key") in (plan.key, plan.searched_key)
 
 
 def _from_cache(
@@ -349,15 +362,15 @@ def _save(
     saved: dict[str, Any],
     plans: list[Plan | Result],
     results: list[Result],
-    tags: str,
-    releases: dict[str, str | None],
+    memo: dict[str, Any],  # tags, releases and paths: what later runs reuse
     *,
     prune: bool,
 ) -> None:
     items: dict[str, Any] = {} if prune else dict(saved.get("items", {}))
     for planned, result in zip(plans, results, strict=True):
         if isinstance(planned, Plan):
-            items[result.id] = {"key": planned.key, "result": result.model_dump(mode="json")}
+            key = planned.key_for(result)
+            items[result.id] = {"key": key, "result": result.model_dump(mode="json")}
     state.write_json(
         file,
         {
@@ -366,8 +379,7 @@ def _save(
             "url": upstream.display_url,
             "branch": upstream.branch,
             "head": head,
-            "tags": tags,
-            "releases": releases,
+            **memo,
             "items": items,
         },
     )

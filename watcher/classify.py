@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from watcher import languages, locate, quotes, syntax
+from watcher import languages, locate, quotes, relocate, syntax
 from watcher.locate import Anchor, Found, LocateError
 from watcher.mirrors import Mirror
 from watcher.models import (
+    Candidate,
     ClaimResult,
     CodeCitation,
     ErrorCode,
@@ -32,7 +33,7 @@ from watcher.rules import Compiled, compile_rule
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 3  # 3: results carry baseline_code; quotes
+JUDGE_VERSION = 4  # 3: results carry baseline_code; quotes. 4: path histories
 
 
 @dataclass(frozen=True)
@@ -114,17 +115,31 @@ class Plan:
     base_blob: str
     head: str
     files: tuple[tuple[str, str], ...]  # (path, blob) at HEAD: the file, or its renames
-    search_repo: bool  # a rule whose file is gone: look for its target everywhere
+    search_repo: bool  # the file is gone at HEAD: look for the item in other files
     bases: tuple[tuple[str, str, str], ...] = ()  # a quote's files at baseline: path, commit, blob
+    removed_by: str | None = None  # the commit that removed it, when git saw no rename
+    removals: tuple[str, ...] = ()  # commits that removed a followed path: where it may be
 
     @property
     def key(self) -> str:
-        """Same key, same verdict: the cache key for a result across runs."""
-        head = self.head if self.search_repo or not self.files else ""
-        files = list(self.files)
-        parts = [JUDGE_VERSION, self.item.fingerprint, self.base, self.base_blob, files, head]
+        """Same key, same verdict: the cache key for a result found in the followed files."""
+        return self._key(self.head if self.search_repo else "")
+
+    @property
+    def searched_key(self) -> str:
+        """The key of a result that looked beyond the followed files (a candidate, or
+        missing after the search): it holds for this HEAD only."""
+        return self._key(self.head)
+
+    def key_for(self, result: Result) -> str:
+        searched = result.candidates or (result.verdict is Verdict.MISSING and self.removals)
+        return self.searched_key if searched else self.key
+
+    def _key(self, head: str) -> str:
+        parts = [JUDGE_VERSION, self.item.fingerprint, self.base, self.base_blob, list(self.files),
+                 head]  # fmt: skip
         if self.bases:
-            parts.append([list(b) for b in self.bases])
+            parts.append([list(x) for x in self.bases])
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
     @property
@@ -146,7 +161,8 @@ def error(item: Item, code: ErrorCode, message: str, baseline: Location | None =
 
 
 def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Result:
-    """Resolve the baseline and find the file at HEAD (renames included), reading no blob."""
+    """Resolve the baseline and follow the file to HEAD through its renames, reading no blob
+    (only what similarity detection needs where a commit removed the file)."""
     if item.quote is not None:
         return _plan_quote(mirror, head, item, offline=offline)
     base = mirror.resolve_or_fetch(item.commit, offline=offline)
@@ -165,18 +181,16 @@ def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Resu
             f"{item.path} does not exist at {base[:12]}; {fix}",
             Location(commit=base, path=item.path),
         )
-    files = _head_files(mirror, base, head, item.path)
-    search = item.rule is not None and not files
-    return Plan(item, base, base_blob, head, files, search)
+    where = mirror.paths.where(base, head, item.path)
+    return Plan(
+        item, base, base_blob, head, where.files, not where.files, (), where.removed_by,
+        where.removals,
+    )  # fmt: skip
 
 
 def _head_files(mirror: Mirror, base: str, head: str, path: str) -> tuple[tuple[str, str], ...]:
-    """The file at HEAD as (path, blob), or the files git reports as its renames."""
-    head_blob = mirror.blob_id(head, path)
-    if head_blob is not None:
-        return ((path, head_blob),)
-    moved = mirror.renamed(base, head, path)
-    return tuple((p, b) for p in moved if (b := mirror.blob_id(head, p)) is not None)
+    """The file at HEAD as (path, blob), followed through its renames."""
+    return mirror.paths.where(base, head, path).files
 
 
 def _plan_quote(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Result:
@@ -243,17 +257,38 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     item = plan.item
     anchor = anchor_of(mirror, plan)
     found = find_citation(mirror, anchor, plan.files)
+    candidates: tuple[Candidate, ...] = ()
+    if found is None and (plan.search_repo or plan.removals):
+        found, candidates = relocate.citation(mirror, plan, anchor, _parser(mirror))
     baseline = _baseline(plan, item.start_line, item.end_line)
     code = anchor.text
     if found is None:
-        return _result(plan, Verdict.MISSING, baseline, None, _missing(item), diff=None, code=code)
+        return _result(plan, Verdict.MISSING, baseline, None, _missing(plan), diff=None, code=code)
     verdict = _location_verdict(found, item.path, item.start_line, item.end_line)
     current = Location(
         commit=plan.head, path=found.path, start_line=found.start_line, end_line=found.end_line
     )
     diff = unified(anchor.text, found.text) if verdict is Verdict.CHANGED else None
-    message = _message(verdict, current)
-    return _result(plan, verdict, baseline, current, message, diff=diff, code=code)
+    message = _message(verdict, current, gone=_gone(plan, candidates))
+    return _result(
+        plan, verdict, baseline, current, message, diff=diff, candidates=candidates, code=code
+    )
+
+
+def _parser(mirror: Mirror) -> relocate.Parse:
+    return lambda path, blob: parse_at(mirror, path, blob)
+
+
+def _gone(plan: Plan, candidates: tuple[Candidate, ...]) -> str:
+    """What to say of an item found in a file it was not followed to."""
+    if not candidates:
+        return ""
+    if plan.search_repo:
+        by = f" by {plan.removed_by[:12]}" if plan.removed_by else ""
+        lead = f"{plan.item.path} was removed{by} with no rename git could see"
+    else:
+        lead = f"not in {', '.join(p for p, _ in plan.files)}, where git followed the file"
+    return f"{lead}; {relocate.explain(candidates)}"
 
 
 # --- quotes ---------------------------------------------------------------------------
@@ -380,15 +415,21 @@ def rule_where(rule: Rule) -> str:
     return f"{rule.file}:{rule.line}" if rule.line else rule.file
 
 
-def head_targets(mirror: Mirror, plan: Plan, compiled: Compiled, rule: Rule) -> list[Found]:
-    files = list(plan.files)
-    if plan.search_repo:
-        files = _repo_candidates(mirror, plan.head, compiled, rule)
-    return [
+def head_target(
+    mirror: Mirror, plan: Plan, compiled: Compiled, target: Found
+) -> tuple[Found | None, tuple[Candidate, ...]]:
+    """The rule's target at HEAD: in the followed file, else (file gone) wherever it went,
+    with every candidate."""
+    found = [
         t
-        for p, b in files
+        for p, b in plan.files
         for t in locate.targets(compiled, p, parse_at(mirror, p, b, compiled.language))
     ]
+    if found or not (plan.search_repo or plan.removals):
+        return locate.best_target(target, found), ()
+    return relocate.rule_targets(
+        mirror, plan, compiled, target, lambda p, b: parse_at(mirror, p, b, compiled.language)
+    )
 
 
 def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
@@ -397,10 +438,10 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         return base
     compiled, target = base
     baseline = _baseline(plan, target.start_line, target.end_line)
-    found = locate.best_target(target, head_targets(mirror, plan, compiled, rule))
+    found, candidates = head_target(mirror, plan, compiled, target)
     code = target.text
     if found is None:
-        message = _missing(plan.item)
+        message = _missing(plan)
         return _result(plan, Verdict.MISSING, baseline, None, message, diff=None, code=code)
     results = claims(rule, found)
     current = Location(
@@ -414,9 +455,14 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         )
     else:
         verdict = _location_verdict(found, rule.path, target.start_line, target.end_line)
-        message = _message(verdict, current, rule=True)
+        message = _message(verdict, current, rule=True, gone=_gone(plan, candidates))
+    if candidates and verdict is Verdict.BROKEN:
+        message += "; " + _gone(plan, candidates)
     diff = unified(target.text, found.text) if not found.identical else None
-    return _result(plan, verdict, baseline, current, message, diff=diff, claims=results, code=code)
+    return _result(
+        plan, verdict, baseline, current, message, diff=diff, claims=results,
+        candidates=candidates, code=code,
+    )  # fmt: skip
 
 
 def claims(rule: Rule, target: Found) -> tuple[ClaimResult, ...]:
@@ -438,16 +484,6 @@ def _claim(capture: str, test: str, expected: str, says: str, actual: str | None
     return ClaimResult(
         capture=capture, says=says, test=test, expected=expected, actual=actual, holds=holds
     )
-
-
-def _repo_candidates(
-    mirror: Mirror, head: str, compiled: Compiled, rule: Rule
-) -> list[tuple[str, str]]:
-    """Files at HEAD in the rule's language that hold every literal its query insists on."""
-    files = mirror.files(head, languages.LANGUAGES[compiled.language].extensions)
-    mirror.prefetch(files.values())
-    needles = [s.encode() for s in locate.literals(rule.query)]
-    return [(p, b) for p, b in sorted(files.items()) if all(n in mirror.read(b) for n in needles)]
 
 
 # --- shared ---------------------------------------------------------------------------
@@ -474,12 +510,13 @@ def _result(
     diff: str | None,
     claims: tuple[ClaimResult, ...] = (),
     code: str = "",
+    candidates: tuple[Candidate, ...] = (),
 ) -> Result:
     # The baseline code goes into issues (and state) only for items that moved or went stale.
     shown = baseline_code(code) if verdict is not Verdict.FRESH and code else None
     return result(
         plan.item, verdict, message, baseline=baseline, current=current, claims=claims,
-        diff=diff, baseline_code=shown,
+        diff=diff, baseline_code=shown, candidates=candidates,
     )  # fmt: skip
 
 
@@ -491,9 +528,14 @@ def baseline_code(text: str, lines: int = 200) -> str:
     return "\n".join([*kept[:lines], f"... ({len(kept) - lines} more lines cut)"])
 
 
-def _missing(item: Item) -> str:
-    where = "the repository" if item.rule else f"{item.path} or its renames"
-    return f"not found at HEAD in {where}"
+def _missing(plan: Plan) -> str:
+    if not plan.search_repo:
+        return f"not found at HEAD in {', '.join(p for p, _ in plan.files)}"
+    by = f" by {plan.removed_by[:12]}" if plan.removed_by else ""
+    return (
+        f"{plan.item.path} was removed{by} with no rename git could see, and no file at HEAD "
+        "has the construct"
+    )
 
 
 def _unreachable(mirror: Mirror, item: Item) -> str:
@@ -507,14 +549,15 @@ def _unreachable(mirror: Mirror, item: Item) -> str:
     )
 
 
-def _message(verdict: Verdict, current: Location, *, rule: bool = False) -> str:
+def _message(verdict: Verdict, current: Location, *, rule: bool = False, gone: str = "") -> str:
     lines = f":{current.start_line}-{current.end_line}" if current.start_line else ""
     moved = "the rule still finds it" if rule else "update the citation (`watch fix`)"
-    return {
+    message = {
         Verdict.FRESH: "unchanged at HEAD",
         Verdict.MOVED: f"unchanged, now at {current.path}{lines}: {moved}",
         Verdict.CHANGED: f"text differs at {current.path}{lines}: re-verify the note",
     }[verdict]
+    return f"{message}; {gone}" if gone else message
 
 
 def unified(before: str, after: str, limit: int = 400) -> str:

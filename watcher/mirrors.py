@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from git import Repo
 
     from watcher.config import Limits, Upstream
+    from watcher.paths import Paths
 
 log = logging.getLogger("watch")
 
@@ -43,15 +44,6 @@ FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 # Every fetch leaves a pack and every object lookup pays for each pack: past this many,
 # `tidy` rolls the small ones into one.
 PACK_LIMIT = 4
-
-
-@dataclass(frozen=True)
-class Change:
-    """One first-parent commit that touched a followed file, and the file's blob after it."""
-
-    commit: str
-    path: str
-    blob: str | None  # None when the commit deleted the file
 
 
 @dataclass(frozen=True)
@@ -104,6 +96,7 @@ class Mirror:
         self._resolved: dict[str, str | None] = {}
         self._trees: dict[str, dict[str, str]] = {}
         self._releases: dict[tuple[str, str], str | None] = {}  # (pattern, commit) -> tag
+        self._paths: Paths | None = None
 
     # --- setup and fetch ----------------------------------------------------------
 
@@ -399,48 +392,19 @@ class Mirror:
                 files[path] = parts[2]
         return files
 
-    def renamed(self, base: str, head: str, path: str) -> list[str]:
-        """Where `path` at `base` went by `head`: renames or copies git detects, best first."""
-        added = self.repo.git.diff("--name-only", "--diff-filter=A", "--no-renames", base, head)
-        suffix = Path(path).suffix
-        candidates = [p for p in added.splitlines() if p.endswith(suffix)]
-        if not candidates:
-            return []
-        out = self.repo.git.diff(
-            "--name-status", "-M", "-C", "--diff-filter=RC", base, head, "--", path, *candidates
-        )
-        moves = []
-        for line in out.splitlines():
-            status, old, new = ([*line.split("\t"), "", ""])[:3]
-            if old == path and new:
-                moves.append((int(status[1:] or 0), new))
-        return [new for _, new in sorted(moves, reverse=True)]
+    def git(self, *args: str) -> str:
+        """Run a reading git command in the mirror (pathspecs taken literally)."""
+        self._require()
+        return _git(self.path, "--literal-pathspecs", "-c", "core.quotePath=false", *args)
 
-    def changes(self, base: str, head: str, paths: Sequence[str]) -> list[Change]:
-        """First-parent commits in base..head that touched `paths`, oldest first."""
-        out = self.repo.git.log(
-            "--first-parent",
-            "--diff-merges=first-parent",
-            "--reverse",
-            "--raw",
-            "--no-abbrev",
-            "--no-renames",
-            "--format=%x00%H",
-            f"{base}..{head}",
-            "--",
-            *paths,
-        )
-        changes = []
-        for chunk in out.split("\x00")[1:]:
-            lines = chunk.strip().splitlines()
-            for raw in lines[1:]:
-                meta, _, path = raw.partition("\t")
-                parts = meta.split()
-                if len(parts) < 5:
-                    continue
-                blob = None if parts[4].startswith("D") else parts[3]
-                changes.append(Change(lines[0], path, blob))
-        return changes
+    @property
+    def paths(self) -> Paths:
+        """Path histories of this mirror's files (renames followed commit by commit)."""
+        if self._paths is None:
+            from watcher.paths import Paths
+
+            self._paths = Paths(self)
+        return self._paths
 
     def info(self, sha: str) -> CommitInfo:
         if sha not in self._info:

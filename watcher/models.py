@@ -180,6 +180,18 @@ class Attribution(Frozen):
     pr: int | None = None
 
 
+class Candidate(Frozen):
+    """One place at HEAD where an item whose file is gone could be now."""
+
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    identical: bool = False  # token for token the baseline construct
+    similarity: float = 0.0  # token similarity to the baseline construct, 0-1
+    found: str = ""  # how it was found: "added by <commit>" or "elsewhere at HEAD"
+    chosen: bool = False
+
+
 class Result(Frozen):
     """The verdict on one tracked item (a citation or a rule) in one run."""
 
@@ -196,6 +208,7 @@ class Result(Frozen):
     released_in: str | None = None
     diff: str | None = None
     baseline_code: str | None = None  # what the item tracks at its baseline (not for fresh)
+    candidates: tuple[Candidate, ...] = ()  # several places it could be: all of them
     message: str
     error: ErrorCode | None = None
 

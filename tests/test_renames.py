@@ -1,0 +1,253 @@
+"""Renames followed through time (issue 8): location and blame on real histories that
+reorganize their files, with `check` and `backtest` agreeing on every one of them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.conftest import Project
+from watcher import paths
+from watcher.backtest import replay
+from watcher.check import CheckOptions, gather, group
+from watcher.classify import Plan, plan
+from watcher.config import load
+from watcher.gitbuild import Upstream
+from watcher.mirrors import Mirror
+
+OLD = "src/client/index.ts"
+NEW = "packages/client/src/client/client.ts"
+
+
+BODIES = {
+    "connect": "await this.transport.start(this.options.timeout);",
+    "listTools": "return this.request({ method: 'tools/list', params }, ListToolsSchema);",
+    "callTool": "const reply = await this.request({ method: 'tools/call', params }); return reply;",
+    "ping": "return this.notification({ method: 'ping' }) ?? null;",
+    "close": "if (this.transport) { this.transport.close(); } this.closed = true;",
+}
+
+
+def method(name: str, body: str) -> str:
+    return f"  async {name}(params: Params): Promise<Result> {{\n    {body}\n  }}\n"
+
+
+def client(names: list[str], edits: dict[str, str] | None = None, extra: int = 0) -> str:
+    """A TypeScript client class with one method per name (`extra` adds filler methods)."""
+    edits = edits or {}
+    methods = [method(n, edits.get(n, BODIES[n])) for n in names]
+    filler = [method(f"helper{i}", f"return this.cache.get('k{i}') + {i};") for i in range(extra)]
+    return "export class Client extends Protocol {\n" + "\n".join(methods + filler) + "}\n"
+
+
+def lines_of(text: str, name: str) -> str:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if f"async {name}(" in line) + 1
+    return f"{start}-{start + 2}"
+
+
+NAMES = ["connect", "listTools", "callTool", "ping", "close"]
+CITED = f"{OLD}:{lines_of(client(NAMES), 'listTools')}"
+
+
+@dataclass(frozen=True)
+class Story:
+    """An upstream history after the baseline, and what a careful human concludes."""
+
+    name: str
+    build: Callable[[Upstream], dict[str, str]]  # returns labelled commits
+    verdict: str
+    path: str | None  # where listTools is at HEAD
+    blame: str | None  # label of the introducing commit
+
+
+def _monorepo_split(up: Upstream) -> dict[str, str]:
+    up.move(OLD, NEW, "refactor: split into packages (#1000)")
+    changed = up.commit(
+        "listTools pages (#1001)", {NEW: client(NAMES, {"listTools": "return this.page();"})}
+    )
+    for round_ in range(1, 5):  # the file grows 5x: baseline..HEAD sees a delete and an add
+        up.commit(
+            f"grow (#{1001 + round_})",
+            {NEW: client(NAMES, {"listTools": "return this.page();"}, 8 * round_)},
+        )
+    return {"change": changed}
+
+
+def _rename_then_change(up: Upstream) -> dict[str, str]:
+    up.move(OLD, "src/client/client.ts", "move (#1)")
+    change = up.commit(
+        "edit (#2)", {"src/client/client.ts": client(NAMES, {"listTools": "return 1;"})}
+    )
+    return {"change": change}
+
+
+def _change_then_rename(up: Upstream) -> dict[str, str]:
+    change = up.commit("edit (#1)", {OLD: client(NAMES, {"listTools": "return 1;"})})
+    up.move(OLD, "src/client/client.ts", "move (#2)")
+    return {"change": change}
+
+
+def _chain(up: Upstream) -> dict[str, str]:
+    up.move(OLD, "src/b.ts", "a to b (#1)")
+    up.commit("edit other (#2)", {"src/b.ts": client(NAMES, {"ping": "return 0;"})})
+    up.move("src/b.ts", "lib/c.ts", "b to c (#3)")
+    change = up.commit(
+        "edit (#4)", {"lib/c.ts": client(NAMES, {"ping": "return 0;", "listTools": "return 2;"})}
+    )
+    up.commit(
+        "grow (#5)",
+        {"lib/c.ts": client(NAMES, {"ping": "return 0;", "listTools": "return 2;"}, 30)},
+    )
+    return {"change": change}
+
+
+def _merged_rename(up: Upstream) -> dict[str, str]:
+    up.branch_off("reorg")
+    up.move(OLD, "src/core/client.ts", "move on the branch")
+    up.commit(
+        "edit on the branch", {"src/core/client.ts": client(NAMES, {"listTools": "return 3;"})}
+    )
+    up.checkout("main")
+    up.commit("meanwhile (#5)", {"README.md": "x\n"})
+    merge = up.merge("reorg", "Merge pull request #6 from acme/reorg")
+    return {"change": merge}
+
+
+def _copy(up: Upstream) -> dict[str, str]:
+    text = client(NAMES)
+    up.commit(
+        "copy into two (#1)", {OLD: None, "src/a.ts": text + "// a\n", "src/b.ts": text + "// b\n"}
+    )
+    up.commit("edit a (#2)", {"src/a.ts": client(NAMES, {"listTools": "return 4;"})})
+    return {}
+
+
+def _split(up: Upstream) -> dict[str, str]:
+    first = client(["connect", "callTool", "ping"], extra=1)
+    second = client(["listTools", "close"], extra=1)
+    split = up.commit(
+        "split (#1)", {OLD: None, "src/client/calls.ts": first, "src/client/lists.ts": second}
+    )
+    return {"split": split}
+
+
+def _deleted(up: Upstream) -> dict[str, str]:
+    gone = up.commit("drop listTools (#1)", {OLD: client([n for n in NAMES if n != "listTools"])})
+    up.move(OLD, "src/client.ts", "move (#2)")
+    return {"gone": gone}
+
+
+STORIES = [
+    Story("monorepo split, then 5x growth", _monorepo_split, "changed", NEW, "change"),
+    Story("rename then change", _rename_then_change, "changed", "src/client/client.ts", "change"),
+    Story("change then rename", _change_then_rename, "changed", "src/client/client.ts", "change"),
+    Story("chain a->b->c with edits between", _chain, "changed", "lib/c.ts", "change"),
+    Story("rename on a merged branch", _merged_rename, "changed", "src/core/client.ts", "change"),
+    Story("a copy", _copy, "moved", "src/b.ts", None),
+    Story("split in two", _split, "moved", "src/client/lists.ts", None),
+    Story("deleted for real", _deleted, "missing", None, "gone"),
+]
+
+
+def _check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    return {r["id"]: r for r in json.loads(out)["results"]}
+
+
+@pytest.mark.parametrize("story", STORIES, ids=lambda s: s.name)
+def test_story(
+    story: Story, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("client (#0)", {OLD: client(NAMES)})
+    project.note("n", f"{base} {CITED}")
+    labels = story.build(upstream)
+
+    result = _check(project, capsys)[f"n:{CITED}"]
+
+    assert result["verdict"] == story.verdict, result["message"]
+    where = result["current"]
+    assert (where["path"] if where else None) == story.path
+    if story.path is not None:
+        assert where["start_line"], where
+        assert f"{where['start_line']}-{where['end_line']}" == lines_of(
+            upstream.read(story.path), "listTools"
+        )
+    blamed = result["introduced_by"]["commit"] if result["introduced_by"] else None
+    assert blamed == (labels[story.blame] if story.blame else None)
+    found = [(c["path"], c["found"], c["chosen"]) for c in result["candidates"]]
+    if story.name == "split in two":  # git saw one half as the rename; the other was searched
+        assert found == [(story.path, f"added by {labels['split'][:12]}", True)]
+    else:
+        assert found == []  # followed, not searched for
+
+
+@pytest.mark.parametrize("story", STORIES, ids=lambda s: s.name)
+def test_check_and_backtest_agree(
+    story: Story, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("client (#0)", {OLD: client(NAMES)})
+    project.note("n", f"{base} {CITED}")
+    story.build(upstream)
+    result = _check(project, capsys)[f"n:{CITED}"]
+
+    first, changes = _replay(project)
+
+    final = changes[-1].after if changes else first
+    expected = {"fresh": "same", "moved": "same"}.get(result["verdict"], result["verdict"])
+    assert final == expected
+    if result["introduced_by"]:
+        assert changes[-1].commit == result["introduced_by"]["commit"]
+    code, out, _ = project.run("backtest", "--note", "n", capsys=capsys)
+    assert code == 0 and out.count(" -> ") == len(changes)
+
+
+def _replay(project: Project) -> tuple[str, list[Any]]:
+    config = load(project.config_file)
+    options = CheckOptions(note="n", offline=True)
+    ((upstream, items),) = list(group(config, gather(config, options).items, options))
+    assert upstream is not None
+    mirror = Mirror(upstream, config.cache)
+    try:
+        planned = plan(mirror, mirror.head(), items[0], offline=True)
+        assert isinstance(planned, Plan)
+        return replay(mirror, planned, None, upstream.release_tags)
+    finally:
+        mirror.close()
+
+
+def test_the_split_is_a_delete_and_an_add_across_the_whole_span(upstream: Upstream) -> None:
+    """The premise of the monorepo story: one diff from baseline to HEAD sees no rename."""
+    base = upstream.commit("client (#0)", {OLD: client(NAMES)})
+    _monorepo_split(upstream)
+
+    status = upstream.git("diff", "--name-status", "-M", "-C", base, "HEAD")
+
+    assert sorted(status.splitlines()) == [f"A\t{NEW}", f"D\t{OLD}"]
+
+
+def test_warm_run_asks_git_nothing_and_a_new_commit_one_log(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("client (#0)", {OLD: client(NAMES), "src/other.ts": client(["ping"])})
+    project.note("n", f"{base} {CITED}", f"{base} src/other.ts:2-4")
+    _chain(upstream)
+    paths.STATS.reset()
+    first = _check(project, capsys)
+    assert first[f"n:{CITED}"]["current"]["path"] == "lib/c.ts"
+    # One log for both files, then one per path of the chain (a, b, c); the two removing
+    # commits each need one similarity detection. The walk for blame reuses all of it.
+    assert (paths.STATS.logs, paths.STATS.diffs) == (4, 2)
+
+    paths.STATS.reset()
+    assert _check(project, capsys) == first
+    assert (paths.STATS.logs, paths.STATS.diffs) == (0, 0)
+
+    upstream.commit("unrelated (#9)", {"README.md": "y\n"})
+    paths.STATS.reset()
+    _check(project, capsys)
+    assert (paths.STATS.logs, paths.STATS.diffs) == (1, 0)  # from the last HEAD, both files

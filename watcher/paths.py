@@ -1,0 +1,333 @@
+"""Path histories: where a cited file went, commit by commit, along the first-parent history.
+
+A file is followed forward from a baseline the way `git log --follow` follows it back:
+every first-parent commit that touched the followed path is listed (its diff taken
+against its first parent, so a rename merged from a side branch counts at the merge),
+and where a commit removes the path, git's own similarity detection (`-M -C`), run on
+that commit against its parent, names where it went: renames first, then copies. Each
+successor is followed in turn. A chain A -> B -> C is found however much the file
+changed in between, which one diff from baseline to HEAD cannot do.
+
+Cost: one `git log` per link of the chain (the first one shared by every path of a
+baseline), one `git diff` of trees and one of content per removing commit, whose blobs
+come in one batch. What a run learned is remembered by (baseline, HEAD, path): a warm run
+asks git nothing, and a moved HEAD continues from the last one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any, Literal
+
+from watcher.errors import UpstreamError
+
+if TYPE_CHECKING:
+    from watcher.mirrors import Mirror
+
+log = logging.getLogger("watch")
+
+Files = tuple[tuple[str, str], ...]  # (path, blob) of a followed file, best first
+
+
+@dataclass
+class Stats:
+    """What path histories asked git, for the cost model (tests read it, then reset it)."""
+
+    logs: int = 0  # `git log` calls: one per link of a chain, or per baseline in a batch
+    diffs: int = 0  # similarity detections: one per commit that removed a followed path
+
+    def reset(self) -> None:
+        self.logs = self.diffs = 0
+
+
+STATS = Stats()
+
+
+@dataclass(frozen=True)
+class Link:
+    """A followed path that a first-parent commit removed, and where git says it went."""
+
+    commit: str
+    old: str
+    new: str
+    kind: Literal["rename", "copy"]
+    similarity: int  # git's score, 0-100
+
+
+@dataclass(frozen=True)
+class Step:
+    """A first-parent commit that touched the followed file, and the file after it."""
+
+    commit: str
+    files: Files  # empty when the file is gone after this commit
+
+
+@dataclass(frozen=True)
+class History:
+    """A followed file from `base` to `head`: its versions and the links between its paths."""
+
+    base: str
+    head: str
+    start: Files  # at the baseline
+    steps: tuple[Step, ...]  # oldest first
+    links: tuple[Link, ...] = ()
+    removed: tuple[tuple[str, str], ...] = ()  # (path, commit): deleted, no successor found
+
+    @property
+    def at_head(self) -> Files:
+        return self.steps[-1].files if self.steps else self.start
+
+    def where(self) -> Where:
+        """What location needs of this history: the file at HEAD and how it got there."""
+        gone = self.removed[-1][1] if self.removed and not self.at_head else None
+        return Where(self.head, self.at_head, self.links, gone)
+
+
+@dataclass(frozen=True)
+class Where:
+    """A followed file at HEAD: its path(s) and blobs, the links, and, when it is gone,
+    the commit that removed it with no rename git could see."""
+
+    head: str
+    files: Files
+    links: tuple[Link, ...] = ()
+    removed_by: str | None = None
+
+    @property
+    def removals(self) -> tuple[str, ...]:
+        """The commits that removed a followed path (renamed, copied away, or deleted)."""
+        found = [link.commit for link in self.links]
+        return tuple(dict.fromkeys([*found, *([self.removed_by] if self.removed_by else [])]))
+
+    def similarity(self, path: str) -> int:
+        """How alike git found `path` and the file it came from (100 when never moved)."""
+        scores = [link.similarity for link in self.links if link.new == path]
+        return min(scores) if scores else 100
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "head": self.head,
+            "files": [list(f) for f in self.files],
+            "links": [[k.commit, k.old, k.new, k.kind, k.similarity] for k in self.links],
+            "removed_by": self.removed_by,
+        }
+
+    @classmethod
+    def load(cls, data: dict[str, Any]) -> Where:
+        return cls(
+            str(data["head"]),
+            tuple((str(p), str(b)) for p, b in data["files"]),
+            tuple(Link(c, o, n, k, int(s)) for c, o, n, k, s in data["links"]),
+            data.get("removed_by"),
+        )
+
+
+@dataclass
+class Paths:
+    """Path histories of one mirror, remembered by (baseline, path) with the HEAD they
+    reached; `memo` is what state/ keeps between runs."""
+
+    mirror: Mirror
+    memo: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _histories: dict[tuple[str, str, tuple[str, ...]], History] = field(default_factory=dict)
+    _order: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    _ancestry: dict[tuple[str, str], bool] = field(default_factory=dict)
+    _added: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def where(self, base: str, head: str, path: str) -> Where:
+        """The file `path` at `base`, followed to `head` (see `prepare` to batch the work)."""
+        key = f"{base}:{path}"
+        known = self.memo.get(key)
+        if known is not None and known.get("head") == head:
+            return Where.load(known)
+        since, paths, links = self._origin(base, path, head)
+        later = self.follow(since, head, paths).where()
+        found = Where(head, later.files, links + later.links, later.removed_by)
+        self.memo[key] = found.dump()
+        return found
+
+    def prepare(self, head: str, wanted: Iterable[tuple[str, str]]) -> None:
+        """Answer `where` for many (base, path) pairs with one `git log` per starting point
+        (a baseline, or the HEAD an earlier run reached): only the paths that log shows
+        removed are followed further, by `where`."""
+        groups: dict[str, list[tuple[str, list[str], tuple[Link, ...]]]] = {}
+        for base, path in dict.fromkeys(wanted):
+            known = self.memo.get(f"{base}:{path}")
+            if known is None or known.get("head") != head:
+                since, paths, links = self._origin(base, path, head)
+                groups.setdefault(since, []).append((f"{base}:{path}", paths, links))
+        for since, members in groups.items():
+            if len(members) < 2:
+                continue  # `where` does it: one log either way
+            every = list(dict.fromkeys(p for _, paths, _ in members for p in paths))
+            removed = {path for _, path, blob, _ in self._log(since, head, every) if blob is None}
+            for key, paths, links in members:
+                if removed.isdisjoint(paths):
+                    files = tuple((p, b) for p in paths if (b := self.mirror.blob_id(head, p)))
+                    self.memo[key] = Where(head, files, links).dump()
+
+    def _origin(self, base: str, path: str, head: str) -> tuple[str, list[str], tuple[Link, ...]]:
+        """Where a walk to `head` starts: at the HEAD an earlier run reached, when `head`
+        descends from it and the file was still there, else at the baseline."""
+        known = self.memo.get(f"{base}:{path}")
+        if known is not None:
+            earlier = Where.load(known)
+            if earlier.files and self._descends(earlier.head, head):
+                return earlier.head, [p for p, _ in earlier.files], earlier.links
+        return base, [path], ()
+
+    def follow(self, base: str, head: str, paths: Sequence[str]) -> History:
+        """Every version of the files at `paths` (at `base`; a path may also appear later)
+        from `base` to `head`, through every rename and copy."""
+        key = (base, head, tuple(paths))
+        if key not in self._histories:
+            self._histories[key] = self._follow(base, head, list(paths))
+        return self._histories[key]
+
+    # --- the walk -----------------------------------------------------------------
+
+    def _follow(self, base: str, head: str, paths: list[str]) -> History:
+        start = {p: b for p in paths if (b := self.mirror.blob_id(base, p)) is not None}
+        rank = {p: (i, 0) for i, p in enumerate(paths)}  # lower ranks first in Files
+        events: list[tuple[str, str, str | None]] = []  # (commit, path, blob after it)
+        links: list[Link] = []
+        removed: list[tuple[str, str]] = []
+        queue = [(base, paths)]
+        seen = set(paths)
+        parallel = len(paths) > 1  # chains live at once: their events need sorting
+        while queue:
+            since, followed = queue.pop(0)
+            for commit, path, blob, old in self._log(since, head, followed):
+                if path in self._stopped(links, commit):
+                    continue  # renamed away earlier: a new file at the old path is not ours
+                events.append((commit, path, blob))
+                if blob is not None:
+                    continue
+                moves = self._successors(commit, path, old)
+                if not moves:
+                    removed.append((path, commit))
+                parallel = parallel or len(moves) > 1
+                for link, new_blob in moves:
+                    links.append(link)
+                    events.append((commit, link.new, new_blob))
+                    parent_rank = rank.get(path, (len(rank), 0))
+                    rank.setdefault(link.new, (parent_rank[0], len(rank)))
+                    if link.new not in seen:
+                        seen.add(link.new)
+                        queue.append((commit, [link.new]))
+        if parallel and links:
+            events = self._sorted(base, head, events)
+        return History(base, head, _ordered(start, rank), self._steps(events, start, rank),
+                       tuple(links), tuple(removed))  # fmt: skip
+
+    @staticmethod
+    def _stopped(links: list[Link], commit: str) -> set[str]:
+        return {link.old for link in links if link.kind == "rename" and link.commit != commit}
+
+    def _steps(
+        self, events: list[tuple[str, str, str | None]], start: dict[str, str],
+        rank: dict[str, tuple[int, int]],
+    ) -> tuple[Step, ...]:  # fmt: skip
+        files = dict(start)
+        steps: list[Step] = []
+        for index, (commit, path, blob) in enumerate(events):
+            files.pop(path, None)
+            if blob is not None:
+                files[path] = blob
+            if index + 1 == len(events) or events[index + 1][0] != commit:
+                steps.append(Step(commit, _ordered(files, rank)))
+        return tuple(steps)
+
+    def _sorted(
+        self, base: str, head: str, events: list[tuple[str, str, str | None]]
+    ) -> list[tuple[str, str, str | None]]:
+        """Events of several chains in first-parent order (one rev-list, only when a file
+        went to more than one place)."""
+        if (base, head) not in self._order:
+            out = self.mirror.git("rev-list", "--first-parent", "--reverse", f"{base}..{head}")
+            self._order[(base, head)] = {c: i for i, c in enumerate(out.split())}
+        order = self._order[(base, head)]
+        return sorted(events, key=lambda e: order.get(e[0], -1))  # stable within a commit
+
+    def _log(
+        self, since: str, head: str, paths: Sequence[str]
+    ) -> list[tuple[str, str, str | None, str]]:
+        """(commit, path, blob after, blob before) for each first-parent commit in
+        since..head touching `paths`, oldest first; blob after is None for a deletion."""
+        STATS.logs += 1
+        out = self.mirror.git(
+            "log", "--first-parent", "--diff-merges=first-parent", "--reverse", "--raw",
+            "--no-abbrev", "--no-renames", "--format=%x00%H", f"{since}..{head}", "--", *paths,
+        )  # fmt: skip
+        found = []
+        for chunk in out.split("\x00")[1:]:
+            lines = chunk.strip().splitlines()
+            for raw in lines[1:]:
+                meta, _, path = raw.partition("\t")
+                parts = meta.split()
+                if len(parts) < 5:
+                    continue
+                blob = None if parts[4].startswith("D") else parts[3]
+                found.append((lines[0], path, blob, parts[2]))
+        return found
+
+    def _successors(self, commit: str, path: str, old_blob: str) -> list[tuple[Link, str]]:
+        """Where `commit` moved or copied `path` (with the new blob), best first."""
+        added = self.added(commit)
+        suffix = PurePosixPath(path).suffix
+        candidates = {p: b for p, b in added.items() if PurePosixPath(p).suffix == suffix}
+        if not candidates:
+            return []
+        STATS.diffs += 1
+        self.mirror.prefetch([old_blob, *candidates.values()])
+        out = self.mirror.git("diff", "--name-status", "-M", "-C", "--diff-filter=RC",
+                              f"{commit}^1", commit, "--", path, *candidates)  # fmt: skip
+        moves = []
+        for line in out.splitlines():
+            status, old, new = ([*line.split("\t"), "", ""])[:3]
+            if old == path and new in candidates:
+                kind: Literal["rename", "copy"] = "rename" if status[0] == "R" else "copy"
+                moves.append(Link(commit, path, new, kind, int(status[1:] or 0)))
+        moves.sort(key=lambda k: (k.kind != "rename", -k.similarity, k.new))
+        log.debug("%s: %s went to %s", commit[:12], path, [m.new for m in moves] or "nowhere")
+        return [(m, candidates[m.new]) for m in moves]
+
+    def _descends(self, older: str, newer: str) -> bool:
+        if (older, newer) not in self._ancestry:
+            try:
+                self.mirror.git("merge-base", "--is-ancestor", older, newer)
+                self._ancestry[(older, newer)] = True
+            except UpstreamError:  # not an ancestor (exit 1), or unknown here
+                self._ancestry[(older, newer)] = False
+        return self._ancestry[(older, newer)]
+
+    def remembered(self, keys: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
+        """The memo entries of these (base, path) pairs, for state/."""
+        return {k: self.memo[k] for b, p in keys if (k := f"{b}:{p}") in self.memo}
+
+    def added(self, commit: str) -> dict[str, str]:
+        """The files a commit added against its first parent: path -> blob."""
+        if commit not in self._added:
+            raw = self.mirror.git("diff", "--raw", "-z", "--no-abbrev", "--no-renames",
+                                  "--diff-filter=A", f"{commit}^1", commit)  # fmt: skip
+            self._added[commit] = _added(raw)
+        return self._added[commit]
+
+
+def _added(raw: str) -> dict[str, str]:
+    """Paths and new blobs from `git diff --raw -z`: meta and path alternate."""
+    fields = raw.split("\0")
+    added = {}
+    for meta, path in zip(fields[::2], fields[1::2], strict=False):
+        parts = meta.split()
+        if len(parts) >= 5:
+            added[path] = parts[3]
+    return added
+
+
+def _ordered(files: dict[str, str], rank: dict[str, tuple[int, int]]) -> Files:
+    """The best path first: the cited one, then renames before copies, by similarity."""
+    return tuple(sorted(files.items(), key=lambda pb: (rank.get(pb[0], (99, 99)), pb[0])))

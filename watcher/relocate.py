@@ -1,0 +1,148 @@
+"""Where a construct went when the file it was followed to no longer has it.
+
+A file removed by a commit that also added files (a split whose other half git did not
+pair, a move with heavy edits) is searched there: the definition that enclosed the
+citation, by kind and name, in the files each such commit added; and when the file is
+gone at HEAD, in every file at HEAD in the same language. A rule's target is searched
+the same way. Every match is a candidate; the chosen one is the most
+like the baseline (identical first, then token similarity), then the closest in path.
+None is picked without the others being reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from watcher import languages, locate
+from watcher.locate import Anchor, Found
+from watcher.models import Candidate
+
+if TYPE_CHECKING:
+    from watcher.classify import Plan
+    from watcher.mirrors import Mirror
+    from watcher.rules import Compiled
+    from watcher.syntax import Parsed
+
+Parse = Callable[[str, str], "Parsed"]  # (path, blob) -> parsed file
+
+
+def citation(
+    mirror: Mirror, plan: Plan, anchor: Anchor, parse: Parse
+) -> tuple[Found | None, tuple[Candidate, ...]]:
+    """The cited construct in files that could have taken it over, and every candidate."""
+    if anchor.definition is None:
+        return None, ()  # nothing to look for by name
+    name = anchor.definition[1][-1].encode()
+    for found_in, files in _places(mirror, plan, plan.item.path):
+        matches = []
+        for path, blob in files:
+            if name not in mirror.read(blob):
+                continue
+            parsed = parse(path, blob)
+            if locate.has_definition(parsed, anchor.definition):
+                found = locate.find(anchor, [(path, parsed)])
+                if found is not None:
+                    matches.append(found)
+        if matches:
+            return _choose(plan.item.path, anchor.tokens, matches, found_in)
+    return None, ()
+
+
+def rule_targets(
+    mirror: Mirror, plan: Plan, compiled: Compiled, baseline: Found, parse: Parse
+) -> tuple[Found | None, tuple[Candidate, ...]]:
+    """A rule's target in files that could have taken it over, and every candidate."""
+    query = plan.item.rule.query if plan.item.rule else ""
+    needles = [s.encode() for s in locate.literals(query)]
+    for found_in, files in _places(mirror, plan, plan.item.path, compiled.language):
+        matches = [
+            target
+            for path, blob in files
+            if all(n in mirror.read(blob) for n in needles)
+            for target in locate.targets(compiled, path, parse(path, blob))
+        ]
+        if matches:
+            return _choose(plan.item.path, baseline.tokens, matches, found_in)
+    return None, ()
+
+
+def _places(
+    mirror: Mirror, plan: Plan, path: str, language: str | None = None
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """Where to look, in order: the files added by each commit that removed a followed path
+    (still at HEAD, not followed already), then, when the file is gone, every file at HEAD
+    in the language; each place's blobs fetched in one batch, and only when the places
+    before it held nothing."""
+    language = language or languages.for_path(path)
+    if language is None:
+        return
+    at_head = mirror.files(plan.head, languages.LANGUAGES[language].extensions)
+    followed = {p for p, _ in plan.files}
+    for commit in plan.removals:
+        added = mirror.paths.added(commit)
+        files = [(p, at_head[p]) for p in sorted(added) if p in at_head and p not in followed]
+        mirror.prefetch(b for _, b in files)
+        yield f"added by {commit[:12]}", files
+    if plan.search_repo:  # the file is gone: anywhere
+        mirror.prefetch(at_head.values())
+        yield "elsewhere at HEAD", sorted(at_head.items())
+
+
+def _choose(
+    path: str, tokens: Sequence[str], matches: list[Found], found_in: str
+) -> tuple[Found, tuple[Candidate, ...]]:
+    """The best match, and all of them as candidates (the chosen one marked)."""
+    scored = [(_similarity(tokens, f.tokens), f) for f in matches]
+    scored.sort(key=lambda sf: (not sf[1].identical, -sf[0], -_closeness(path, sf[1].path),
+                                sf[1].path, sf[1].start_line or 0))  # fmt: skip
+    best = scored[0][1]
+    candidates = tuple(
+        Candidate(
+            path=f.path,
+            start_line=f.start_line,
+            end_line=f.end_line,
+            identical=f.identical,
+            similarity=round(score, 3),
+            found=found_in,
+            chosen=f is best,
+        )
+        for score, f in scored
+    )
+    return best, candidates
+
+
+def _similarity(a: Sequence[str], b: Sequence[str]) -> float:
+    if tuple(a) == tuple(b):
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _closeness(old: str, new: str) -> int:
+    """Path parts shared at the end (file name first), then at the start."""
+    a, b = PurePosixPath(old).parts, PurePosixPath(new).parts
+    tail = 0
+    while tail < min(len(a), len(b)) and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    return 100 * tail + head
+
+
+def explain(candidates: Sequence[Candidate]) -> str:
+    """One sentence on which candidate was chosen and why, naming the others."""
+    chosen = next(c for c in candidates if c.chosen)
+    where = _where(chosen)
+    if len(candidates) == 1:
+        return f"found at {where} ({chosen.found})"
+    why = "identical" if chosen.identical else f"most similar ({chosen.similarity:.0%})"
+    others = ", ".join(_where(c) for c in candidates if not c.chosen)
+    return f"{len(candidates)} candidates ({chosen.found}): chose {where}, {why}; also {others}"
+
+
+def _where(candidate: Candidate) -> str:
+    lines = f":{candidate.start_line}-{candidate.end_line}" if candidate.start_line else ""
+    return f"{candidate.path}{lines}"
