@@ -54,17 +54,33 @@ def rule_new(config_file: Path, note_id: str, source: int, *, offline: bool, out
     return 0
 
 
+# Module-level (and class-level) assignments are what a "default value" citation points
+# at; the languages' definition kinds do not include them all.
+ASSIGNMENTS: dict[str, frozenset[str]] = {
+    "python": frozenset({"assignment"}),
+    "go": frozenset({"var_spec", "const_spec"}),
+    "javascript": frozenset({"variable_declarator"}),
+    "typescript": frozenset({"variable_declarator"}),
+    "tsx": frozenset({"variable_declarator"}),
+}
+NAME_FIELDS = ("name", "left", "type")  # the child that names a construct, in this order
+
+
 def draft(parsed: syntax.Parsed, note_id: str, path: str, start: int, end: int) -> str:
-    """The TOML of a rule for lines start-end of a parsed file."""
+    """The TOML of a rule for lines start-end of a parsed file (leading and trailing
+    comment lines, doc comments included, do not count)."""
     if parsed.tree is None:
         raise WatchError(f"{path}: watch cannot parse this language; rules need tree-sitter")
-    kinds = languages.LANGUAGES[parsed.language].definitions
-    chain = _covering(parsed.tree.root_node, kinds, start, end)
+    root = parsed.tree.root_node
+    extra = ASSIGNMENTS.get(parsed.language, frozenset())
+    kinds = languages.LANGUAGES[parsed.language].definitions | extra
+    start, end = _trim(root, parsed.source, start, end)
+    chain = _covering(root, kinds, start, end)
     if not chain:
-        raise WatchError(f"{path}:{start}-{end}: no named construct covers these lines")
+        parts = _parts(root, kinds, start, end)
+        raise WatchError(f"{path}:{start}-{end}: no named construct covers these lines{parts}")
     node, outer = chain[-1], chain[-2] if len(chain) > 1 else None
-    name = syntax.definition_name(node)
-    rule_id = _kebab(f"{note_id}-{name}")
+    rule_id = _kebab(f"{note_id}-{_name(node)}")
     inside = f"\ninside = '''{_pattern(outer, 'scope')}'''" if outer is not None else ""
     text = (
         f'[[rule]]\nid = "{rule_id}"\nnote = "{note_id}"\npath = "{path}"{inside}\n'
@@ -76,28 +92,88 @@ def draft(parsed: syntax.Parsed, note_id: str, path: str, start: int, end: int) 
     return text
 
 
+def _trim(root: Node, source: bytes, start: int, end: int) -> tuple[int, int]:
+    """Lines start-end without the blank and comment-only lines at either end."""
+    lines = source.decode("utf-8", errors="replace").splitlines()
+    blank = {n for n in range(start, end + 1) if n > len(lines) or not lines[n - 1].strip()}
+    skip = _comment_lines(root, start, end) | blank
+    first = next((n for n in range(start, end + 1) if n not in skip), start)
+    last = next((n for n in range(end, first - 1, -1) if n not in skip), end)
+    return first, last
+
+
+def _comment_lines(root: Node, start: int, end: int) -> set[int]:
+    """Lines in start-end that hold nothing but comments."""
+    code: set[int] = set()
+    comments: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        first, last = _lines(node)
+        if last < start or first > end:
+            continue
+        if "comment" in node.type:
+            comments.update(range(first, last + 1))
+        elif node.child_count == 0:
+            code.update(range(first, last + 1))
+        else:
+            stack.extend(node.children)
+    return comments - code
+
+
 def _covering(root: Node, kinds: frozenset[str], start: int, end: int) -> list[Node]:
-    """Definitions that cover lines start-end, outermost first. Where none covers them
-    whole (say the lines include an attribute above a struct), the definition that
-    overlaps them most."""
+    """Constructs that cover lines start-end, outermost first. Where none covers them
+    whole (say the lines include an attribute above a struct), the one construct they
+    overlap; several overlapping constructs are a question for the user (none is picked)."""
     chain: list[Node] = []
     node: Node | None = root
     while node is not None:
-        inner = next(
-            (c for c in node.named_children if _lines(c)[0] <= start and end <= _lines(c)[1]), None
-        )
+        inner = _cover(node, start, end)
         if inner is None:
-            overlapping = [
-                c for c in node.named_children if c.type in kinds and _overlap(c, start, end)
-            ]
-            chain += (
-                [max(overlapping, key=lambda c: _overlap(c, start, end))] if overlapping else []
-            )
+            overlapping = _overlapping(node, kinds, start, end)
+            chain += overlapping if len(overlapping) == 1 else []
             break
         if inner.type in kinds:
             chain.append(inner)
         node = inner
     return chain
+
+
+def _cover(node: Node, start: int, end: int) -> Node | None:
+    """The child of `node` that covers lines start-end whole, if one does."""
+    return next(
+        (c for c in node.named_children if _lines(c)[0] <= start and end <= _lines(c)[1]), None
+    )
+
+
+def _overlapping(node: Node, kinds: frozenset[str], start: int, end: int) -> list[Node]:
+    """The outermost constructs below `node` that overlap start-end (through wrappers
+    such as `export` statements, decorators and declaration lists)."""
+    found: list[Node] = []
+    for child in node.named_children:
+        if _overlap(child, start, end):
+            found += [child] if child.type in kinds else _overlapping(child, kinds, start, end)
+    return found
+
+
+def _parts(root: Node, kinds: frozenset[str], start: int, end: int) -> str:
+    """`; these cover parts of it: function_item a (lines 1-3), ...`, or a hint."""
+    node = root
+    while (inner := _cover(node, start, end)) is not None and inner.type not in kinds:
+        node = inner
+    found = _overlapping(node, kinds, start, end)
+    if not found:
+        return "; cite the lines of a function, type, constant or assignment"
+    listed = ", ".join(f"{n.type} {_name(n)} (lines {_lines(n)[0]}-{_lines(n)[1]})" for n in found)
+    return f"; these cover parts of it: {listed}; cite one of them"
+
+
+def _name(node: Node) -> str:
+    """What names a construct: `foo`, `DEFAULT_TIMEOUT`, `Trait for Type`."""
+    named = next((c for f in NAME_FIELDS if (c := node.child_by_field_name(f)) is not None), None)
+    if node.type == "impl_item" or named is None:
+        return syntax.definition_name(node)
+    return (named.text or b"").decode("utf-8", errors="replace")
 
 
 def _lines(node: Node) -> tuple[int, int]:
@@ -110,7 +186,7 @@ def _overlap(node: Node, start: int, end: int) -> int:
 
 
 def _pattern(node: Node, capture: str) -> str:
-    field = next(f for f in ("name", "type") if node.child_by_field_name(f) is not None)
+    field = next(f for f in NAME_FIELDS if node.child_by_field_name(f) is not None)
     named = node.child_by_field_name(field)
     text = (named.text if named is not None and named.text else b"").decode(errors="replace")
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
