@@ -25,15 +25,35 @@ def render_table(report: Report, stream: TextIO) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    several = len({r.repo.lower() for r in report.results if r.repo}) > 1
+    columns = ("verdict", "item", "where now", "introduced by", "release", "message")
+    rows = [
+        [
+            r.verdict.value,
+            (f"{r.repo}\n" if several else "") + _item(r),
+            _where(r, short=True),
+            _commit(r),
+            r.released_in or "",
+            r.message,
+        ]
+        for r in report.results
+    ]
+    # No id, path or word is ever broken mid-word: every column is as wide as its longest
+    # word and the message takes what is left; a terminal too narrow for that gets
+    # longer lines rather than broken ids.
+    widths = [
+        max([len(c), *(len(w) for row in rows for w in row[i].split())])
+        for i, c in enumerate(columns)
+    ]
+    frame = 3 * len(columns) + 1  # borders and padding
     width = Console(file=stream).width if stream.isatty() else 160
-    console = Console(file=stream, highlight=False, soft_wrap=False, width=max(100, width))
+    widths[-1] = max(widths[-1], max(100, width) - frame - sum(widths[:-1]))
+    console = Console(file=stream, highlight=False, soft_wrap=False, width=sum(widths) + frame)
     table = Table(pad_edge=False)
-    for column in ("verdict", "item", "where now", "introduced by", "release", "message"):
-        table.add_column(column, overflow="fold")
-    for r in report.results:
-        verdict = Text(r.verdict.value, style=_STYLE[r.verdict])
-        cells = (r.id, _where(r), _commit(r), r.released_in or "", r.message)
-        table.add_row(verdict, *(Text(c) for c in cells))
+    for column, exact in zip(columns, widths, strict=True):
+        table.add_column(column, overflow="fold", width=exact)
+    for r, row in zip(report.results, rows, strict=True):
+        table.add_row(Text(row[0], style=_STYLE[r.verdict]), *(Text(c) for c in row[1:]))
     for upstream in report.upstreams:
         head = upstream.head[:12] if upstream.head else "-"
         line = Text(f"{upstream.repo} @ {upstream.branch} {head}")
@@ -52,14 +72,17 @@ def render_markdown(report: Report, stream: TextIO) -> None:
         head = f"`{upstream.head[:12]}`" if upstream.head else "unreachable"
         error = f" — {upstream.error}" if upstream.error else ""
         lines.append(f"- **{upstream.repo}** `{upstream.branch}` at {head}{error}")
+    several = len({r.repo.lower() for r in report.results if r.repo}) > 1
     lines += [
         "",
-        "| verdict | item | where now | introduced by | release | message |",
-        "|---|---|---|---|---|---|",
-    ]
+        "| verdict |" + (" upstream |" if several else "")
+        + " item | where now | introduced by | release | message |",
+        "|---|---|---|---|---|---|" + ("---|" if several else ""),
+    ]  # fmt: skip
     for r in report.results:
         cells = [
             f"**{r.verdict.value}**",
+            *([r.repo] if several else []),
             f"`{r.id}`",
             _where(r),
             _commit(r),
@@ -88,7 +111,8 @@ def summary_line(report: Report) -> str:
     counts = report.summary.model_dump()
     parts = [f"{counts[v.value]} {v.value}" for v in Verdict if counts[v.value]]
     total = len(report.results)
-    return f"{total} items: " + (", ".join(parts) if parts else "nothing tracked")
+    items = "1 item" if total == 1 else f"{total} items"
+    return f"{items}: " + (", ".join(parts) if parts else "nothing tracked")
 
 
 _STYLE = {
@@ -101,7 +125,15 @@ _STYLE = {
 }
 
 
-def _where(result: Result) -> str:
+def _item(result: Result) -> str:
+    """A citation's id on two lines, `NOTE:` then `FILE:LINES`, so the table can wrap it."""
+    if result.kind == "citation" and result.note and result.id.startswith(f"{result.note}:"):
+        return f"{result.note}:\n{result.id.removeprefix(result.note + ':')}"
+    return result.id
+
+
+def _where(result: Result, *, short: bool = False) -> str:
+    """Where the item is at HEAD; with `short`, only the lines when the file is the same."""
     if result.current is None:
         return ""
     lines = (
@@ -109,6 +141,9 @@ def _where(result: Result) -> str:
         if result.current.start_line
         else ""
     )
+    same = result.baseline is not None and result.baseline.path == result.current.path
+    if short and same and lines:
+        return lines
     return f"{result.current.path}{lines}"
 
 
