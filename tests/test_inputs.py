@@ -23,6 +23,12 @@ class Bad:
     says: str  # words of the fix
 
 
+# A "billion laughs": nine names, each nine times the one before (9^9 values).
+BOMB = "".join(
+    f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
 NOTES = [
     Bad(
         "typo in a front-matter key",
@@ -80,6 +86,39 @@ NOTES = [
         "needs `path`",
     ),
     Bad("not utf-8", "---\nid: bad\ntitle: \udcff\n---\n", "notes/zz-bad.md", "UTF-8"),
+    Bad(
+        "alias bomb",
+        "---\nid: bad\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + BOMB + "---\n",
+        "notes/zz-bad.md:",
+        "expands to more than 10,000 values",
+    ),
+    Bad("recursive alias", "---\nid: bad\na: &a [*a]\n---\n", "notes/zz-bad.md:3", "itself"),
+    Bad(
+        "deep nesting",
+        "---\nid: bad\nx: " + "[" * 100_000 + "]" * 100_000 + "\n---\n",
+        "notes/zz-bad.md:1",
+        "nests 100000 levels deep",
+    ),
+    Bad(
+        "note too large",
+        "---\nid: bad\n---\n" + "words " * 200_000,
+        "notes/zz-bad.md",
+        "above [limits] note_bytes",
+    ),
+    Bad(
+        "permalink to a branch",
+        "---\nid: bad\nsources:\n"
+        "  - url: https://github.com/acme/client/blob/main/src/lib.rs#L1-L3\n---\n",
+        "notes/zz-bad.md:4",
+        "names 'main', not a commit; cite a commit",
+    ),
+    Bad(
+        "permalink fragment",
+        "---\nid: bad\nsources:\n"
+        "  - url: https://github.com/acme/client/blob/BASE/src/lib.rs#L1-3\n---\n",
+        "notes/zz-bad.md:4",
+        "#L1-3 is not #L10 or #L10-L20",
+    ),
 ]
 
 RULES = [
@@ -156,10 +195,45 @@ RULES = [
     ),
     Bad(
         "unknown note",
-        "[[rule]]\nid = 'x'\nnote = 'nobody'\npath = 'src/lib.rs'\n"
+        "# header\n[[rule]]\nid = 'x'\nnote = 'nobody'\npath = 'src/lib.rs'\n"
         "query = '(function_item) @target'\n",
-        "rules/bad.toml",
-        "does not exist",
+        "rules/bad.toml:2: rule x",
+        "does not exist; set `note`",
+    ),
+    Bad(
+        "missing query",
+        "\n[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n",
+        "rules/bad.toml:2",
+        "query: missing; add it",
+    ),
+    Bad(
+        "path absent at the baseline",
+        "\n[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/nope.rs'\n"
+        "query = '(function_item) @target'\n",
+        "rules/bad.toml:2",
+        "fix `path` of rule x",
+    ),
+    Bad(
+        "zero targets",
+        "\n[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item name: (identifier) @n (#eq? @n \"zzz\")) @target'\n",
+        "rules/bad.toml:2",
+        "matches 0 @target nodes",
+    ),
+    Bad(
+        "two targets",
+        "\n[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n",
+        "rules/bad.toml:2",
+        "tighten the query",
+    ),
+    Bad(
+        "claim false at the baseline",
+        "\n[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item name: (identifier) @n (#eq? @n \"a\")) @target'\n"
+        "[[rule.claims]]\ncapture = 'n'\nequals = 'b'\n",
+        "rules/bad.toml:2",
+        "fix the claim",
     ),
 ]
 
@@ -253,6 +327,19 @@ CONFIGS = [
     ("bad upstream repo", '[[upstream]]\nrepo = "codex"\n', "key upstream.0.repo"),
     ("bad schedule", '[[upstream]]\nrepo = "a/b"\nschedule = "every day"\n', "5 fields"),
     ("bad sink", '[issues]\nsink = "email"\n', "key issues.sink"),
+    (
+        "same upstream twice",
+        '[[upstream]]\nrepo = "a/b"\n[[upstream]]\nrepo = "A/b"\n',
+        "A/b is listed twice",
+    ),
+    ("notes folder missing", 'notes = "nowhere"\n', "key notes: folder nowhere does not exist"),
+    ("rules folder missing", 'rules = "rulez"\n', "key rules: folder rulez does not exist"),
+    ("state is a file", 'state = "config.toml"\n', "key state: config.toml is a file"),
+    ("boolean as text", 'track_citations = "yes"\n', "key track_citations: Input should be"),
+    ("unknown open_on", '[issues]\nopen_on = ["chagned"]\n', "key issues.open_on.0"),
+    ("token_env not a name", '[issues]\ntoken_env = "MY TOKEN"\n', "key issues.token_env"),
+    ("api_url not a url", '[issues]\napi_url = "api.github"\n', "key issues.api_url"),
+    ("negative time limit", "[limits]\nfetch_seconds = -1\n", "key limits.fetch_seconds"),
 ]
 
 
@@ -268,6 +355,15 @@ def test_bad_config(
     assert err.startswith(f"watch: error: {project.config_file.resolve()}: ")
     assert says in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_config_that_is_not_utf8(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    project.config_file.write_bytes(b'notes = "notes"\n# caf\xe9\n')
+
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+
+    assert (code, out) == (2, "")
+    assert "not UTF-8 (byte 21); save it as UTF-8" in err and "Traceback" not in err
 
 
 def test_missing_config(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:

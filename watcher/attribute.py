@@ -21,6 +21,7 @@ from collections.abc import Callable, Generator, Sequence
 
 from watcher import classify, locate, quotes
 from watcher.classify import Plan
+from watcher.errors import TooLarge
 from watcher.mirrors import Mirror
 from watcher.models import Attribution, Result, Verdict
 from watcher.paths import Files, Step
@@ -50,6 +51,7 @@ def attribute(
     out = [result for _, result in judged]
     walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
     for members, commits in zip(groups.values(), run_walks(mirror, walks), strict=True):
+        commits = commits or [None] * len(members)  # a walk stopped by a too-large version
         for index, commit in zip(members, commits, strict=True):
             if commit is not None:
                 out[index] = out[index].model_copy(
@@ -85,6 +87,9 @@ def run_walks(mirror: Mirror, walks: Sequence[Walk]) -> list[list[str | None]]:
             wanted[index] = walks[index].send(None)
         except StopIteration as stop:
             answers[index] = stop.value
+            wanted.pop(index, None)
+        except TooLarge:  # a version above [limits] file_bytes: no blame rather than a guess
+            answers[index] = []
             wanted.pop(index, None)
 
     for index in range(len(walks)):

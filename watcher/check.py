@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from watcher import attribute, classify, state, tracked_issues
 from watcher.classify import Item, Plan
@@ -78,6 +78,7 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
     """Check every selected item against its upstream; save state; file issues."""
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with state.locked(config.state, wait=options.wait):
+        state.remove_leftovers(config.state)
         inputs = gather(config, options)
         statuses: list[UpstreamStatus] = []
         results: list[Result] = list(inputs.errors)
@@ -102,7 +103,7 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
 def gather(config: Config, options: CheckOptions) -> Inputs:
     """Load notes and rules and turn them into items; bad input becomes error results."""
     notes = site_notes(config)
-    compiles = Compiles(state.read_json(config.cache / COMPILED).get("compiled", []))
+    compiles = Compiles(_compiled(config.cache / COMPILED))
     rules = load_rules(
         config.rules,
         display_root=config.root,
@@ -140,6 +141,15 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
 
 def _picked(chosen: tuple[str, ...], item_id: str) -> bool:
     return not chosen or item_id in chosen
+
+
+def _compiled(file: Path) -> list[str]:
+    """What compiled before on this machine; an unreadable cache only costs compiling."""
+    try:
+        known = state.read_json(file).get("compiled", [])
+    except WatchError:
+        return []
+    return [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
 
 
 def _check_filters(
@@ -284,10 +294,11 @@ def judge_all(
     file = state.upstream_file(config.state, upstream.repo)
     saved = state.read_json(file)
     ours = saved.get("schema") == STATE_SCHEMA
-    cache: dict[str, Any] = saved.get("items", {}) if ours else {}
+    cache = _usable(saved)
     # Where each cited file went, remembered by (baseline, path) with the HEAD it reached:
     # an unchanged upstream asks git nothing, a moved one only about the new commits.
-    mirror.paths.memo = dict(saved.get("paths", {})) if ours else {}
+    paths = saved.get("paths") if ours else None
+    mirror.paths.memo = dict(paths) if isinstance(paths, dict) else {}
     followed = [(b, i.path) for i in items if (b := mirror.resolve(i.commit)) is not None]
     mirror.paths.prepare(head, followed)
     plans = [classify.plan(mirror, head, i, offline=options.offline) for i in items]
@@ -303,8 +314,12 @@ def judge_all(
         cached = cache.get(planned.item.id) if isinstance(planned, Plan) else None
         if isinstance(planned, Result):
             results.append(planned)
-        elif cached and _cached(planned, cached):
-            results.append(_from_cache(mirror, upstream, planned, cached, same_tags=same_tags))
+        elif (
+            cached
+            and _cached(planned, cached)
+            and (hit := _from_cache(mirror, upstream, planned, cached, same_tags=same_tags))
+        ):
+            results.append(hit)
         else:
             judged[len(results)] = (planned, classify.judge(mirror, planned))
             results.append(judged[len(results)][1])
@@ -334,6 +349,19 @@ def _cached(plan: Plan, cached: dict[str, Any] | None) -> bool:
     return cached is not None and cached.get("key") in (plan.key, plan.searched_key)
 
 
+def _usable(saved: dict[str, Any]) -> dict[str, Any]:
+    """The cached results worth trusting: this schema, and entries of the right shape
+    (a hand-edited or damaged entry costs judging that item again, never a crash)."""
+    items = saved.get("items") if saved.get("schema") == STATE_SCHEMA else None
+    if not isinstance(items, dict):
+        return {}
+    return {
+        key: entry
+        for key, entry in items.items()
+        if isinstance(entry, dict) and isinstance(entry.get("key"), str)
+    }
+
+
 def _from_cache(
     mirror: Mirror,
     upstream: Upstream,
@@ -341,9 +369,13 @@ def _from_cache(
     cached: dict[str, Any],
     *,
     same_tags: bool,
-) -> Result:
-    """A result from an earlier run with the same key: same item, baseline and blobs."""
-    result = Result.model_validate(cached["result"])
+) -> Result | None:
+    """A result from an earlier run with the same key: same item, baseline and blobs
+    (None when the entry is damaged: the item is judged again)."""
+    try:
+        result = Result.model_validate(cached.get("result"))
+    except ValidationError:
+        return None
     if result.current is not None:
         result = result.model_copy(
             update={"current": result.current.model_copy(update={"commit": plan.head})}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from watcher import languages, locate, quotes, relocate, syntax
+from watcher.errors import TooLarge
 from watcher.locate import Anchor, Found, LocateError
 from watcher.mirrors import Mirror
 from watcher.models import (
@@ -231,6 +232,13 @@ def judge(mirror: Mirror, plan: Plan) -> Result:
             item,
             ErrorCode.LINES_OUT_OF_RANGE,
             f"{item.path}: {exc}; fix the note's lines",
+            _baseline(plan, item.start_line, item.end_line),
+        )
+    except TooLarge as exc:
+        return error(
+            item,
+            ErrorCode.FILE_TOO_LARGE,
+            f"{item.path}: {exc}",
             _baseline(plan, item.start_line, item.end_line),
         )
 

@@ -43,3 +43,15 @@ class UpstreamError(WatchError):
 
 class LockedError(WatchError):
     """Another watch run holds the state lock."""
+
+
+class TooLarge(WatchError):
+    """An upstream file above `[limits] file_bytes`: reported, never read into memory."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"{size:,} bytes, above [limits] file_bytes ({limit:,}); cite a smaller file, "
+            "or raise the limit in config.toml"
+        )

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from watcher import redact
-from watcher.errors import UpstreamError
+from watcher.errors import TooLarge, UpstreamError
 
 if TYPE_CHECKING:
     from git import Repo
@@ -346,9 +346,17 @@ class Mirror:
         return self._trees[commit].get(path)
 
     def read(self, blob: str) -> bytes:
-        """A blob's bytes; call `prefetch` first so that this never waits on the network."""
+        """A blob's bytes; call `prefetch` first so that this never waits on the network.
+
+        A blob above `[limits] file_bytes` raises TooLarge before it is read: a 50 MB
+        generated file would otherwise cost minutes and gigabytes to tokenize.
+        """
         self.prefetch([blob])
-        data: bytes = self.repo.odb.stream(binascii.unhexlify(blob)).read()
+        binsha = binascii.unhexlify(blob)
+        size = int(self.repo.odb.info(binsha).size)
+        if size > self.limits.file_bytes:
+            raise TooLarge(size, self.limits.file_bytes)
+        data: bytes = self.repo.odb.stream(binsha).read()
         return data
 
     def prefetch(self, blobs: Iterable[str]) -> None:

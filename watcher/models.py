@@ -59,6 +59,7 @@ class ErrorCode(StrEnum):
     LANGUAGE_UNSUPPORTED = "language-unsupported"
     QUOTE_BASELINE = "quote-baseline"
     QUOTE_UNSOURCED = "quote-unsourced"
+    FILE_TOO_LARGE = "file-too-large"
 
 
 # --- inputs -----------------------------------------------------------------------

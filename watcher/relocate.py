@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from watcher import languages, locate
+from watcher.errors import TooLarge
 from watcher.locate import Anchor, Found
 from watcher.models import Candidate
 
@@ -39,7 +40,7 @@ def citation(
     for found_in, files in _places(mirror, plan, plan.item.path):
         matches = []
         for path, blob in files:
-            if name not in mirror.read(blob):
+            if not _holds(mirror, blob, [name]):
                 continue
             parsed = parse(path, blob)
             if locate.has_definition(parsed, anchor.definition):
@@ -49,6 +50,15 @@ def citation(
         if matches:
             return _choose(plan.item.path, anchor.tokens, matches, found_in)
     return None, ()
+
+
+def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:
+    """Whether a candidate file holds every needle; one above the size limit is no candidate."""
+    try:
+        data = mirror.read(blob)
+    except TooLarge:
+        return False
+    return all(n in data for n in needles)
 
 
 def rule_targets(
@@ -61,7 +71,7 @@ def rule_targets(
         matches = [
             target
             for path, blob in files
-            if all(n in mirror.read(blob) for n in needles)
+            if _holds(mirror, blob, needles)
             for target in locate.targets(compiled, path, parse(path, blob))
         ]
         if matches:

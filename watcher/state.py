@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from watcher.errors import LockedError, WatchError
 from watcher.redact import redact
 
 LOCK_NAME = ".lock"
+log = logging.getLogger("watch")
 
 
 @contextlib.contextmanager
@@ -24,10 +27,15 @@ def locked(state_dir: Path, *, wait: float = 0) -> Iterator[None]:
     """
     from filelock import FileLock, Timeout
 
-    state_dir.mkdir(parents=True, exist_ok=True)
     lock = FileLock(state_dir / LOCK_NAME)
     try:
+        state_dir.mkdir(parents=True, exist_ok=True)
         lock.acquire(timeout=wait)
+    except OSError as exc:
+        raise WatchError(
+            f"{state_dir}: cannot create or lock the state folder ({exc.strerror}); "
+            "set `state` in config.toml to a writable folder"
+        ) from None
     except Timeout:
         raise LockedError(
             f"{state_dir}: another watch run holds the state lock ({LOCK_NAME}); "
@@ -40,20 +48,29 @@ def locked(state_dir: Path, *, wait: float = 0) -> Iterator[None]:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """A state file's content; `{}` when absent. A corrupt file is an error, never ignored."""
+    """A state file's content; `{}` when absent.
+
+    A corrupt file (merge-conflict markers, random bytes, not an object) is set aside as
+    `NAME.corrupt-TIMESTAMP` with a warning, and the run starts that file afresh: state
+    is a cache of what runs saw, and issues are found again by their marker.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except OSError as exc:
         raise WatchError(
-            f"{path}:{exc.lineno}: state file is not valid JSON ({exc.msg}); "
-            "delete it to start afresh (this only costs repeated work)"
+            f"{path}: cannot read this state file ({exc.strerror}); "
+            "fix its permissions, or move it away"
         ) from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return _set_aside(path, f"not UTF-8 (byte {exc.start})")
+    except json.JSONDecodeError as exc:
+        return _set_aside(path, f"not valid JSON at line {exc.lineno} ({exc.msg})")
     if not isinstance(data, dict):
-        raise WatchError(f"{path}: state file must hold a JSON object; delete it to start afresh")
+        return _set_aside(path, "not a JSON object")
     return data
 
 
@@ -77,6 +94,48 @@ def dumps(data: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
 
 
+def set_aside(path: Path, why: str) -> None:
+    """Rename a damaged state file to `NAME.corrupt-TIMESTAMP` and say so."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    try:
+        os.replace(path, aside)
+    except OSError as exc:
+        raise WatchError(
+            f"{path}: state file is damaged ({why}) and cannot be moved away "
+            f"({exc.strerror}); delete it to start afresh"
+        ) from None
+    log.warning(
+        "%s: state file is damaged (%s); set aside as %s and started afresh "
+        "(this costs repeated work, never a duplicate issue)",
+        path,
+        why,
+        aside.name,
+    )
+
+
+def _set_aside(path: Path, why: str) -> dict[str, Any]:
+    set_aside(path, why)
+    return {}
+
+
+def remove_leftovers(state_dir: Path) -> list[Path]:
+    """Delete the temp files a killed run left (`.NAME.*.tmp`); call it holding the lock.
+
+    They are never the truth (a write is a temp file, then a rename), and a GitHub Action
+    that commits `state/` would otherwise commit them.
+    """
+    removed = []
+    for tmp in state_dir.rglob(".*.tmp") if state_dir.is_dir() else []:
+        if tmp.is_file():
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+                removed.append(tmp)
+    if removed:
+        log.info("state: removed %d temp files a killed run left", len(removed))
+    return removed
+
+
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write `dumps(data)` via a temp file and os.replace: never half-written."""
     write_text(path, dumps(data))
@@ -85,17 +144,28 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 def write_text(path: Path, text: str) -> None:
     """Write a state file atomically; secrets are redacted first (nothing in state is one)."""
     text = redact(text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise WatchError(
+            f"{path.parent}: cannot write state here ({exc.strerror}); "
+            "set `state` in config.toml to a writable folder"
+        ) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # disk full, read-only file system
+            raise WatchError(
+                f"{path}: cannot write state ({exc.strerror}); free space or fix permissions; "
+                "the previous version is intact"
+            ) from None
         raise
 
 

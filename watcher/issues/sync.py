@@ -18,7 +18,7 @@ from watcher.errors import WatchError
 from watcher.issues import dashboard, lifecycle, markers
 from watcher.issues.sinks import SINKS, DryRunSink, IssueDoc, Sink, SinkError
 from watcher.models import IssueAction, Note, Result, UpstreamStatus
-from watcher.state import read_json, write_json
+from watcher.state import read_json, set_aside, write_json
 
 Log = Callable[[str], None]
 _DRY = {
@@ -119,10 +119,12 @@ def _notes(
 def _load_book(run: Run) -> dict[str, Any]:
     try:
         book = read_json(run.book_file)
-    except WatchError as exc:  # corrupt cache: markers still find every issue
+    except WatchError as exc:  # unreadable cache: markers still find every issue
         run.log(f"issues: {exc}; starting with empty bookkeeping")
-        return {}
-    book.setdefault("notes", {})
+        book = {}
+    if not isinstance(book.setdefault("notes", {}), dict):  # valid JSON, wrong shape
+        set_aside(run.book_file, "`notes` is not an object")
+        book = {"notes": {}}
     return book
 
 
