@@ -31,15 +31,15 @@ def locked(state_dir: Path, *, wait: float = 0) -> Iterator[None]:
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
         lock.acquire(timeout=wait)
+    except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
+        raise LockedError(
+            f"{state_dir}: another watch run holds the state lock ({LOCK_NAME}); "
+            "wait for it to finish, or pass --wait SECONDS"
+        ) from None
     except OSError as exc:
         raise WatchError(
             f"{state_dir}: cannot create or lock the state folder ({exc.strerror}); "
             "set `state` in config.toml to a writable folder"
-        ) from None
-    except Timeout:
-        raise LockedError(
-            f"{state_dir}: another watch run holds the state lock ({LOCK_NAME}); "
-            "wait for it to finish, or pass --wait SECONDS"
         ) from None
     try:
         yield
