@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Generator, Sequence
 
 from watcher import classify, locate, quotes
+from watcher import walk as lines
 from watcher.classify import Plan
 from watcher.errors import TooLarge
 from watcher.mirrors import Mirror
@@ -28,7 +29,6 @@ from watcher.paths import Files, Step
 
 STALE = (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING)
 PR = re.compile(r"\(#(\d+)\)|Merge pull request #(\d+)")
-BATCH = 32  # versions fetched in the first round trip back; each later one doubles
 
 # A walk yields the blobs it needs next (the driver fetches them) and returns the commits.
 Walk = Generator[list[str], None, list[str | None]]
@@ -102,32 +102,22 @@ def run_walks(mirror: Mirror, walks: Sequence[Walk]) -> list[list[str | None]]:
 
 
 def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
-    """The walk behind `introduced_by`, yielding the blobs it needs before reading them."""
+    """The walk behind `introduced_by`, yielding the blobs it needs before reading them.
+    Only the versions whose commit touched an item's lines are judged (`watcher.walk`)."""
     plan, result = items[0]
     found: list[str | None] = [None] * len(items)
-    waiting = {}  # item index -> (its state function, the state it has at HEAD)
+    judges: dict[int, tuple[lines.Judge, str]] = {}
     for index, (item_plan, item_result) in enumerate(items):
-        state = state_function(mirror, item_plan)
-        if state is not None:
-            waiting[index] = (state, _category(item_result.verdict))
-    if not waiting:
+        judge = lines.judge_function(mirror, item_plan)
+        if judge is not None:
+            judges[index] = (judge, _category(item_result.verdict))
+    if not judges:
         return found
     start, steps = versions(mirror, plan, result)
-    # Going back from HEAD, step `index` compares the item's state before it (after
-    # steps[index - 1], or at the start) with its state at HEAD.
-    ready, batch = max(0, len(steps) - 1 - BATCH), BATCH  # steps[ready:] have their blobs
-    yield [b for _, b in start] + [b for step in steps[ready:] for _, b in step.files]
-    for index in range(len(steps) - 1, -1, -1):
-        if not waiting:
-            break
-        if 0 < index <= ready:
-            batch *= 2  # a long walk costs log2(versions) round trips, a short one one
-            ready = max(0, index - batch)
-            yield [b for step in steps[ready:index] for _, b in step.files]
-        before = steps[index - 1].files if index else start
-        for item in [i for i, (state, target) in waiting.items() if state(before) != target]:
-            found[item] = steps[index].commit
-            del waiting[item]
+    walked = [(step.commit, step.files) for step in steps]
+    answers = yield from lines.first_of_run(mirror, start, walked, list(judges.values()))
+    for index, answer in zip(judges, answers, strict=True):
+        found[index] = answer
     return found
 
 

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from watcher.languages import LANGUAGES, grammar
-from watcher.syntax import STATS, Parsed, definition_name, node_tokens, normalize
+from watcher.syntax import (
+    STATS,
+    Parsed,
+    definition_name,
+    node_tokens,
+    normalize,
+    tokens_between,
+    with_attributes,
+)
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
@@ -58,6 +66,7 @@ class Found:
     text: str
     tokens: tuple[str, ...] = ()
     captures: dict[str, str | None] = field(default_factory=dict)
+    scope: tuple[int, int] | None = None  # a rule's target: the lines of its `inside` scope
 
 
 def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anchor:
@@ -121,10 +130,136 @@ def category(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> str:
     occur verbatim), the answer is `changed` without tokenizing the files: the same
     answer `find` gives, at a fraction of the cost.
     """
+    return place(anchor, files)[0]
+
+
+def place(
+    anchor: Anchor, files: Sequence[tuple[str, Parsed]]
+) -> tuple[str, str | None, int | None, int | None]:
+    """`category`, with the path and lines the item occupies in the files (none when
+    missing, or when the citation is a whole file).
+
+    The same answer `find` gives, reading as little of the files as it can: exact
+    matches are looked for only in windows around its rarest token, a definition is
+    found with a query, and only a citation with no definition left falls back to
+    tokenizing the whole file. A history walk asks this of every version it judges.
+    """
+    if anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
+        return _placed(find(anchor, files))
     if not _could_occur(anchor, files) and _definition_survives(anchor, files):
-        return "changed"
-    found = find(anchor, files)
-    return "missing" if found is None else ("same" if found.identical else "changed")
+        path, parsed = files[0]
+        span = definition_span(parsed, anchor.definition, anchor.start_line)
+        if span is not None:
+            return "changed", path, span[0], span[1]
+    exact = [f for path, parsed in files for f in _exact_in_windows(anchor, path, parsed)]
+    if exact:
+        best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
+        return _placed(_with_margins(anchor, best))
+    for path, parsed in files:
+        found = _definition_by_query(anchor, path, parsed) or _in_file(anchor, path, parsed)
+        if found is not None:
+            return _placed(found)
+    return "missing", None, None, None
+
+
+def _placed(found: Found | None) -> tuple[str, str | None, int | None, int | None]:
+    if found is None:
+        return "missing", None, None, None
+    return ("same" if found.identical else "changed"), found.path, found.start_line, found.end_line
+
+
+def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
+    """Verbatim matches of the anchor, looking only around the byte offsets of its rarest
+    token: every match holds that token, and lies within a window sized by the anchor."""
+    if parsed.tree is None or not anchor.tokens:
+        return [
+            _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
+            for i in _occurrences(parsed, anchor.tokens)
+        ]
+    probe = (anchor.probes or anchor.tokens)[0].encode()
+    reach = 2 * len(anchor.text.encode()) + 1024
+    windows: list[tuple[int, int]] = []
+    at = parsed.source.find(probe)
+    while at >= 0:
+        low, high = max(0, at - reach), at + len(probe) + reach
+        if windows and low <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], high)
+        else:
+            windows.append((low, high))
+        at = parsed.source.find(probe, at + 1)
+    found = []
+    wanted, n = list(anchor.tokens), len(anchor.tokens)
+    for low, high in windows:
+        window = tokens_between(parsed.tree.root_node, parsed.source, low, high)
+        texts = window.texts
+        STATS.tokens_scanned += len(texts)
+        for i in range(len(texts) - n + 1):
+            if texts[i] == wanted[0] and texts[i : i + n] == wanted:
+                start, end = window.start_lines[i], window.end_lines[i + n - 1]
+                text = _lines(parsed, start, end)
+                found.append(Found(path, start, end, True, text, anchor.tokens))
+    return found
+
+
+def _definition_by_query(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """`_in_definition`, with the definition found by a query and only its own tokens read."""
+    if anchor.definition is None or parsed.tree is None:
+        return None
+    node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
+    if node is None:
+        return None
+    first = with_attributes(node)
+    if anchor.share >= WHOLE_DEFINITION:  # the whole definition: its lines, no tokens read
+        start_line, end_line = first.start_point[0] + 1, node.end_point[0] + 1
+        return Found(path, start_line, end_line, False, _lines(parsed, start_line, end_line))
+    body = tokens_between(parsed.tree.root_node, parsed.source, first.start_byte, node.end_byte)
+    STATS.tokens_scanned += len(body.texts)
+    start, end = _aligned(anchor.tokens, tuple(body.texts))
+    if end <= start or _ratio(anchor.tokens, body.texts[start:end]) < SIMILAR_IN_DEFINITION:
+        return None
+    first_line, last_line = body.start_lines[start], body.end_lines[end - 1]
+    return Found(
+        path,
+        first_line,
+        last_line,
+        False,
+        _lines(parsed, first_line, last_line),
+        tuple(body.texts[start:end]),
+    )
+
+
+def definition_span(
+    parsed: Parsed, key: tuple[str, tuple[str, ...]] | None, near: int
+) -> tuple[int, int] | None:
+    """The lines of the definition with this key nearest to line `near` (its attributes
+    included), read off the tree with a query: the file is not tokenized."""
+    node = definition_node(parsed, key, near)
+    if node is None:
+        return None
+    return with_attributes(node).start_point[0] + 1, node.end_point[0] + 1
+
+
+def definition_node(
+    parsed: Parsed, key: tuple[str, tuple[str, ...]] | None, near: int
+) -> Node | None:
+    """The definition node with this key whose first line (attributes included) is
+    nearest to line `near`, as `_in_definition` chooses."""
+    if parsed.tree is None or key is None:
+        return None
+    kind, names = key
+    nodes = [node for path, node in _of_kind(parsed, kind) if path == names]
+    return min(nodes, key=lambda n: abs(with_attributes(n).start_point[0] + 1 - near), default=None)
+
+
+@functools.lru_cache(maxsize=16)
+def _of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
+    """Every definition of one kind in a parse, with its name path: one query per parse
+    and kind, however many citations of it a walk judges."""
+    from tree_sitter import QueryCursor
+
+    assert parsed.tree is not None
+    nodes = QueryCursor(_kind_query(parsed.language, kind)).captures(parsed.tree.root_node)
+    return [(_name_path(node, parsed.language), node) for node in nodes.get("d", [])]
 
 
 def _definition_survives(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
@@ -144,17 +279,10 @@ def _could_occur(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
 def has_definition(parsed: Parsed, key: tuple[str, tuple[str, ...]]) -> bool:
     """Whether the file has a definition of this kind and name path, read off the tree
     with a query instead of a walk over every token."""
-    from tree_sitter import QueryCursor
-
     if parsed.tree is None:
         return False
     kind, names = key
-    for node in (
-        QueryCursor(_kind_query(parsed.language, kind)).captures(parsed.tree.root_node).get("d", [])
-    ):
-        if _name_path(node, parsed.language) == names:
-            return True
-    return False
+    return any(path == names for path, _ in _of_kind(parsed, kind))
 
 
 @functools.cache
@@ -327,7 +455,8 @@ def targets(compiled: Compiled, path: str, parsed: Parsed) -> list[Found]:
             if not nodes or (nodes[0].start_byte, nodes[0].end_byte) in seen:
                 continue
             node = nodes[0]
-            seen[(node.start_byte, node.end_byte)] = _target(path, parsed, node, captures)
+            scope = root if compiled.inside is not None else None
+            seen[(node.start_byte, node.end_byte)] = _target(path, parsed, node, captures, scope)
     return sorted(seen.values(), key=lambda f: f.start_line or 0)
 
 
@@ -342,7 +471,9 @@ def _outermost(nodes: list[Node]) -> list[Node]:
     return out
 
 
-def _target(path: str, parsed: Parsed, node: Node, captures: dict[str, list[Node]]) -> Found:
+def _target(
+    path: str, parsed: Parsed, node: Node, captures: dict[str, list[Node]], scope: Node | None
+) -> Found:
     texts = {
         name: normalize(" ".join((n.text or b"").decode("utf-8", errors="replace") for n in nodes))
         for name, nodes in captures.items()
@@ -356,6 +487,7 @@ def _target(path: str, parsed: Parsed, node: Node, captures: dict[str, list[Node
         _lines(parsed, start_line, end_line),
         node_tokens(node, parsed.source),
         dict(texts),
+        None if scope is None else (scope.start_point[0] + 1, scope.end_point[0] + 1),
     )
 
 
@@ -380,6 +512,7 @@ def best_target(baseline: Found, found: Sequence[Found]) -> Found | None:
             chosen.text,
             chosen.tokens,
             chosen.captures,
+            chosen.scope,
         )
     return max(found, key=lambda f: (_ratio(baseline.tokens, f.tokens), f.path == baseline.path))
 

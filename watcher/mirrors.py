@@ -92,6 +92,7 @@ class Mirror:
         self.rollups = 0
         self._repo: Repo | None = None
         self._presence: _Presence | None = None
+        self._present: set[str] = set()  # blobs known to be in the mirror
         self._info: dict[str, CommitInfo] = {}
         self._resolved: dict[str, str | None] = {}
         self._trees: dict[str, dict[str, str]] = {}
@@ -361,14 +362,20 @@ class Mirror:
 
     def prefetch(self, blobs: Iterable[str]) -> None:
         """Fetch every missing blob of `blobs` in one round trip."""
-        wanted = set(blobs)
+        wanted = set(blobs) - self._present
         if not wanted:
             return  # a warm run asks for nothing: no pack index is read
         presence = self._presence or _Presence(self.path / "objects")
         self._presence = presence
         missing = sorted(b for b in wanted if not presence.has(b))
-        if not missing:
-            return
+        if missing:
+            self._fetch_blobs(missing)
+            presence.refresh()
+        # Objects never leave a mirror: what is here now need not be looked up again
+        # (a history walk reads hundreds of versions, each one checked once).
+        self._present |= wanted
+
+    def _fetch_blobs(self, missing: list[str]) -> None:
         self.round_trips += 1
         self.blobs_fetched += len(missing)
         # Sending no "have" lines matters: a server with reachability bitmaps leaves out
@@ -386,7 +393,6 @@ class Mirror:
             "origin",
             stdin="\n".join(missing) + "\n",
         )
-        presence.refresh()
 
     def files(self, commit: str, suffixes: Sequence[str]) -> dict[str, str]:
         """Every file at `commit` with one of the suffixes: path -> blob id."""

@@ -211,6 +211,35 @@ def _parse(blob: str, language: str, source: bytes) -> Parsed:
     return Parsed(blob, language, tree, source)
 
 
+def tokens_between(root: Node, source: bytes, low: int, high: int) -> Tokens:
+    """The tokens lying wholly within bytes [low, high): only the nodes that overlap the
+    range are visited, so a window of a big file costs the window, not the file."""
+    tokens = Tokens()
+    cursor = root.walk()
+    while True:
+        node = cursor.node
+        inside = node is not None and node.end_byte > low and node.start_byte < high
+        if inside and node is not None and "comment" not in node.type:
+            if node.child_count == 0:
+                if low <= node.start_byte < node.end_byte <= high:
+                    text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+                    tokens.add(
+                        text, node.start_point[0] + 1, node.end_point[0] + 1, node.start_byte
+                    )
+            elif node.start_byte < low:
+                # Straight to the first child that reaches the range: a window in a
+                # big file skips what comes before it without visiting it.
+                if cursor.goto_first_child_for_byte(low) is not None:
+                    continue
+            elif cursor.goto_first_child():
+                continue
+        if node is not None and node.start_byte >= high:
+            return tokens  # past the range: nothing after it counts
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return tokens
+
+
 def node_tokens(node: Node, source: bytes) -> tuple[str, ...]:
     """The token texts of one node's subtree (comments left out)."""
     return tuple(_walk(node, source, frozenset())[0].texts)
@@ -226,7 +255,7 @@ def _index(root: Node, source: bytes, kinds: frozenset[str]) -> tuple[Tokens, li
     starts = tokens.start_bytes
     definitions = []
     for node, names in spans:
-        first = _with_attributes(node)
+        first = with_attributes(node)
         definitions.append(
             Definition(
                 kind=node.type,
@@ -278,7 +307,7 @@ def _walk(
         depth, descend = depth - 1, False
 
 
-def _with_attributes(node: Node) -> Node:
+def with_attributes(node: Node) -> Node:
     """The first attribute written directly above a definition, or the definition itself."""
     first, previous = node, node.prev_named_sibling
     while previous is not None and (previous.type in ATTRIBUTES or "comment" in previous.type):

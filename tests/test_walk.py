@@ -1,0 +1,126 @@
+"""The attribution walk judges only the versions whose commit touched the item (issue 12,
+item 1), and its answers stay exact: pinned by `walk.STATS` and `syntax.STATS`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import Project
+from watcher import syntax, walk
+from watcher.gitbuild import Upstream
+
+LIB = "src/session.rs"
+NAMES = [f"step_{i:02d}" for i in range(30)]
+TARGET = "step_20"
+RULE = """\
+[[rule]]
+id = "target-scale"
+note = "n"
+path = "src/session.rs"
+inside = '''(function_item name: (identifier) @n (#eq? @n "step_20")) @scope'''
+query = '''(let_declaration pattern: (identifier) @v (#eq? @v "scale") value: (_) @value) @target'''
+[[rule.claims]]
+capture = "value"
+equals = "3"
+"""
+
+
+def function(name: str, scale: int, extra: str = "") -> str:
+    return (
+        f"pub fn {name}(input: u32) -> u32 {{\n"
+        f"    let scale = {scale};\n"
+        f"    input * scale{extra}\n"
+        "}\n"
+    )
+
+
+def module(header: str = "", **edits: tuple[int, str]) -> str:
+    """NAMES functions (scale 3 unless edited), after `header` lines."""
+    parts = [function(n, *edits.get(n, (3, ""))) for n in NAMES]
+    return header + "\n".join(parts)
+
+
+def target_lines() -> str:
+    start = 1 + 5 * NAMES.index(TARGET)
+    return f"{start}-{start + 3}"
+
+
+def check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    syntax.STATS.reset()
+    walk.STATS.reset()
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    return {r["id"]: r for r in json.loads(out)["results"]}
+
+
+def noise(upstream: Upstream, count: int, **state: tuple[int, str]) -> None:
+    """`count` commits that edit other functions, and add lines above the target."""
+    for index in range(count):
+        name = NAMES[index % 10]
+        edits = {**state, name: (100 + index, "")}
+        header = "// header\n" * (index % 3)
+        upstream.commit(f"tune {name} (#{200 + index})", {LIB: module(header, **edits)})
+
+
+def test_commits_that_do_not_touch_the_item_are_not_parsed(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    project.rules(RULE)
+    noise(upstream, 12)
+    change = upstream.commit("change the target (#2)", {LIB: module(step_20=(4, ""))})
+    noise(upstream, 30, step_20=(4, ""))
+
+    results = check(project, capsys)
+
+    citation = results[f"n:{LIB}:{target_lines()}"]
+    assert citation["verdict"] == "changed"
+    assert citation["introduced_by"]["commit"] == change
+    assert results["target-scale"]["verdict"] == "broken"
+    assert results["target-scale"]["introduced_by"]["commit"] == change
+    # 42 versions between HEAD and the baseline; only the one commit that touched the
+    # item is judged (once per item), the 30 after it are followed without parsing.
+    assert walk.STATS.judged_commits == [change, change]
+    assert walk.STATS.skipped == 2 * 30
+    assert syntax.STATS.parses <= 3  # the baseline, HEAD, and the version before the change
+
+
+def test_a_change_made_reverted_and_made_again_is_blamed_on_the_second_time(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    upstream.commit("first change (#2)", {LIB: module(step_20=(3, " + 1"))})
+    noise(upstream, 5, step_20=(3, " + 1"))
+    upstream.commit("revert it (#3)", {LIB: module()})
+    noise(upstream, 5)
+    again = upstream.commit("change it again (#4)", {LIB: module(step_20=(3, " + 1"))})
+    noise(upstream, 5, step_20=(3, " + 1"))
+
+    result = check(project, capsys)[f"n:{LIB}:{target_lines()}"]
+
+    assert result["verdict"] == "changed"
+    assert result["introduced_by"]["commit"] == again
+    assert walk.STATS.judged_commits == [again]
+
+
+def test_a_move_within_the_file_is_followed_to_the_earlier_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    change = upstream.commit("change (#2)", {LIB: module(step_20=(7, ""))})
+    noise(upstream, 4, step_20=(7, ""))
+    moved = module(step_20=(7, "")).replace(function(TARGET, 7), "")
+    upstream.commit("move it to the end (#3)", {LIB: moved + "\n" + function(TARGET, 7)})
+    upstream.commit("rename the file (#4)", {LIB: None, "src/turn.rs": upstream.read(LIB)})
+
+    result = check(project, capsys)[f"n:{LIB}:{target_lines()}"]
+
+    assert result["verdict"] == "changed"
+    assert result["current"]["path"] == "src/turn.rs"
+    assert result["introduced_by"]["commit"] == change
+    assert walk.STATS.judged_commits == [change]  # the move and the rename are followed

@@ -1,0 +1,286 @@
+"""Walk an item's file history judging only the versions that can matter.
+
+An item occupies some lines of its file in each version (the cited tokens, the
+definition that holds them, a rule's scope). Walking back from HEAD, a commit whose
+previous version still holds those lines byte for byte did not touch the item: its lines
+are followed to where they were (as `git log -L` follows a range) and the version is not
+parsed. Only a commit that touched the lines is judged, by the same state function a full
+walk uses, so the answer stays exact: a change made, reverted and made again is blamed on
+the second time, and a change merged from a branch on the merge (the history is
+first-parent). An item with no lines (missing) is judged at every version.
+
+Reading a version's bytes is cheap (one `cat-file`); parsing it is what costs, so the
+versions parsed are those that touched the item, not all the versions of its file.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from watcher import classify, locate, quotes
+from watcher.classify import Plan
+from watcher.errors import UpstreamError
+from watcher.mirrors import Mirror
+from watcher.models import Result
+from watcher.paths import Files
+
+BATCH = 32  # versions fetched in the first round trip back; each later one doubles
+AHEAD = 16  # versions read from git in one exchange
+
+
+@dataclass(frozen=True)
+class Place:
+    """An item's state in one version and the lines it occupies there (none: missing)."""
+
+    state: str
+    path: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+Judge = Callable[[Files], Place]
+
+
+@dataclass
+class Stats:
+    """What walks did, for the cost model: versions judged (parsed) and skipped."""
+
+    judged: int = 0
+    skipped: int = 0
+    judged_commits: list[str] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.judged = self.skipped = 0
+        self.judged_commits.clear()
+
+
+STATS = Stats()
+
+
+class _Sources:
+    """Blob bytes for a walk, read ahead through one `git cat-file --batch` of its own,
+    a chunk of versions per exchange (one request per version would cost a round trip
+    between the processes each). Holds the last few versions: a walk in lock-step reads
+    each version once."""
+
+    def __init__(self, mirror: Mirror, size: int = 2 * AHEAD + 4) -> None:
+        self.mirror = mirror
+        self.size = size
+        self.held: OrderedDict[str, bytes] = OrderedDict()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __call__(self, blob: str) -> bytes:
+        if blob not in self.held:
+            self.load([blob])
+        self.held.move_to_end(blob)
+        return self.held[blob]
+
+    def load(self, blobs: Iterable[str]) -> None:
+        wanted = [b for b in dict.fromkeys(blobs) if b not in self.held]
+        if not wanted:
+            return
+        if self.process is None:
+            self.process = subprocess.Popen(
+                ["git", "-C", str(self.mirror.path), "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write("".join(f"{b}\n" for b in wanted).encode())
+        stdin.flush()
+        for blob in wanted:
+            header = stdout.readline().split()
+            if len(header) != 3:
+                raise UpstreamError(f"{self.mirror.upstream.repo}: cannot read blob {blob}")
+            self.held[blob] = stdout.read(int(header[2]))
+            stdout.read(1)  # the newline after each object
+            if len(self.held) > self.size:
+                self.held.popitem(last=False)
+
+    def close(self) -> None:
+        if self.process is not None:
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+            self.process.wait()
+            self.process = None
+
+
+@dataclass
+class _Tracked:
+    """Where an item is in the version being walked, and its lines' bytes there."""
+
+    place: Place
+    region: bytes | None
+
+
+def first_of_run(
+    mirror: Mirror,
+    start: Files,
+    steps: Sequence[tuple[str, Files]],
+    items: Sequence[tuple[Judge, str]],
+) -> Generator[list[str], None, list[str | None]]:
+    """For each (judge, state at HEAD): the first commit of the run of commits after which
+    the item has had that state, walking `steps` (commit, files after it; oldest first)
+    back from HEAD. None when the item had it at `start` already, or cannot be judged.
+
+    A generator: it yields the blobs it needs next, which the caller fetches (in one
+    batch with other walks'), and returns the commits."""
+    found: list[str | None] = [None] * len(items)
+    if not steps or not items:
+        return found
+    read = _Sources(mirror)
+    try:
+        # Going back from HEAD, position p compares the version before steps[p]
+        # (steps[p - 1], or the start) with what the item is after it.
+        ready, batch = max(0, len(steps) - 1 - BATCH), BATCH  # steps[ready:] have blobs
+        yield _blobs(start, *(files for _, files in steps[ready:]))
+        tracked: dict[int, _Tracked] = {}
+        for index, (judge, target) in enumerate(items):
+            place = judge(steps[-1][1])
+            if place.state == target:
+                tracked[index] = _Tracked(place, _region(read, place, steps[-1][1]))
+        for position in range(len(steps) - 1, -1, -1):
+            if not tracked:
+                break
+            if 0 < position <= ready:
+                batch *= 2  # a long walk costs log2(versions) round trips, a short one one
+                ready = max(0, position - batch)
+                yield _blobs(*(files for _, files in steps[ready:position]))
+            before = steps[position - 1][1] if position else start
+            if any(b not in read.held for _, b in before):
+                earlier = [files for _, files in steps[max(0, position - AHEAD) : position]]
+                read.load(_blobs(*reversed(earlier), start))
+            _step(read, steps[position][0], before, items, tracked, found)
+    finally:
+        read.close()
+    return found
+
+
+def _step(
+    read: _Sources,
+    commit: str,
+    before: Files,
+    items: Sequence[tuple[Judge, str]],
+    tracked: dict[int, _Tracked],
+    found: list[str | None],
+) -> None:
+    """One commit back: follow each item's lines into the version before `commit`, or
+    judge that version when the commit touched them; an item whose state differs there
+    was made what it is by `commit`."""
+    for index in list(tracked):
+        judge, target = items[index]
+        item = _follow(read, tracked[index], before)
+        if item is None:
+            STATS.judged += 1
+            STATS.judged_commits.append(commit)
+            place = judge(before)
+            item = _Tracked(place, _region(read, place, before))
+        else:
+            STATS.skipped += 1
+        if item.place.state != target:
+            found[index] = commit
+            del tracked[index]
+        else:
+            tracked[index] = item
+
+
+def _blobs(*versions: Files) -> list[str]:
+    return list(dict.fromkeys(blob for files in versions for _, blob in files))
+
+
+def _region(read: Callable[[str], bytes], place: Place, files: Files) -> bytes | None:
+    """The bytes of the item's lines in `files`: what must be found unchanged before."""
+    if place.path is None or place.start is None or place.end is None:
+        return None
+    blob = dict(files).get(place.path)
+    if blob is None:
+        return None
+    region = b"\n".join(read(blob).split(b"\n")[place.start - 1 : place.end])
+    return region if region.strip() else None
+
+
+def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tracked | None:
+    """The item in `before`, when its lines are there byte for byte (the commit did not
+    touch them), nearest to where they were; None when they were touched (judge it)."""
+    place, region = item.place, item.region
+    if region is None or place.start is None or place.end is None:
+        return None
+    best: tuple[int, str, int] | None = None
+    for path, blob in sorted(before, key=lambda pb: pb[0] != place.path):
+        source = read(blob)
+        for at in _line_aligned(source, region):
+            line = source.count(b"\n", 0, at) + 1
+            rank = abs(line - place.start) + (0 if path == place.path else 1 << 30)
+            if best is None or rank < best[0]:
+                best = (rank, path, line)
+    if best is None:
+        return None
+    _, path, line = best
+    return _Tracked(Place(place.state, path, line, line + place.end - place.start), region)
+
+
+def _line_aligned(source: bytes, region: bytes) -> Iterable[int]:
+    """Offsets where `region` occurs in `source` as whole lines."""
+    at = source.find(region)
+    while at >= 0:
+        end = at + len(region)
+        if (at == 0 or source[at - 1] == 0x0A) and (end == len(source) or source[end] == 0x0A):
+            yield at
+        at = source.find(region, at + 1)
+
+
+def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
+    """The item's state and lines in one version of its files; None for a rule that does
+    not hold at its baseline. Each distinct set of files is judged once."""
+    rule, quote = plan.item.rule, plan.item.quote
+    if quote is not None:
+        quoted = classify.quote_baseline(mirror, plan, quote)
+        if isinstance(quoted, Result):
+            return None
+        pattern = quoted[0]
+
+        def quote_place(files: Files) -> Place:  # no lines to follow: judged every version
+            parsed = [classify.parse_at(mirror, p, b) for p, b in files]
+            return Place(quotes.category(pattern, parsed))
+
+        return functools.cache(quote_place)
+    if rule is None:
+        anchor = classify.anchor_of(mirror, plan)
+
+        def citation(files: Files) -> Place:
+            parsed = [(p, classify.parse_at(mirror, p, b)) for p, b in files]
+            return Place(*locate.place(anchor, parsed))
+
+        return functools.cache(citation)
+    base = classify.rule_baseline(mirror, plan, rule)
+    if isinstance(base, Result):
+        return None
+    compiled, target = base
+
+    def rule_place(files: Files) -> Place:
+        found = locate.best_target(
+            target,
+            [
+                t
+                for p, b in files
+                for t in locate.targets(
+                    compiled, p, classify.parse_at(mirror, p, b, compiled.language)
+                )
+            ],
+        )
+        if found is None:
+            return Place("missing")
+        if not all(c.holds for c in classify.claims(rule, found)):
+            state = "broken"
+        else:
+            state = "same" if found.identical else "changed"
+        # The scope is part of the item: renaming the function it looks inside matters.
+        start, end = found.scope or (found.start_line, found.end_line)
+        return Place(state, found.path, start, end)
+
+    return functools.cache(rule_place)
