@@ -1,0 +1,77 @@
+"""The command line explains itself: every option has help, every command ends its help
+with an example, repeated --note/--rule select several, and completion scripts come
+from the same parser."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from tests.conftest import Project
+from watcher.cli import build_parser, main
+from watcher.gitbuild import Upstream
+
+
+def commands(
+    parser: argparse.ArgumentParser, prefix: str = ""
+) -> list[tuple[str, argparse.ArgumentParser]]:
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.append((f"{prefix}{name}", sub))
+                found += commands(sub, f"{prefix}{name} ")
+    return found
+
+
+def test_top_level_help_describes_the_tool(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "keeps a compatibility-notes site honest" in out
+    assert "watch init" in out and "exit status" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "parser"), commands(build_parser()), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_every_option_has_help_and_every_command_an_example(
+    name: str, parser: argparse.ArgumentParser
+) -> None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction | argparse._HelpAction):
+            continue
+        assert action.help, f"watch {name}: {action.option_strings or action.dest} has no help"
+    has_subcommands = any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
+    if not has_subcommands:
+        assert parser.epilog and parser.epilog.startswith("example:\n  watch "), name
+        assert parser.format_help().rstrip().splitlines()[-1].strip().startswith("watch ")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "tcsh"])
+def test_completion_scripts_know_the_commands(
+    shell: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["completion", shell]) == 0
+    script = capsys.readouterr().out
+    for word in ("init", "validate", "schema", "check", "completion"):
+        assert word in script, word
+    if shell != "tcsh":  # shtab's tcsh script completes commands, not options
+        assert "--no-issues" in script
+
+
+def test_repeated_note_selects_several(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("lib", {"src/lib.rs": "fn a() {}\nfn b() {}\nfn c() {}\n"})
+    for name, line in (("na", 1), ("nb", 2), ("nc", 3)):
+        project.note(name, f"{base} src/lib.rs:{line}")
+    code, out, _ = project.run(
+        "check", "--format", "json", "--note", "na", "--note", "nc", capsys=capsys
+    )
+    assert code == 0
+    assert sorted(r["note"] for r in json.loads(out)["results"]) == ["na", "nc"]
+    code, _, err = project.run("check", "--note", "na", "--note", "typo", capsys=capsys)
+    assert code == 2 and "--note typo" in err
