@@ -250,6 +250,23 @@ def _explain(exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key; check its spelling against the documented keys"
+            msg = "unknown key" + (
+                _did_you_mean(err["loc"]) or "; check its spelling against docs/config.md"
+            )
         parts.append(f"key {loc}: {msg}")
     return "; ".join(parts)
+
+
+def _did_you_mean(loc: tuple[int | str, ...]) -> str:
+    """` (did you mean `branch`?)` for a near miss of a key of the same table."""
+    import difflib
+
+    tables: dict[str, type[BaseModel]] = {
+        "upstream": Upstream,
+        "issues": IssuesConfig,
+        "limits": Limits,
+    }
+    model = tables.get(str(loc[0]), Config) if len(loc) > 1 else Config
+    known = [k for k in model.model_fields if k not in ("root", "file")]
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
