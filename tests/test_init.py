@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from watcher.cli import main
+from watcher.cli import build_parser, main
 from watcher.gitbuild import Upstream
 from watcher.init import read_remote, release_glob
 
@@ -43,8 +43,11 @@ def test_init_reads_the_remote_and_the_site_validates_and_checks_clean(
     assert code == 0, out
     assert "default branch trunk, releases lib-v*" in out
     for name in ("config.toml", "notes/example.md", "rules/example.toml", ".gitignore",
-                 ".github/workflows/watch.yml"):  # fmt: skip
+                 ".github/workflows/watch.yml", ".taplo.toml", ".schemas/note.schema.json"):  # fmt: skip
         assert (site / name).is_file(), name
+    assert (
+        json.loads((site / ".schemas/rule.schema.json").read_text())["title"] == "watch rule file"
+    )
     config = (site / "config.toml").read_text()
     assert 'branch = "trunk"' in config and 'release_tags = "lib-v*"' in config
     assert "/state/.lock" in (site / ".gitignore").read_text()
@@ -173,3 +176,14 @@ def test_validate_names_a_bad_config_key(
     code, _, err = run(capsys, "validate", "--config", str(tmp_path / "config.toml"))
     assert code == 2 and err.count("\n") == 1
     assert "key track_citation: unknown key (did you mean `track_citations`?)" in err
+
+
+def test_pre_commit_hook_runs_validate() -> None:
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    [hook] = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "watch-validate" and hook["language"] == "python"
+    assert hook["entry"] == "python -m watcher validate" and hook["pass_filenames"] is False
+    args = build_parser().parse_args(hook["entry"].split()[3:])
+    assert args.handler.__name__ == "_validate"

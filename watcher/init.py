@@ -61,7 +61,9 @@ def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
         out.write(f"  created  {relative}\n")
     out.write(
         "next: write a note in notes/ (see notes/example.md), then run "
-        "`watch validate` and `watch check`\n"
+        "`watch validate` and `watch check`;\n"
+        f"      in .github/workflows/watch.yml, point `uses: {ACTION}` at where the watch "
+        "action is published\n"
     )
     return 0
 
@@ -106,12 +108,18 @@ def release_glob(tags: list[str]) -> str:
 
 def site_files(repo: str, url: str | None, remote: Remote, today: datetime.date) -> dict[str, str]:
     """Every file of a new site, by path relative to the site's folder."""
+    from watcher.schema import render
+
     return {
         "config.toml": _config(repo, url, remote),
         "notes/example.md": _note(repo, remote, today),
         "rules/example.toml": RULES,
         ".gitignore": GITIGNORE,
         ".github/workflows/watch.yml": workflow(repo, ACTION),
+        # Editors validate while typing (docs/editors.md): taplo for the TOML files,
+        # yaml-language-server for front matter through the modeline in each note.
+        ".taplo.toml": TAPLO,
+        **{f".schemas/{kind}.schema.json": render(kind) for kind in ("config", "note", "rule")},
     }
 
 
@@ -169,6 +177,7 @@ dashboard = true           # one "watch dashboard" document with every note's st
 
 NOTE = """\
 ---
+# yaml-language-server: $schema=../.schemas/note.schema.json
 # A note states one fact about upstream code and cites it. Every front-matter key and
 # every citation form: docs/notes.md in the watch documentation.
 id: example-note
@@ -208,6 +217,18 @@ RULES = """\
 # capture = "target"
 # matches = 'what must stay true'
 # says = "the sentence of the note that depends on it"
+"""
+
+TAPLO = """\
+# Editor validation of config.toml and rules (taplo, Even Better TOML). The schemas in
+# .schemas/ come from `watch schema config|note|rule`; write them again after upgrading.
+[[rule]]
+include = ["config.toml"]
+schema.path = "./.schemas/config.schema.json"
+
+[[rule]]
+include = ["rules/**/*.toml"]
+schema.path = "./.schemas/rule.schema.json"
 """
 
 GITIGNORE = """\
