@@ -3,9 +3,11 @@
 Sites of 10 / 100 / 500 / 1,000 / 5,000 citations of real functions of one upstream
 (one note per 10 citations, all at one old commit) are each checked twice in fresh
 processes: cold (no mirror, no state) and warm (unchanged upstream). For each size it
-prints both wall times, the packs left in the mirror after the cold run, and what the
-watcher counted: fetch round trips, `for-each-ref --contains` calls, pack roll-ups and
-state files written (bookkeeping and issue documents apart from the upstream's state).
+prints both wall times, the packs left in the mirror after the cold run, fetch round
+trips (every `git fetch` process, from git's own trace: the ones git starts by itself to
+fill in missing objects count too), and what the watcher counted: `for-each-ref
+--contains` calls, pack roll-ups and state files written (bookkeeping and issue
+documents apart from the upstream's state).
 
 The upstream is any git repository (`--upstream PATH`, e.g. a bare mirror of codex),
 checked at `--at REV` (default: 2,000 first-parent commits behind the branch); without
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -37,14 +40,13 @@ PROBE = """\
 import json, sys
 from pathlib import Path
 from watcher import mirrors, state
-counts = {"round_trips": 0, "release_queries": 0, "rollups": 0, "graph_writes": 0}
+counts = {"release_queries": 0, "rollups": 0, "graph_writes": 0}
 writes = []
 close, write_text = mirrors.Mirror.close, state.write_text
 def counted_close(self):
     for key in counts:
         counts[key] += getattr(self, key, 0)
-    setattr(self, "round_trips", 0)  # close may run twice; count once
-    for key in ("release_queries", "rollups", "graph_writes"):
+    for key in counts:  # close may run twice; count once
         setattr(self, key, 0)
     close(self)
 def counted_write(path, text):
@@ -136,14 +138,18 @@ def measure(folder: Path, config: Path, size: int) -> Measured:
 
 def _probe(folder: Path, config: Path) -> tuple[float, dict[str, int], dict[str, object]]:
     stats = folder / "stats.json"
+    trace = folder / "trace"
+    shutil.rmtree(trace, ignore_errors=True)
+    trace.mkdir()
     done = run(
         [sys.executable, "-c", PROBE, str(stats), "check", "--config", str(config),
          "--format", "json"],
-        cwd=ROOT,
+        cwd=ROOT, env={**os.environ, "GIT_TRACE2_EVENT": str(trace)},
     )  # fmt: skip
     if done.code not in (0, 1, 2) or not stats.exists():
         raise SystemExit(f"watch check failed ({done.code}):\n{done.stderr[-2000:]}")
     data = json.loads(stats.read_text())
+    data["round_trips"] = _fetches(trace)
     state_dir = folder / "state"
     writes = [Path(w).relative_to(state_dir).as_posix() for w in data.pop("writes")]
     data["state_writes"] = sum(w == f"{REPO.replace('/', '__')}.json" for w in writes)
@@ -246,6 +252,15 @@ def _cat(repo: Path, blobs: list[str]) -> dict[str, bytes]:
         found[blob] = data[header_end + 1 : header_end + 1 + size]
         pos = header_end + 2 + size
     return found
+
+
+def _fetches(trace: Path) -> int:
+    """`git fetch` processes in a trace folder: one round trip each."""
+    count = 0
+    for file in trace.iterdir():
+        with file.open(encoding="utf-8") as lines:
+            count += any('"event":"cmd_name"' in x and '"name":"fetch"' in x for x in lines)
+    return count
 
 
 def _git(repo: Path, *args: str) -> str:
