@@ -27,6 +27,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.runner import run
 
@@ -40,7 +41,7 @@ PROBE = """\
 import json, sys
 from pathlib import Path
 from watcher import mirrors, state
-counts = {"release_queries": 0, "rollups": 0, "graph_writes": 0}
+counts = {"release_queries": 0, "release_passes": 0, "rollups": 0, "graph_writes": 0}
 writes = []
 close, write_text = mirrors.Mirror.close, state.write_text
 def counted_close(self):
@@ -56,7 +57,10 @@ mirrors.Mirror.close = counted_close
 state.write_text = counted_write
 from watcher.cli import main
 code = main(sys.argv[2:])
-Path(sys.argv[1]).write_text(json.dumps({**counts, "writes": writes}))
+import resource
+usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+cpu = sum(u.ru_utime + u.ru_stime for u in usage)
+Path(sys.argv[1]).write_text(json.dumps({**counts, "writes": writes, "cpu": cpu}))
 sys.exit(code)
 """
 
@@ -74,9 +78,11 @@ class Measured:
     size: int
     cold: float
     warm: float
+    cold_cpu: float  # user + system seconds of the process and its git children
+    warm_cpu: float
     packs: int
-    cold_counts: dict[str, int]
-    warm_counts: dict[str, int]
+    cold_counts: dict[str, Any]
+    warm_counts: dict[str, Any]
     summary: dict[str, int]
 
 
@@ -133,10 +139,13 @@ def measure(folder: Path, config: Path, size: int) -> Measured:
     cold, cold_counts, report = _probe(folder, config)
     packs = len(list((folder / "cache").glob("*.git/objects/pack/pack-*.pack")))
     warm, warm_counts, _ = _probe(folder, config)
-    return Measured(size, cold, warm, packs, cold_counts, warm_counts, report.get("summary", {}))
+    return Measured(
+        size, cold, warm, cold_counts.pop("cpu"), warm_counts.pop("cpu"), packs, cold_counts,
+        warm_counts, report.get("summary", {}),
+    )  # fmt: skip
 
 
-def _probe(folder: Path, config: Path) -> tuple[float, dict[str, int], dict[str, object]]:
+def _probe(folder: Path, config: Path) -> tuple[float, dict[str, Any], dict[str, Any]]:
     stats = folder / "stats.json"
     trace = folder / "trace"
     shutil.rmtree(trace, ignore_errors=True)
@@ -160,21 +169,25 @@ def _probe(folder: Path, config: Path) -> tuple[float, dict[str, int], dict[str,
 
 
 COLUMNS = (
-    "citations", "notes", "cold s", "warm s", "packs", "fetches", "contains",
-    "rollups", "bookkeeping", "issue docs", "verdicts",
+    "citations", "notes", "cold s", "cold cpu", "warm s", "warm cpu", "packs", "fetches",
+    "contains", "passes", "rollups", "bookkeeping", "issue docs", "verdicts",
 )  # fmt: skip
 
 
 def render(rows: list[Measured]) -> str:
-    """One line per size; counters as cold/warm."""
+    """One line per size; counters as cold/warm. CPU is user + system time of watch and
+    its git children: on a shared machine it tells what the run costs when wall time
+    mostly tells how busy the machine was."""
     table = [COLUMNS]
     for m in rows:
         c, w = m.cold_counts, m.warm_counts
         verdicts = " ".join(f"{k}={v}" for k, v in m.summary.items() if v)
         table.append((
-            f"{m.size:,}", f"{-(-m.size // PER_NOTE):,}", f"{m.cold:.1f}", f"{m.warm:.2f}",
+            f"{m.size:,}", f"{-(-m.size // PER_NOTE):,}", f"{m.cold:.1f}", f"{m.cold_cpu:.1f}",
+            f"{m.warm:.2f}", f"{m.warm_cpu:.2f}",
             str(m.packs), f"{c['round_trips']}/{w['round_trips']}",
-            f"{c['release_queries']}/{w['release_queries']}", f"{c['rollups']}/{w['rollups']}",
+            f"{c['release_queries']}/{w['release_queries']}",
+            f"{c['release_passes']}/{w['release_passes']}", f"{c['rollups']}/{w['rollups']}",
             f"{c['bookkeeping']}/{w['bookkeeping']}", f"{c['issue_docs']}/{w['issue_docs']}",
             verdicts,
         ))  # fmt: skip

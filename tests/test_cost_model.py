@@ -460,3 +460,40 @@ def test_state_is_one_item_per_line_and_the_same_bytes_every_time(
     assert items == sorted(items) and (lines[0], lines[-1]) == ("{", "}")
     keys = [line.split('"')[1] for line in lines if line.startswith('  "')]
     assert keys == sorted(data)
+
+
+def test_one_pass_places_many_commits_as_contains_queries_do(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """Pre-releases before their release, a tag on a side branch, an annotated tag, a
+    commit in no release: the one walk of the tags' history gives each commit the
+    release that `--contains` gives."""
+
+    def main_commit(n: int) -> str:
+        return upstream.commit(f"main {n}", {"src/a.rs": module(NAMES, salt=n)})
+
+    commits = [main_commit(0), main_commit(1)]
+    upstream.branch_off("release-0.9")
+    commits.append(upstream.commit("backport", {"src/b.rs": module(NAMES)}))
+    upstream.tag("v0.9.1")  # on a side branch: holds main 0 and 1 and the backport
+    upstream.checkout("main")
+    commits += [main_commit(2), main_commit(3)]
+    upstream.tag("v1.0.0-beta.1")
+    commits.append(main_commit(4))
+    upstream.tag("v1.0.0")
+    commits.append(main_commit(5))
+    upstream.git("tag", "-a", "-m", "annotated", "v1.1.0")
+    commits += [main_commit(6), main_commit(7)]
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+
+    one_by_one = {c: mirror.first_release(c, "v*") for c in commits}
+    fresh = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    at_once = fresh.releases("v*", commits)
+
+    assert at_once == one_by_one
+    assert list(one_by_one.values()) == [
+        "v0.9.1", "v0.9.1", "v0.9.1", "v1.0.0-beta.1", "v1.0.0-beta.1", "v1.0.0", "v1.1.0", None, None
+    ]  # fmt: skip
+    assert (mirror.release_queries, mirror.release_passes) == (len(commits), 0)
+    assert (fresh.release_queries, fresh.release_passes) == (0, 1)

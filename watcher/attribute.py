@@ -50,8 +50,12 @@ def attribute(
             groups.setdefault(key, []).append(index)
     out = [result for _, result in judged]
     walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
-    for members, commits in zip(groups.values(), run_walks(mirror, walks), strict=True):
-        commits = commits or [None] * len(members)  # a walk stopped by a too-large version
+    found = [
+        commits or [None] * len(members)  # a walk stopped by a too-large version
+        for members, commits in zip(groups.values(), run_walks(mirror, walks), strict=True)
+    ]
+    mirror.releases(release_tags, (c for commits in found for c in commits if c is not None))
+    for members, commits in zip(groups.values(), found, strict=True):
         for index, commit in zip(members, commits, strict=True):
             if commit is not None:
                 out[index] = out[index].model_copy(

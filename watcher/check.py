@@ -308,6 +308,8 @@ def judge_all(
     same_tags = saved.get("tags") == tags  # else every cached release is recomputed
     releases: dict[str, str | None] = dict(saved.get("releases", {})) if same_tags else {}
     mirror.remember_releases(upstream.release_tags, releases)
+    if not same_tags:  # every cached result's release is asked again: all in one pass
+        mirror.releases(upstream.release_tags, _blamed(cache, plans))
     results: list[Result] = []
     judged: dict[int, tuple[Plan, Result]] = {}  # position -> judged now, not from the cache
     for planned in plans:
@@ -360,6 +362,19 @@ def _usable(saved: dict[str, Any]) -> dict[str, Any]:
         for key, entry in items.items()
         if isinstance(entry, dict) and isinstance(entry.get("key"), str)
     }
+
+
+def _blamed(cache: dict[str, Any], plans: list[Plan | Result]) -> list[str]:
+    """The introducing commits of the cached results this run will use."""
+    commits = []
+    for plan in plans:
+        cached = cache.get(plan.item.id) if isinstance(plan, Plan) else None
+        if isinstance(plan, Plan) and cached is not None and _cached(plan, cached):
+            result = cached.get("result")
+            blamed = result.get("introduced_by") if isinstance(result, dict) else None
+            if isinstance(blamed, dict) and isinstance(blamed.get("commit"), str):
+                commits.append(blamed["commit"])
+    return commits
 
 
 def _from_cache(

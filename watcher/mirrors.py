@@ -44,6 +44,9 @@ FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 # Every fetch leaves a pack and every object lookup pays for each pack: past this many,
 # `tidy` rolls the small ones into one.
 PACK_LIMIT = 4
+# More commits than this to place in releases at once: one walk of the tags' history
+# (two git processes) instead of one `for-each-ref --contains` each.
+RELEASE_PASS = 8
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class Mirror:
         self.blobs_fetched = 0
         self.recloned = False
         self.release_queries = 0  # `for-each-ref --contains` calls
+        self.release_passes = 0  # walks of the release tags' history
         self.graph_writes = 0
         self.rollups = 0
         self._repo: Repo | None = None
@@ -448,8 +452,51 @@ class Mirror:
             self._releases.setdefault((pattern, commit), tag)
 
     def releases(self, pattern: str, commits: Iterable[str]) -> dict[str, str | None]:
-        """`first_release` of each of `commits` (asked once each, remembered)."""
-        return {c: self.first_release(c, pattern) for c in sorted(set(commits))}
+        """`first_release` of each of `commits`: many at once in one pass, each remembered."""
+        wanted = sorted(set(commits))
+        unknown = [c for c in wanted if (pattern, c) not in self._releases]
+        if len(unknown) > RELEASE_PASS:
+            for commit, tag in self._release_pass(pattern, unknown).items():
+                self._releases[(pattern, commit)] = tag
+        return {c: self.first_release(c, pattern) for c in wanted}
+
+    def _release_pass(self, pattern: str, commits: list[str]) -> dict[str, str | None]:
+        """The first release of each of `commits` from one walk: the tags in version order
+        (the order `first_release` sorts by), each claiming the commits it reaches that
+        no earlier tag reached. Costs one walk of the tags' history, however many commits."""
+        self.release_passes += 1
+        listing = _git(
+            self.path,
+            "-c",
+            "versionsort.suffix=-",
+            "for-each-ref",
+            "--sort=version:refname",
+            "--format=%(refname:short) %(objecttype) %(objectname) %(*objecttype) %(*objectname)",
+            f"refs/tags/{pattern}",
+        )
+        tags = []
+        for line in listing.splitlines():
+            name, kind, oid, *peeled = line.split()
+            if peeled[:1] == ["commit"] or (kind == "commit" and not peeled):
+                tags.append((name, peeled[1] if peeled else oid))
+        tips = "".join(f"{tip}\n" for tip in dict.fromkeys(tip for _, tip in tags))
+        graph = _git(self.path, "rev-list", "--parents", "--stdin", stdin=tips) if tips else ""
+        parents = {line[:40]: line.split()[1:] for line in graph.splitlines()}
+        found: dict[str, str | None] = dict.fromkeys(commits)
+        left, seen = set(commits), set()
+        for name, tip in tags:
+            stack = [tip]
+            while stack and left:
+                commit = stack.pop()
+                if commit not in seen:
+                    seen.add(commit)
+                    if commit in left:
+                        found[commit] = name
+                        left.discard(commit)
+                    stack.extend(parents.get(commit, ()))
+            if not left:
+                break
+        return found
 
     def first_release(self, commit: str, pattern: str) -> str | None:
         """The earliest tag matching `pattern` (by version order) that contains `commit`.
