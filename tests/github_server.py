@@ -113,6 +113,23 @@ class GithubServer:
     def writes(self) -> list[Recorded]:
         return [r for r in self.recorded if r.method in ("POST", "PATCH") and r.status < 300]
 
+    def pulls(self, name: str = "notes/site") -> list[dict[str, Any]]:
+        """Pull requests opened through the API, with their head and base branches."""
+        repo = self.repo(name)
+        return [
+            {"number": n, "title": repo.pulls[n], **repo.pull_fields[n]}
+            for n in sorted(repo.pulls)
+            if "head_ref" in repo.pull_fields.get(n, {})
+        ]
+
+    def merge_pull(self, number: int, name: str = "notes/site") -> None:
+        """Merge a pull request, as a maintainer would in the web UI (the test moves the
+        branch itself: this server holds no git data)."""
+        with self.lock:
+            self.repo(name).pull_fields[number].update(
+                state="closed", merged=True, merged_at=STAMP, closed_at=STAMP
+            )
+
     def add_issue(
         self, title: str, body: str, labels: tuple[str, ...] = (), name: str = "notes/site"
     ) -> int:
@@ -308,6 +325,12 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ),
         ("POST", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/labels$", "issues/create-label"),
         ("GET", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/pulls/(?P<n>\d+)$", "pulls/get"),
+        (
+            "GET",
+            r"^/(?:repos/(?P<o>[^/]+)/(?P<r>[^/]+)|repositories/(?P<rid>\d+))/pulls$",
+            "pulls/list",
+        ),
+        ("POST", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/pulls$", "pulls/create"),
     ]
 ]
 
@@ -495,6 +518,11 @@ def _dispatch(
             return _create_label(base, repo, body)
         if op == "pulls/get":
             return 200, {}, _pull(gh, repo, int(m["n"]))
+        if op == "pulls/list":
+            pulls = [_pull(gh, repo, n, simple=True) for n in sorted(repo.pulls, reverse=True)]
+            return _page(gh, f"/repositories/{repo.id}/pulls", query, _filter_pulls(pulls, query))
+        if op == "pulls/create":
+            return _create_pull(gh, repo, body)
         if op == "issues/update-comment":
             return _update_comment(repo, int(m["c"]), body)
         issue = repo.issues.get(int(m["n"]))
@@ -563,7 +591,7 @@ def _create_issue(gh: GithubServer, repo: Repo, body: Any) -> tuple[int, dict[st
         raise _invalid("Issue", "title")
     if len(body.get("body") or "") > 65536:
         raise _invalid("Issue", "body", "custom")
-    number = max(repo.issues, default=0) + 1
+    number = max([*repo.issues, *repo.pulls], default=0) + 1  # one sequence, as on GitHub
     issue = _issue(gh.url, repo, number, body)
     repo.issues[number] = issue
     _set_labels(gh, repo, issue, body.get("labels") or [])
@@ -737,11 +765,15 @@ def _full_repo(gh: GithubServer, repo: Repo) -> dict[str, Any]:
     return data
 
 
-def _pull(gh: GithubServer, repo: Repo, number: int) -> dict[str, Any]:
+def _pull(gh: GithubServer, repo: Repo, number: int, *, simple: bool = False) -> dict[str, Any]:
     if number not in repo.pulls:
         raise HttpError(404, {"message": "Not Found", "documentation_url": DOCS})
-    data: dict[str, Any] = skeleton(spec(), {"$ref": "#/components/schemas/pull-request"}, gh.url)
+    schema = "pull-request-simple" if simple else "pull-request"
+    data: dict[str, Any] = skeleton(spec(), {"$ref": f"#/components/schemas/{schema}"}, gh.url)
     api = f"{gh.url}/repos/{repo.full_name}"
+    fields = dict(repo.pull_fields.get(number, {}))
+    if simple:
+        fields.pop("merged", None)  # pull-request-simple has no `merged`
     data.update(
         {
             "number": number,
@@ -749,12 +781,52 @@ def _pull(gh: GithubServer, repo: Repo, number: int) -> dict[str, Any]:
             "state": "closed",
             "url": f"{api}/pulls/{number}",
             "html_url": f"{gh.url}/{repo.full_name}/pull/{number}",
-            "merged": True,
             "user": _user(gh.url),
-            **repo.pull_fields.get(number, {}),
+            **({} if simple else {"merged": True}),
+            **fields,
         }
     )
+    for side in ("head", "base"):  # a branch of this repository
+        ref = fields.get(f"{side}_ref")
+        if ref:
+            data[side] = {**data[side], "ref": ref, "label": f"{repo.owner}:{ref}"}
+        data.pop(f"{side}_ref", None)
     return data
+
+
+def _create_pull(gh: GithubServer, repo: Repo, body: Any) -> tuple[int, dict[str, str], Any]:
+    for name in ("title", "head", "base"):
+        if not isinstance(body, dict) or not isinstance(body.get(name), str) or not body[name]:
+            raise _invalid("PullRequest", name)
+    head = body["head"].split(":")[-1]
+    for fields in repo.pull_fields.values():
+        if fields.get("head_ref") == head and fields.get("state") == "open":
+            raise _invalid("PullRequest", "head", "custom")  # GitHub: one open PR per head
+    number = max([*repo.issues, *repo.pulls], default=0) + 1
+    repo.pulls[number] = body["title"]
+    repo.pull_fields[number] = {
+        "state": "open",
+        "merged": False,
+        "merged_at": None,
+        "body": body.get("body"),
+        "head_ref": head,
+        "base_ref": body["base"],
+    }
+    pull = _pull(gh, repo, number)
+    return 201, {"Location": pull["url"]}, pull
+
+
+def _filter_pulls(pulls: list[dict[str, Any]], query: dict[str, list[str]]) -> list[dict[str, Any]]:
+    state = query.get("state", ["open"])[0]
+    head = query.get("head", [None])[0]
+    base = query.get("base", [None])[0]
+    return [
+        p
+        for p in pulls
+        if state in ("all", p["state"])
+        and (head is None or p["head"]["label"] == head)
+        and (base is None or p["base"]["ref"] == base)
+    ]
 
 
 def iter_operations() -> Iterator[tuple[str, str, str]]:

@@ -56,6 +56,12 @@ def test_every_operation_answers_within_the_published_contract(api: GithubServer
     assert gh.search_issues('"search me" repo:notes/site is:issue').totalCount == 4
     assert gh.get_rate_limit().resources.core.limit == 5000
     assert repo.get_pull(9).title == "a pull request"
+    opened = repo.create_pull(title="accept", body="why", head="watch/accept/n", base="main")
+    assert (opened.number, opened.state, opened.head.ref) == (10, "open", "watch/accept/n")
+    listed = repo.get_pulls(state="open", head="notes:watch/accept/n", base="main")
+    assert [p.number for p in listed] == [10]
+    api.merge_pull(10)
+    assert repo.get_pull(10).merged and list(repo.get_pulls(state="open")) == []
 
     served = {r.operation for r in api.recorded}
     assert served == {op for _, _, op in iter_operations()}
