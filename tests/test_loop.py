@@ -197,3 +197,117 @@ def test_loop_from_a_stale_note_to_a_closed_issue(
     (issue,) = note_issues(api)
     assert issue["state"] == "closed"
     assert "verified again" in api.comments(issue["number"])[-1]["body"]
+
+
+# --- the dashboard's boxes: tick, pull request, merge, closed ------------------------------
+
+
+def dashboard(api: GithubServer) -> dict[str, Any]:
+    (board,) = [i for i in api.issues() if i["title"] == "watch dashboard"]
+    return board
+
+
+def tick(api: GithubServer, box: str) -> None:
+    """Tick a box in the dashboard, as a maintainer does in GitHub's web UI."""
+    board = dashboard(api)
+    assert f"- [ ] {box}" in board["body"]
+    board["body"] = board["body"].replace(f"- [ ] {box}", f"- [x] {box}")
+
+
+def versioned(site: Site, tmp_path: Path) -> Upstream:
+    """The site as a git checkout whose `origin` is a bare repository, as in Actions."""
+    origin = tmp_path / "origin.git"
+    Upstream(origin).git("config", "core.bare", "true")
+    repo = Upstream(site.root)
+    repo.commit("A new notes site")
+    repo.git("remote", "add", "origin", origin.as_uri())
+    repo.git("push", "--quiet", "origin", "main")
+    return repo
+
+
+def test_dashboard_boxes_accept_through_a_pull_request_and_snooze(
+    tmp_path: Path,
+    upstream: Upstream,
+    api: GithubServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    site = make_site(tmp_path, upstream, api, capsys)
+    repo = versioned(site, tmp_path)
+    # Upstream changes the arm the quote elides, and moves page_size: stale, rule still holds.
+    upstream.commit(
+        "Ask for the cursor lazily (#14)",
+        {LIB: SOURCE.replace("response.next_cursor", "response.cursor()")},
+    )
+    upstream.commit(
+        "Move page_size (#15)",
+        {EXTRA: "pub fn other() {}\n", "src/paginate.rs": HELPER.split("\n\n")[0] + "\n"},
+    )
+    assert site.run("action")[0] == 0
+    (issue,) = note_issues(api)
+    assert issue["state"] == "open"
+    assert "<!-- watch:accept=one-page -->" in dashboard(api)["body"]
+
+    tick(api, "<!-- watch:accept=one-page -->")
+    code, _, err = site.run("action")
+
+    assert code == 0, err
+    (pull,) = api.pulls()
+    assert (pull["head_ref"], pull["base_ref"], pull["state"]) == (
+        "watch/accept/one-page",
+        "main",
+        "open",
+    )
+    assert "dropped, not found at HEAD" in pull["body"]
+    assert repo.git("status", "--porcelain", "notes") == ""  # the checkout is left as it was
+    assert note_issues(api)[0]["state"] == "open"  # nothing is accepted until it is merged
+    assert "- [ ] <!-- watch:accept=one-page -->" in dashboard(api)["body"]  # unticked again
+
+    # The maintainer merges the pull request; the next run finds the note fresh.
+    repo.git("fetch", "--quiet", "origin")
+    repo.git("merge", "--quiet", "--ff-only", "origin/watch/accept/one-page")
+    api.merge_pull(pull["number"])
+    code, _, err = site.run("action")
+
+    assert code == 0, err
+    assert note_issues(api)[0]["state"] == "closed"
+    assert "watch:accept=one-page" not in dashboard(api)["body"]
+
+    # Stale again later: snoozing mutes the issue, through a commit to the branch.
+    upstream.commit(
+        "Legacy follows cursors (#16)", {LIB: SOURCE.replace("=> None", "=> response.cursor()")}
+    )
+    site.run("action")
+    assert note_issues(api)[0]["state"] == "open"  # reopened
+    comments = len(api.comments(note_issues(api)[0]["number"]))
+    tick(api, "<!-- watch:snooze=one-page -->")
+    upstream.commit(
+        "Legacy wraps it (#17)", {LIB: SOURCE.replace("=> None", "=> Some(response.cursor())")}
+    )
+    code, _, err = site.run("action")
+
+    note = (site.root / "notes" / "one-page.md").read_text(encoding="utf-8")
+    assert "snooze_until: 20" in note
+    assert "Snooze one-page until" in repo.git("log", "-1", "--format=%s", "origin/main")
+    assert len(api.comments(note_issues(api)[0]["number"])) == comments  # muted: no news comment
+    assert "`one-page` is snoozed until" in dashboard(api)["body"]
+
+
+def test_only_ticked_boxes_with_our_markers_count() -> None:
+    from watcher.issues import boxes
+
+    body = "\n".join(
+        [
+            "- [x] <!-- watch:accept=a --> **accept** `a`",
+            "- [ ] <!-- watch:snooze=a --> **snooze** `a`",
+            "- [X] <!-- watch:snooze=b.c --> **snooze** `b.c`",
+            "- [x] accept d (no marker: someone's own list)",
+            "  - [x] <!-- watch:accept=a --> the same box twice",
+            "- [x] <!-- watch:delete=e --> not an action we know",
+        ]
+    )
+    assert boxes.ticked(body) == [boxes.Tick("accept", "a"), boxes.Tick("snooze", "b.c")]
+    assert boxes.ticked(None) == []
+    assert boxes.section([], {}, "pull-request") == ""
+    assert "and commit it" in boxes.section(["a"], {}, "commit")

@@ -91,6 +91,7 @@ class IssuesConfig(_Strict):
     max_wait_seconds: float = 300.0  # the longest a rate limit is waited out
     retries: int = 4
     timeout_seconds: PositiveInt = 15  # one GitHub API request; PyGithub takes whole seconds
+    accept: Literal["pull-request", "commit"] = "pull-request"  # a ticked dashboard "accept"
 
     @field_validator("token_env")
     @classmethod

@@ -77,18 +77,7 @@ def fix(
     Exit 0 when done, 1 when something still needs a human (listed on `out`)."""
     config = config_mod.load(config_file)
     date = today or datetime.now(UTC).date().isoformat()
-    notes = site_notes(config).notes
-    if accept is not None and accept not in notes:
-        raise WatchError(f"--accept {accept}: no note has this id; `watch notes` lists them")
-    options = CheckOptions(note=accept, offline=offline, no_issues=True, issue_citations=False)
-    report = run_check(config, options)
-    changes = Changes(config.root)
-    if accept is None:
-        _moved(config, notes, report.results, changes, date)
-    else:
-        limit = config.limits.rule_bytes
-        rules = load_rules(config.rules, display_root=config.root, max_bytes=limit).rules
-        accept_note(config, notes[accept], rules, report.results, changes, date)
+    changes = plan(config, accept, offline=offline, date=date)
     changes.show(out)
     for line in changes.done:
         out.write(f"{line}\n")
@@ -103,6 +92,23 @@ def fix(
     else:
         out.write("nothing to change\n" if accept else "no moved citations\n")
     return 1 if changes.todo else 0
+
+
+def plan(config: Config, accept: str | None, *, offline: bool, date: str) -> Changes:
+    """The edits `watch fix` (or `fix --accept NOTE_ID`) would make; nothing is written."""
+    notes = site_notes(config).notes
+    if accept is not None and accept not in notes:
+        raise WatchError(f"--accept {accept}: no note has this id; `watch notes` lists them")
+    options = CheckOptions(note=accept, offline=offline, no_issues=True, issue_citations=False)
+    report = run_check(config, options)
+    changes = Changes(config.root)
+    if accept is None:
+        _moved(config, notes, report.results, changes, date)
+    else:
+        limit = config.limits.rule_bytes
+        rules = load_rules(config.rules, display_root=config.root, max_bytes=limit).rules
+        accept_note(config, notes[accept], rules, report.results, changes, date)
+    return changes
 
 
 def _moved(

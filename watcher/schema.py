@@ -45,6 +45,8 @@ CONFIG_HELP: dict[str, str] = {
     "issues.max_wait_seconds": "the longest a run waits out GitHub rate limits, in total",
     "issues.retries": "retries of 5xx answers and timeouts, with backoff",
     "issues.timeout_seconds": "the bound on one GitHub API request, in whole seconds",
+    "issues.accept": "how `watch action` lands a note accepted on the dashboard: "
+    '`"pull-request"` (branch `watch/accept/NOTE_ID`) or `"commit"` (to the checked-out branch)',
     "limits": "bounds on what one run may spend (`[limits]`)",
     "limits.fetch_seconds": "wall-clock bound on one fetch from an upstream",
     "limits.stall_seconds": "an http(s) fetch below 1 KB/s for this long is given up",

@@ -51,7 +51,8 @@ def _open_issue(action: IssueAction | None, before: Any) -> dict[str, Any] | Non
     return {"url": action.url, "number": action.number}
 
 
-def body(data: dict[str, Any]) -> str:
+def body(data: dict[str, Any], actions: str = "") -> str:
+    """The dashboard: one row per note, then the boxes a maintainer can tick (`actions`)."""
     lines = [
         markers.DASHBOARD,
         markers.data_line(data),
@@ -62,6 +63,8 @@ def body(data: dict[str, Any]) -> str:
     ]
     for note_id in sorted(data, key=lambda n: (_rank(data[n]), n)):
         lines.append(_row(note_id, data[note_id]))
+    if actions:
+        lines += ["", actions.rstrip("\n")]
     lines += ["", "<sub>Kept up to date by `watch`; edits to this body are overwritten.</sub>"]
     return "\n".join(lines) + "\n"
 

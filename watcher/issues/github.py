@@ -165,6 +165,29 @@ class GithubSink:
         self._call("edit issue", lambda: issue.edit(**args))  # PATCH: safe to repeat
         return replace(doc, title=title, body=body, labels=tuple(labels), state=state)
 
+    def open_pull(self, head: str, base: str, title: str, body: str) -> str:
+        """The URL of the open pull request from branch `head` into `base`; opened when
+        there is none (a branch pushed again keeps its pull request)."""
+        owner = self.repo_name.split("/")[0]
+
+        def existing() -> str | None:
+            pulls = self._call(
+                "list pull requests",
+                lambda: list(self.repo.get_pulls(state="open", head=f"{owner}:{head}", base=base)),
+            )
+            return str(pulls[0].html_url) if pulls else None
+
+        found = existing()
+        if found is not None:
+            return found
+        title, body = redact(title), redact(body)
+        pull = self._call(
+            "open pull request",
+            lambda: self.repo.create_pull(title=title, body=body, head=head, base=base).html_url,
+            recheck=existing,
+        )
+        return str(pull)
+
     # --- lookups --------------------------------------------------------------------
 
     def _hinted(self, number: int, marker: str) -> IssueDoc | None:

@@ -234,13 +234,23 @@ def _dashboard(
             upstreams,
             run.now,
         )
-        doc = _write_dashboard(run, current, dashboard.body(data))
+        doc = _write_dashboard(run, current, dashboard.body(data, _boxes(run, notes, data)))
     except SinkError as exc:
         run.log(f"issues: dashboard: {exc}; the next run retries")
         return
     if doc is not None and not run.dry_run:
         run.book["dashboard"] = {"handle": doc.handle, "url": doc.url}
         run.save()
+
+
+def _boxes(run: Run, notes: Mapping[str, Note], data: dict[str, Any]) -> str:
+    """Accept and snooze boxes for the notes whose issue is open."""
+    from watcher.issues import boxes
+
+    today = run.now[:10]
+    snoozed = {n: note.snooze_until for n, note in notes.items() if note.snooze_until > today}
+    stale = [n for n, row in data.items() if row.get("issue") or n in snoozed]
+    return boxes.section(stale, snoozed, run.config.issues.accept)
 
 
 def _write_dashboard(run: Run, current: IssueDoc | None, body: str) -> IssueDoc | None:
