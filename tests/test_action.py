@@ -104,7 +104,11 @@ def test_workflow_triggers_and_permissions(workflow: dict[Any, Any]) -> None:
     assert set(triggers) == {"schedule", "workflow_dispatch"}
     for entry in triggers["schedule"]:
         trigger_for(entry["cron"])  # a cron line watch and Actions read alike
-    assert workflow["permissions"] == {"contents": "write", "issues": "write"}
+    assert workflow["permissions"] == {
+        "contents": "write",
+        "issues": "write",
+        "pull-requests": "write",
+    }
     assert workflow["concurrency"]["cancel-in-progress"] is False
 
 
