@@ -32,6 +32,7 @@ pub fn list_tools(mode: Mode, response: Response) -> Option<Cursor> {
     next
 }
 """
+PAGINATOR = "pub struct Pages {\n    seen: Vec<String>,\n}\n\n"
 HELPER = "pub fn page_size() -> usize {\n    50\n}\n\npub fn other() {}\n"
 RULE = """\
 [[rule]]
@@ -154,8 +155,8 @@ def test_loop_from_a_stale_note_to_a_closed_issue(
         {LIB: SOURCE.replace("Mode::Legacy => None", "Mode::Legacy => response.next_cursor")},
     )
     upstream.commit(
-        "Move page_size next to the paginator (#13)",
-        {EXTRA: "pub fn other() {}\n", "src/paginate.rs": HELPER.split("\n\n")[0] + "\n"},
+        "Split extra.rs: page_size joins the paginator (#13)",
+        {EXTRA: None, "src/paginate.rs": PAGINATOR + HELPER.split("\n\n")[0] + "\n"},
     )
     code, stale = site.check()
 
@@ -165,14 +166,17 @@ def test_loop_from_a_stale_note_to_a_closed_issue(
         "cursor-gate": "broken",
         f"one-page:{LIB}:1-7": "changed",
         "one-page:quote:1": "changed",
-        f"one-page:{EXTRA}:1-3": "missing",
+        f"one-page:{EXTRA}:1-3": "moved",
     }
     assert [i["action"] for i in stale["issues"]] == ["opened"]
     (issue,) = note_issues(api)
     body = issue["body"]
-    # Every item shows its baseline code, collapsed; the missing one too.
+    # Every item shows its baseline code, collapsed; the one whose file is gone, too, with
+    # where it may be now: the file the commit that removed extra.rs added.
     assert body.count("<details><summary>Baseline code</summary>") == 4
     assert "```rust\npub fn page_size() -> usize {\n    50\n}\n```" in body
+    assert "- Candidates (where it may be now):\n  - [`src/paginate.rs:5-7`" in body
+    assert "identical, added by" in body
     assert "-    Mode::Legacy => None,\n" in body  # the quote's diff against the closest match
     assert "Run `watch fix --accept one-page --write`" in body
     assert "lastVerified` and commit" not in body
@@ -184,7 +188,8 @@ def test_loop_from_a_stale_note_to_a_closed_issue(
                today="2026-12-02") == 1  # fmt: skip
     assert "todo: rules/one-page.toml: rule cursor-gate: broken at HEAD" in out.getvalue()
     note = (site.root / "notes" / "one-page.md").read_text()
-    assert EXTRA not in note and "lastVerified: 2026-12-02" in note
+    assert EXTRA not in note and "path: src/paginate.rs:5-7\n" in note
+    assert "lastVerified: 2026-12-02" in note
     quote = "let next = match mode {\n    Mode::Legacy => response.next_cursor,\n    …\n};\n"
     assert f"```rust\n{quote}```" in note  # the quote, rewritten to the code at HEAD
     rule = RULE.replace('equals = "None"', 'equals = "response.next_cursor"')

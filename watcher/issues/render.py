@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from watcher.issues import markdown as md
 from watcher.issues import markers
-from watcher.models import Location, Note, Result, Verdict, worst
+from watcher.models import Candidate, Location, Note, Result, Verdict, worst
 
 MAX_BODY = 65_536  # GitHub's limit, in characters
 _BUDGET = 60_000  # leaves room for the footer and for a later reopen comment
@@ -117,6 +117,9 @@ def _item(n: int, r: Result, diff_budget: int) -> str:
             lines.append(f"- Released in: {_release(r)}")
     if r.verdict == Verdict.MOVED and r.current:
         lines.append(f"- Suggested citation: {_suggestion(r.current)}")
+    if r.candidates:
+        lines.append("- Candidates (where it may be now):")
+        lines += [f"  - {_candidate(r, c)}" for c in r.candidates[:10]]
     text = "\n".join(lines)
     if r.claims:
         text += "\n\n" + _claims(r)
@@ -283,6 +286,18 @@ def _release(r: Result) -> str:
     if r.released_in:
         return md.code(r.released_in, 100, cell=True)
     return "not in a release yet"
+
+
+def _candidate(r: Result, c: Candidate) -> str:
+    """One candidate place: linked at HEAD, how alike, how it was found, whether chosen."""
+    where = Location(
+        commit=r.current.commit if r.current else "", path=c.path,
+        start_line=c.start_line, end_line=c.end_line,
+    )  # fmt: skip
+    shown = _permalink(r.repo, where) if r.current else md.code(_where(where), 200)
+    alike = "identical" if c.identical else f"{c.similarity:.0%} alike"
+    chosen = ", **chosen**" if c.chosen else ""
+    return f"{shown}: {alike}, {md.text(c.found, 200)}{chosen}"
 
 
 def _suggestion(loc: Location) -> str:
