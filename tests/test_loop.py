@@ -230,13 +230,14 @@ def versioned(site: Site, tmp_path: Path) -> Upstream:
     return repo
 
 
-def test_dashboard_boxes_accept_through_a_pull_request_and_snooze(
+def stale_site(
     tmp_path: Path,
     upstream: Upstream,
     api: GithubServer,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
+) -> tuple[Site, Upstream]:
+    """A versioned site whose note went stale (its rule still holds), with its issue."""
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     site = make_site(tmp_path, upstream, api, capsys)
     repo = versioned(site, tmp_path)
@@ -253,7 +254,17 @@ def test_dashboard_boxes_accept_through_a_pull_request_and_snooze(
     (issue,) = note_issues(api)
     assert issue["state"] == "open"
     assert "<!-- watch:accept=one-page -->" in dashboard(api)["body"]
+    return site, repo
 
+
+def test_dashboard_boxes_accept_through_a_pull_request_and_snooze(
+    tmp_path: Path,
+    upstream: Upstream,
+    api: GithubServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    site, repo = stale_site(tmp_path, upstream, api, capsys, monkeypatch)
     tick(api, "<!-- watch:accept=one-page -->")
     code, _, err = site.run("action")
 
@@ -316,3 +327,27 @@ def test_only_ticked_boxes_with_our_markers_count() -> None:
     assert boxes.ticked(None) == []
     assert boxes.section([], {}, "pull-request") == ""
     assert "and commit it" in boxes.section(["a"], {}, "commit")
+
+
+def test_accept_by_commit_closes_the_issue_in_the_same_run(
+    tmp_path: Path,
+    upstream: Upstream,
+    api: GithubServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    site, repo = stale_site(tmp_path, upstream, api, capsys, monkeypatch)
+    config = site.config.read_text(encoding="utf-8")
+    site.config.write_text(config + 'accept = "commit"\n', encoding="utf-8")
+    repo.commit("accept by commit")
+    repo.git("push", "--quiet", "origin", "main")
+    tick(api, "<!-- watch:accept=one-page -->")
+
+    code, _, err = site.run("action")
+
+    assert code == 0, err
+    assert api.pulls() == []
+    assert repo.git("log", "-1", "--format=%s", "origin/main") == (
+        "Accept one-page: re-verified, re-based on upstream HEAD"
+    )
+    assert note_issues(api)[0]["state"] == "closed"
