@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from watcher import attribute, classify, state, tracked_issues
+from watcher import attribute, classify, guards, state, tracked_issues
 from watcher.classify import Item, Plan
 from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError, WatchError
@@ -268,6 +268,7 @@ def check_upstream(
         head = mirror.head()
         with progress.step(f"checking {len(items)} items of {upstream.repo}"):
             results = judge_all(config, mirror, upstream, head, items, options)
+            results = guards.follow_rules(results)  # not saved: it depends on the rule's run
         mirror.tidy()
     except UpstreamError as exc:  # unreachable, or stalled past its time limit mid-run
         status = UpstreamStatus(

@@ -11,7 +11,7 @@ from typing import TextIO
 from watcher import config as config_mod
 from watcher.check import CheckOptions, gather, group, run_check
 from watcher.errors import UpstreamError, WatchError
-from watcher.models import Verdict
+from watcher.models import CodeCitation, Rule, Verdict
 
 
 def check(config_file: Path, options: CheckOptions, fmt: str | None, out: TextIO) -> int:
@@ -60,8 +60,7 @@ def notes(config_file: Path, out: TextIO) -> int:
         out.write(f"{note.id}  ({note.file})  {note.title}\n")
         guards = [r for r in rules.rules.values() if r.note == note.id]
         for number, citation in enumerate(note.citations, start=1):  # `rule new --source N`
-            by = [r.id for r in guards if r.path == citation.path]
-            guard = f"  guarded by {', '.join(by)}" if by else ""
+            guard = _guard_text(config, citation, [r for r in guards if r.path == citation.path])
             where = f"{citation.repo}@{citation.commit[:10]} {citation.cited}"
             out.write(f"  code {number:<2} {where}{guard}\n")
         for issue in note.issue_citations:
@@ -71,6 +70,31 @@ def notes(config_file: Path, out: TextIO) -> int:
     for err in [*loaded.errors, *rules.errors]:
         out.write(f"error: {err}\n")
     return 2 if loaded.errors or rules.errors else 0
+
+
+def _guard_text(config: config_mod.Config, citation: CodeCitation, rules: list[Rule]) -> str:
+    """Which rules guard the citation: those whose baseline target (as the last run saw
+    it) overlaps the cited lines; a rule not judged yet is named as such."""
+    from watcher import guards, state
+    from watcher.models import Location
+
+    if not rules:
+        return ""
+    saved = state.read_json(state.upstream_file(config.state, citation.repo)).get("items", {})
+    guarding, unknown = [], []
+    for rule in rules:
+        found = saved.get(rule.id, {}).get("result", {}).get("baseline")
+        target = Location.model_validate(found) if found and found.get("start_line") else None
+        commit = target.commit if target and target.commit.startswith(citation.commit) else ""
+        covers = guards.covers(target, citation, commit) if target else None
+        if covers:
+            guarding.append(rule.id)
+        elif covers is None:
+            unknown.append(rule.id)
+    text = f"  guarded by {', '.join(guarding)}" if guarding else ""
+    if unknown:
+        text += f"  (same file as {', '.join(unknown)}: run `watch check` to see its lines)"
+    return text
 
 
 def rules_lint(config_file: Path, offline: bool, out: TextIO, *, show: bool = False) -> int:
