@@ -34,7 +34,7 @@ from watcher.rules import Compiled, compile_rule
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 4  # 3: results carry baseline_code; quotes. 4: path histories
+JUDGE_VERSION = 5  # 3: baseline_code, quotes; 4: path histories; 5: text files by line
 
 
 @dataclass(frozen=True)

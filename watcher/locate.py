@@ -53,6 +53,7 @@ class Anchor:
     text: str
     span: tuple[int, int] | None = None  # lines of the first and last cited token
     probes: tuple[str, ...] = ()  # its rarest tokens in the baseline file: see `category`
+    context: tuple[str, ...] = ()  # a file no grammar reads: all its lines at the baseline
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         _lines(parsed, start, end),
         parsed.lines_of(first, last),
         _rarest(parsed, parsed.token_texts(first, last)),
+        tuple(_text(parsed).splitlines()) if parsed.tree is None else (),
     )
 
 
@@ -116,10 +118,35 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         return _with_margins(anchor, best)
     for path, parsed in files:
-        found = _in_definition(anchor, path, parsed) or _in_file(anchor, path, parsed)
+        if anchor.context and parsed.tree is None:
+            found = _by_lines(anchor, path, parsed)
+        else:
+            found = _in_definition(anchor, path, parsed) or _in_file(anchor, path, parsed)
         if found is not None:
             return found
     return None
+
+
+def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """A file no grammar reads (JSON, TOML, ...), compared line by line: the cited lines
+    are where a line diff of the two versions maps them, changed if any was edited."""
+    start, end = (anchor.start_line or 1) - 1, anchor.end_line or 0
+    after = _text(parsed).splitlines()
+    matcher = difflib.SequenceMatcher(None, anchor.context, after, autojunk=False)
+    mapped: list[int] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if (i1 < end and start < i2) or (i1 == i2 and start < i1 < end):  # inside the cited lines
+            if tag == "equal":
+                lo, hi = max(i1, start), min(i2, end)
+                mapped += [j1 + lo - i1, j1 + hi - i1 - 1]
+            elif j2 > j1:
+                mapped += [j1, j2 - 1]
+    if not mapped:
+        return None  # every cited line was deleted
+    first, last = min(mapped) + 1, max(mapped) + 1
+    text = "\n".join(after[first - 1 : last])
+    tokens = tuple(text.split())
+    return Found(path, first, last, tokens == anchor.tokens, text, tokens)
 
 
 def category(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> str:
