@@ -58,7 +58,7 @@ def test_a_guarded_citation_follows_its_rule_and_only_overlapping_ones_are_guard
     base = upstream.commit("client", {LIB: SOURCE})
     project.note("n", f"{base} {LIB}:1-7", f"{base} {LIB}:9-11")
     project.rules(RULE)
-    code, listed, _ = project.run("notes", capsys=capsys)
+    _, listed, _ = project.run("notes", capsys=capsys)
     assert "run `watch check` to see its lines" in listed  # not judged yet: not claimed
     rewrite = upstream.commit("page through tools (#9)", {LIB: REWRITTEN})
 

@@ -501,8 +501,8 @@ class Mirror:
     def first_release(self, commit: str, pattern: str) -> str | None:
         """The earliest tag matching `pattern` (by version order) that contains `commit`.
 
-        With versionsort.suffix=-, v3.0.0-beta.1 comes before v3.0.0 (git's default puts
-        a pre-release after its release). Answers are remembered until the next fetch.
+        Release order is watcher.versions': pre-releases (semver and PEP 440) before
+        their release, package prefixes allowed. Answers are remembered until the next fetch.
         """
         key = (pattern, commit)
         if key not in self._releases:
@@ -511,14 +511,16 @@ class Mirror:
 
     def _first_release(self, commit: str, pattern: str) -> str | None:
         self.release_queries += 1
+        from watcher import versions
+
         out = self.repo.git(c="versionsort.suffix=-").for_each_ref(
             "--contains",
             commit,
-            "--sort=version:refname",
+            "--sort=version:refname",  # the order of tags that read as no version
             "--format=%(refname:short)",
             f"refs/tags/{pattern}",
         )
-        tags = out.split()
+        tags = versions.ordered(out.split())
         return tags[0] if tags else None
 
     def packs(self) -> list[Path]:

@@ -1,0 +1,64 @@
+"""Release order as projects tag (issue 8 item 6): semver and PEP 440 pre-releases before
+their release, `v` prefixes, package-prefixed monorepo tags; unreadable tags last."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+
+import pytest
+
+from tests.conftest import Project
+from watcher import versions
+from watcher.gitbuild import Upstream
+
+ORDERS = {
+    "semver": ["v1.2.0-alpha.1", "v1.2.0-alpha.2", "v1.2.0-beta.1", "v1.2.0-rc.1",
+               "v1.2.0-rc.2", "v1.2.0", "v1.2.1", "v1.10.0"],
+    "pep 440": ["v2.0.0.dev1", "v2.0.0a1", "v2.0.0a2", "v2.0.0b1", "v2.0.0rc1", "v2.0.0",
+                "v2.0.0.post1", "v2.0.1"],
+    "no v": ["0.9.0", "0.9.1", "0.10.0", "1.0"],
+    "scoped package": ["@acme/client@1.0.0-beta.0", "@acme/client@1.0.0",
+                       "@acme/client@1.1.0"],
+    "package-v": ["rust-v0.9.0-alpha.3", "rust-v0.9.0", "rust-v0.10.0", "rust-v0.163.0"],
+    "semver only": ["1.0.0-canary.2", "1.0.0-canary.10", "1.0.0-canary.x", "1.0.0"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("expected", ORDERS.values(), ids=ORDERS.keys())
+def test_release_order(expected: list[str]) -> None:
+    shuffled = expected[:]
+    random.Random(7).shuffle(shuffled)
+
+    assert versions.ordered(shuffled) == expected
+
+
+def test_unreadable_tags_come_last_with_one_debug_line_each(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="watch")
+
+    assert versions.ordered(["nightly", "v1.0.0", "release-2026-01-02"]) == [
+        "v1.0.0", "nightly", "release-2026-01-02",
+    ]  # fmt: skip
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == [
+        "release tag nightly", "release tag release-2026-01-02",
+    ]  # fmt: skip
+
+
+def test_released_in_is_the_first_pep440_pre_release(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lib = "src/lib.py"
+    base = upstream.commit("v1", {lib: "def mode():\n    return 1\n"})
+    project.note("n", f"{base} {lib}:1-2")
+    upstream.commit("change (#5)", {lib: "def mode():\n    return 2\n"})
+    for tag in ("v2.0.0a1", "v2.0.0b1", "v2.0.0rc1", "v2.0.0"):
+        upstream.commit(f"release {tag}", {"CHANGES": tag})
+        upstream.tag(tag)
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    (result,) = json.loads(out)["results"]
+    assert result["released_in"] == "v2.0.0a1"  # git's versionsort puts it after v2.0.0

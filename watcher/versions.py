@@ -1,0 +1,84 @@
+"""Release order as projects tag: `v1.2.0-rc.1 < v1.2.0`, `2.0.0a1 < 2.0.0b1 < 2.0.0rc1 <
+2.0.0`, and monorepo tags with a package prefix (`@scope/pkg@1.2.3`, `pkg-v1.2.3`,
+`rust-v0.163.0`).
+
+PEP 440 versions (which cover most semver pre-releases too: `-rc.1` is `rc1`) are read
+by `packaging`, other semver ones (`1.0.0-canary.3`) by `semver`. A tag neither reads
+(one debug line says so) comes after every tag that reads as a version, in git's own
+version order: it is used only when no versioned release contains the commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+
+log = logging.getLogger("watch")
+
+# An optional package prefix ending in - @ / or _, an optional v, then the version.
+TAG = re.compile(r"^(?:(?P<package>.+?)[-@/_])?[vV]?(?P<version>\d[\w.+-]*)$")
+
+# (release, stage, pre-release, post): stage 0 dev only, 1 pre-release, 2 release
+Key = tuple[tuple[int, ...], int, tuple[tuple[int, int | str], ...], int]
+
+
+def key(tag: str) -> tuple[Key, str] | None:
+    """A tag's place in release order (its version, then its package), or None."""
+    match = TAG.match(tag)
+    if match is None:
+        log.debug("release tag %s: no version in it; ordered after versioned tags", tag)
+        return None
+    version = _pep440(match["version"]) or _semver(match["version"])
+    if version is None:
+        log.debug("release tag %s: %s is neither PEP 440 nor semver; ordered after versioned "
+                  "tags", tag, match["version"])  # fmt: skip
+        return None
+    return version, match["package"] or ""
+
+
+def ordered(tags: Iterable[str]) -> list[str]:
+    """The tags in release order: those that read as versions, earliest first, then the
+    others in the order given."""
+    keyed, others = [], []
+    for tag in tags:
+        found = key(tag)
+        if found is None:
+            others.append(tag)
+        else:
+            keyed.append((found, tag))
+    return [tag for _, tag in sorted(keyed)] + others
+
+
+def _pep440(text: str) -> Key | None:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        version = Version(text)
+    except InvalidVersion:
+        return None
+    pre: tuple[tuple[int, int | str], ...] = ()
+    if version.pre is not None:
+        pre = ((1, version.pre[0]), (0, version.pre[1]))
+    stage = 2 if not version.is_prerelease else (1 if version.pre else 0)
+    if version.dev is not None:
+        pre += ((1, "dev"), (0, version.dev))
+    return _padded(version.release), stage, pre, version.post or 0
+
+
+def _semver(text: str) -> Key | None:
+    import semver
+
+    try:
+        version = semver.Version.parse(text)
+    except ValueError:
+        return None
+    parts = str(version.prerelease or "").split(".") if version.prerelease else []
+    pre = tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
+    release = (version.major, version.minor, version.patch)
+    return _padded(release), 1 if pre else 2, pre, 0
+
+
+def _padded(release: tuple[int, ...]) -> tuple[int, ...]:
+    """1.2 and 1.2.0 are one version."""
+    return (*release, *(0,) * (4 - len(release)))[: max(4, len(release))]
