@@ -113,8 +113,12 @@ def test_table_and_markdown(stale: Project, capsys: pytest.CaptureFixture[str]) 
 
 def test_notes_command(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = stale.run("notes", capsys=capsys)
-    assert code == 0
+    assert code == 0  # which lines the rule covers is known once a run has judged it
+    assert f"{LIB}:5-7  (same file as b-returns-two: run `watch check`" in out
+    stale.run("check", "--no-issues", capsys=capsys)
+    code, out, _ = stale.run("notes", capsys=capsys)
     assert f"{LIB}:5-7  guarded by b-returns-two" in out
+    assert f"{LIB}:1-3\n" in out  # the rule's target is not in these lines
     assert "  code 2  acme/client@" in out  # the number `watch rule new --source` takes
     assert "n  (notes/n.md)" in out
 
