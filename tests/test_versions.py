@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,22 @@ def test_released_in_is_the_first_pep440_pre_release(
 
     (result,) = json.loads(out)["results"]
     assert result["released_in"] == "v2.0.0a1"  # git's versionsort puts it after v2.0.0
+
+
+def test_the_one_pass_release_walk_uses_the_same_order(upstream: Upstream, tmp_path: Path) -> None:
+    from watcher.config import Upstream as UpstreamConfig
+    from watcher.mirrors import RELEASE_PASS, Mirror
+
+    commits = [upstream.commit(f"c{i}", {"f.py": f"x = {i}\n"}) for i in range(RELEASE_PASS + 2)]
+    for tag in ("v2.0.0", "v2.0.0rc1", "v2.0.0b1", "v2.0.0a1"):  # newest tag name first
+        upstream.tag(tag)
+    config = UpstreamConfig(repo="acme/client", url=upstream.url, release_tags="v*")
+    mirror = Mirror(config, tmp_path / "cache")
+    mirror.sync()
+
+    together = mirror.releases("v*", commits)  # more than RELEASE_PASS: one walk
+    one_by_one = Mirror(config, tmp_path / "cache")
+
+    assert mirror.release_passes == 1
+    assert set(together.values()) == {"v2.0.0a1"}
+    assert together == {c: one_by_one.first_release(c, "v*") for c in commits}

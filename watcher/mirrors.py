@@ -470,7 +470,7 @@ class Mirror:
             "-c",
             "versionsort.suffix=-",
             "for-each-ref",
-            "--sort=version:refname",
+            "--sort=version:refname",  # the order of tags that read as no version
             "--format=%(refname:short) %(objecttype) %(objectname) %(*objecttype) %(*objectname)",
             f"refs/tags/{pattern}",
         )
@@ -479,6 +479,10 @@ class Mirror:
             name, kind, oid, *peeled = line.split()
             if peeled[:1] == ["commit"] or (kind == "commit" and not peeled):
                 tags.append((name, peeled[1] if peeled else oid))
+        from watcher import versions
+
+        order = {n: i for i, n in enumerate(versions.ordered(n for n, _ in tags))}
+        tags.sort(key=lambda nt: order[nt[0]])  # release order, as first_release's
         tips = "".join(f"{tip}\n" for tip in dict.fromkeys(tip for _, tip in tags))
         graph = _git(self.path, "rev-list", "--parents", "--stdin", stdin=tips) if tips else ""
         parents = {line[:40]: line.split()[1:] for line in graph.splitlines()}
