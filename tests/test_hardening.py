@@ -420,3 +420,35 @@ def test_an_unwritable_cache_is_one_clear_error(
     assert code == 2 and "Traceback" not in err
     message = json.loads(out)["upstreams"][0]["error"]
     assert "cannot write the mirror cache" in message and "set `cache` in config.toml" in message
+
+
+def test_a_silent_github_api_is_given_up_within_its_timeout(
+    silent_port: int,
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base = upstream.commit("lib", {LIB: SOURCE})
+    upstream.commit("a returns two", {LIB: SOURCE.replace("    1", "    2")})
+    project.note("n", f"{base} {LIB}:1-3")
+    project.note(
+        "i", raw="---\nid: i\nsources:\n  - url: https://github.com/acme/client/issues/3\n---\n"
+    )
+    monkeypatch.setenv("GITHUB_TOKEN", API_TOKEN)
+    project.config(sink="github")
+    with project.config_file.open("a") as handle:
+        handle.write(
+            f'repo = "notes/site"\napi_url = "http://127.0.0.1:{silent_port}"\n'
+            "timeout_seconds = 1\nretries = 0\n"
+        )
+
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+
+    report = json.loads(out)
+    assert code == 2 and "Traceback" not in err
+    verdicts = {r["id"]: (r["verdict"], r["error"]) for r in report["results"]}
+    assert verdicts[f"n:{LIB}:1-3"] == ("changed", None)  # the upstream is still judged
+    assert ("error", "upstream-unreachable") in verdicts.values()  # the issue citation
+    assert [i["action"] for i in report["issues"]] == ["failed", "failed"]
+    assert API_TOKEN not in out + err

@@ -116,6 +116,9 @@ class Mirror:
         sharing one cache take turns (a lock file beside the mirror).
         """
         with self._creation_lock():
+            for leftover in self.path.parent.glob(self.path.name + ".*"):
+                if leftover.is_dir():  # a first clone killed before its rename
+                    shutil.rmtree(leftover, ignore_errors=True)
             problem = health(self.path) if self.path.exists() else None
             if problem is not None:
                 self._reclone(problem)
@@ -220,6 +223,8 @@ class Mirror:
                 f"+refs/heads/{branch}:refs/heads/{branch}",
                 "+refs/tags/*:refs/tags/*",
             )
+        except GitTimeout:
+            raise  # says what happened and what to do already
         except UpstreamError as exc:
             raise UpstreamError(
                 f"{self.upstream.repo}: cannot fetch branch {branch!r} from "
@@ -640,7 +645,7 @@ def _git(
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise GitTimeout(
-            f"{what or 'upstream'}: no answer within {timeout:g} s (git {args[0]} stopped); "
+            f"{what or 'upstream'} gave no answer within {timeout:g} s (git {args[0]} stopped); "
             "check that the upstream is reachable, or raise fetch_seconds in config.toml"
         ) from None
     except BaseException:  # Ctrl-C: git is in its own group and would not see it

@@ -53,7 +53,13 @@ def _client(config: Config) -> Github:
 
     token = os.environ.get(config.issues.token_env)
     auth = Auth.Token(token) if token else None
-    return Github(base_url=config.issues.api_url, auth=auth, timeout=15, retry=2, lazy=True)
+    return Github(
+        base_url=config.issues.api_url,
+        auth=auth,
+        timeout=config.issues.timeout_seconds,
+        retry=2,
+        lazy=True,
+    )
 
 
 def _judge(config: Config, client: Github, note: Note, citation: IssueCitation) -> Result:

@@ -67,7 +67,14 @@ class GithubSink:
         if cfg.repo is None:
             raise WatchError('config: [issues] repo is required with sink = "github"')
         policy = Retrying(retries=cfg.retries, max_wait=cfg.max_wait_seconds)
-        return cls(cfg.repo, cfg.api_url, token, policy, label=next(iter(cfg.labels), None))
+        return cls(
+            cfg.repo,
+            cfg.api_url,
+            token,
+            policy,
+            timeout=cfg.timeout_seconds,
+            label=next(iter(cfg.labels), None),
+        )
 
     # --- the Sink operations --------------------------------------------------------
 
