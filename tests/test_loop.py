@@ -9,6 +9,7 @@ import json
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,10 @@ import pytest
 
 from tests.github_server import GithubServer, contract_errors
 from watcher.cli import main
+from watcher.config import load
 from watcher.fix import fix
 from watcher.gitbuild import Upstream
+from watcher.ticked import carry_out
 
 TOKEN = "ghp_LoopTokenNeverShown"
 REPO = "acme/client"
@@ -342,8 +345,11 @@ def test_accept_by_commit_closes_the_issue_in_the_same_run(
     repo.commit("accept by commit")
     repo.git("push", "--quiet", "origin", "main")
     tick(api, "<!-- watch:accept=one-page -->")
+    # In a matrix, only the job of the note's upstream carries its boxes out.
+    config_model = load(site.config)
+    assert carry_out(config_model, today=date(2026, 12, 2), upstream="someone/else") == []
 
-    code, _, err = site.run("action")
+    code, _, err = site.run("action", "--upstream", REPO)
 
     assert code == 0, err
     assert api.pulls() == []

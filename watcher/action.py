@@ -61,10 +61,10 @@ def action(
         raise WatchError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
     out = out or sys.stdout
     config = _config(config_file, cache_dir)
-    if config.issues.dashboard and config.issues.sink != "none" and upstream is None:
+    if config.issues.dashboard and config.issues.sink != "none":
         from watcher.ticked import carry_out
 
-        carry_out(config, today=datetime.now(UTC).date())  # boxes ticked on the dashboard
+        carry_out(config, today=datetime.now(UTC).date(), upstream=upstream)  # ticked boxes
     try:
         report = _check(config, upstream, wait)
     except WatchError as exc:

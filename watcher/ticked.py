@@ -33,8 +33,11 @@ log = logging.getLogger("watcher.action")
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
 
 
-def carry_out(config: Config, *, today: date) -> list[str]:
-    """Carry out every ticked box; one line per box saying what was done."""
+def carry_out(config: Config, *, today: date, upstream: str | None = None) -> list[str]:
+    """Carry out every ticked box; one line per box saying what was done.
+
+    With `upstream` (one job of a matrix), only the boxes of notes that upstream owns (the
+    first repository a note cites): every box is carried out by exactly one job."""
     from watcher.issues import dashboard, markers
     from watcher.issues.sinks import SinkError
     from watcher.issues.sync import make_sink
@@ -49,7 +52,7 @@ def carry_out(config: Config, *, today: date) -> list[str]:
         return []
     current = min(docs, key=lambda d: d.number or 0) if docs else None
     done = []
-    for tick in boxes.ticked(current.body if current else None):
+    for tick in _mine(config, boxes.ticked(current.body if current else None), upstream):
         try:
             if tick.what == "accept":
                 done.append(_accept(config, sink, tick.note, today))
@@ -60,6 +63,18 @@ def carry_out(config: Config, *, today: date) -> list[str]:
     for line in done:
         log.info("dashboard: %s", line)
     return done
+
+
+def _mine(config: Config, ticks: list[boxes.Tick], upstream: str | None) -> list[boxes.Tick]:
+    if upstream is None:
+        return ticks
+    notes = site_notes(config).notes
+    owners = {
+        n.id: (n.citations[0].repo if n.citations else n.issue_citations[0].repo).lower()
+        for n in notes.values()
+        if n.citations or n.issue_citations
+    }
+    return [t for t in ticks if owners.get(t.note) == upstream.lower()]
 
 
 def _accept(config: Config, sink: object, note_id: str, today: date) -> str:
