@@ -251,3 +251,40 @@ def test_warm_run_asks_git_nothing_and_a_new_commit_one_log(
     paths.STATS.reset()
     _check(project, capsys)
     assert (paths.STATS.logs, paths.STATS.diffs) == (1, 0)  # from the last HEAD, both files
+
+
+VERSION_RULE = """\
+[[rule]]
+id = "latest-version"
+note = "n"
+path = "src/client/index.ts"
+query = '''(lexical_declaration (variable_declarator name: (identifier) @n (#eq? @n "LATEST") value: (_) @v)) @target'''
+[[rule.claims]]
+capture = "v"
+equals = "'2025-11-25'"
+"""
+
+
+def test_a_construct_moved_between_files_is_blamed_where_it_changed(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Like LATEST_PROTOCOL_VERSION in python-sdk: moved out of the followed file into a
+    new one (and changed there), which a later commit renamed with the followed file."""
+    latest = "export const LATEST = '2025-11-25';\n"
+    base = upstream.commit("client (#0)", {OLD: latest + client(NAMES)})
+    project.note("n", f"{base} {CITED}")
+    project.rules(VERSION_RULE)
+    moved = upstream.commit("versions module (#1)", {
+        OLD: client(NAMES), "src/shared/version.ts": "export const KNOWN = ['2025-11-25'];\n"
+        "export const LATEST = KNOWN[KNOWN.length - 1];\n"})  # fmt: skip
+    upstream.commit("unrelated (#2)", {"README.md": "x\n"})
+    split = upstream.commit("split into packages (#3)", {
+        OLD: None, "src/shared/version.ts": None, NEW: client(NAMES),
+        "packages/core/src/version.ts": upstream.read("src/shared/version.ts")})  # fmt: skip
+
+    result = _check(project, capsys)["latest-version"]
+
+    assert result["verdict"] == "broken"
+    assert result["current"]["path"] == "packages/core/src/version.ts"
+    assert [c["found"] for c in result["candidates"]] == [f"added by {split[:12]}"]
+    assert result["introduced_by"]["commit"] == moved  # not the split that moved it again

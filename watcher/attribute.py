@@ -140,7 +140,11 @@ def versions(
     followed = mirror.paths.follow(start, plan.head, paths)
     extra = [p for p in _paths(plan, result) if p not in paths]
     if extra and not {p for p, _ in followed.at_head} >= set(extra):
-        followed = mirror.paths.follow(start, plan.head, [*paths, *extra])
+        # Found in a file it was not followed to: follow that file back to where it came
+        # from, so that a construct moved between files is blamed where it changed.
+        came_from = [o for p in extra for o in mirror.paths.origins(start, plan.head, p)]
+        wanted = list(dict.fromkeys([*paths, *came_from, *extra]))
+        followed = mirror.paths.follow(start, plan.head, wanted)
     return followed.start, list(followed.steps)
 
 

@@ -304,6 +304,52 @@ class Paths:
                 self._ancestry[(older, newer)] = False
         return self._ancestry[(older, newer)]
 
+    def origins(self, base: str, head: str, path: str, limit: int = 4) -> list[str]:
+        """Where git says `path` came from since `base`, newest first: for the commit that
+        added it, the file it was renamed or copied from; and so on back (`--follow`,
+        run for a file an item was found in without being followed there)."""
+        found: list[str] = []
+        while len(found) < limit:
+            STATS.logs += 1
+            added = self.mirror.git("log", "--first-parent", "--diff-filter=A", "--format=%H",
+                                    f"{base}..{head}", "--", path).split()  # fmt: skip
+            source = self._source(added[0], path) if added else None
+            if source is None or source in found:
+                break
+            found.append(source)
+            path, head = source, f"{added[0]}^1"
+        return found
+
+    def _source(self, commit: str, path: str) -> str | None:
+        """The file `commit` renamed or copied into `path`, by git's similarity detection
+        among the files it deleted or modified (their blobs fetched in one batch)."""
+        raw = self.mirror.git("diff", "--raw", "-z", "--no-abbrev", "--no-renames",
+                              "--diff-filter=DMA", f"{commit}^1", commit)  # fmt: skip
+        fields = raw.split("\0")
+        suffix = PurePosixPath(path).suffix
+        blobs, sources = [], []
+        for meta, name in zip(fields[::2], fields[1::2], strict=False):
+            parts = meta.split()
+            if len(parts) < 5:
+                continue
+            if name == path:
+                blobs.append(parts[3])
+            elif parts[4][0] in "DM" and PurePosixPath(name).suffix == suffix:
+                sources.append(name)
+                blobs.append(parts[2])
+        if not sources:
+            return None
+        STATS.diffs += 1
+        self.mirror.prefetch(blobs)
+        out = self.mirror.git("diff", "--name-status", "-M", "-C", "--diff-filter=RC",
+                              f"{commit}^1", commit, "--", path, *sources)  # fmt: skip
+        moves = []
+        for line in out.splitlines():
+            status, old, new = ([*line.split("\t"), "", ""])[:3]
+            if new == path and old in sources:
+                moves.append((status[0] != "R", -int(status[1:] or 0), old))
+        return min(moves)[2] if moves else None
+
     def remembered(self, keys: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
         """The memo entries of these (base, path) pairs, for state/."""
         return {k: self.memo[k] for b, p in keys if (k := f"{b}:{p}") in self.memo}
