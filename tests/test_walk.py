@@ -124,3 +124,25 @@ def test_a_move_within_the_file_is_followed_to_the_earlier_change(
     assert result["current"]["path"] == "src/turn.rs"
     assert result["introduced_by"]["commit"] == change
     assert walk.STATS.judged_commits == [change]  # the move and the rename are followed
+
+
+def test_backtest_shares_the_walk_and_judges_only_touching_commits(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    project.rules(RULE)
+    noise(upstream, 6)
+    flip = upstream.commit("scale 4 (#2)", {LIB: module(step_20=(4, ""))})
+    noise(upstream, 6, step_20=(4, ""))
+    back = upstream.commit("scale 3 again (#3)", {LIB: module()})
+    noise(upstream, 6)
+    walk.STATS.reset()
+
+    code, out, _ = project.run("backtest", "target-scale", capsys=capsys)
+
+    assert code == 0
+    assert f"{flip[:10]} same -> broken" in out
+    assert f"{back[:10]} broken -> same" in out
+    assert walk.STATS.judged_commits == [flip, back]
+    assert walk.STATS.skipped == 18

@@ -15,11 +15,9 @@ walk.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Generator, Sequence
 
-from watcher import classify, locate, quotes
 from watcher import walk as lines
 from watcher.classify import Plan
 from watcher.errors import TooLarge
@@ -159,50 +157,12 @@ def attribution(mirror: Mirror, commit: str) -> Attribution:
 
 def state_function(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
     """A function from the item's files at one commit to its state there: same, changed,
-    broken or missing. Each distinct set of files is judged once."""
-    rule, quote = plan.item.rule, plan.item.quote
-    if quote is not None:
-        quoted = classify.quote_baseline(mirror, plan, quote)
-        if isinstance(quoted, Result):
-            return None
-        pattern = quoted[0]
-
-        def quote_state(files: Files) -> str:
-            parsed = [classify.parse_at(mirror, p, b) for p, b in files]
-            return quotes.category(pattern, parsed)
-
-        return functools.cache(quote_state)
-    if rule is None:
-        anchor = classify.anchor_of(mirror, plan)
-
-        def citation_state(files: Files) -> str:
-            parsed = [(p, classify.parse_at(mirror, p, b)) for p, b in files]
-            return locate.category(anchor, parsed)
-
-        return functools.cache(citation_state)
-    base = classify.rule_baseline(mirror, plan, rule)
-    if isinstance(base, Result):
+    broken or missing (the walk engine's judge, without the lines). Each distinct set of
+    files is judged once."""
+    judge = lines.judge_function(mirror, plan)
+    if judge is None:
         return None
-    compiled, target = base
-
-    def rule_state(files: Files) -> str:
-        found = locate.best_target(
-            target,
-            [
-                t
-                for p, b in files
-                for t in locate.targets(
-                    compiled, p, classify.parse_at(mirror, p, b, compiled.language)
-                )
-            ],
-        )
-        if found is None:
-            return "missing"
-        if not all(c.holds for c in classify.claims(rule, found)):
-            return "broken"
-        return "same" if found.identical else "changed"
-
-    return functools.cache(rule_state)
+    return lambda files: judge(files).state
 
 
 def _category(verdict: Verdict) -> str:

@@ -10,13 +10,12 @@ from typing import TextIO
 
 from watcher import attribute, classify
 from watcher import config as config_mod
+from watcher import walk as lines
 from watcher.check import CheckOptions, gather, group
 from watcher.classify import Plan, plan
 from watcher.errors import WatchError
 from watcher.mirrors import Mirror
 from watcher.models import Result
-
-BATCH = 64
 
 
 @dataclass(frozen=True)
@@ -59,8 +58,8 @@ def replay(
     mirror: Mirror, planned: Plan, since: str | None, tags: str
 ) -> tuple[str, list[Transition]]:
     """The item's state at the start, and every commit after it where that state changed."""
-    state = attribute.state_function(mirror, planned)
-    if state is None:
+    judge = lines.judge_function(mirror, planned)
+    if judge is None:
         raise WatchError(
             f"{planned.item.id}: the rule does not hold at its baseline; run `watch rules lint`"
         )
@@ -68,20 +67,15 @@ def replay(
     if start is None:
         raise WatchError(f"--since {since}: no such commit in {mirror.upstream.repo}")
     mirror.prefetch(planned.blobs)
-    # The same engine as `watch check`: its verdict at HEAD says which files to follow.
+    # The same engine as `watch check`: its verdict at HEAD says which files to follow,
+    # and only the commits that touched the item's lines are judged.
     initial, steps = attribute.versions(mirror, planned, classify.judge(mirror, planned), start)
-    mirror.prefetch(b for _, b in initial)
-    previous = first = state(initial)
-    changes = []
-    for index, step in enumerate(steps):
-        if index % BATCH == 0:
-            mirror.prefetch(b for s in steps[index : index + BATCH] for _, b in s.files)
-        current = state(step.files)
-        if current != previous:
-            changes.append(
-                Transition(step.commit, previous, current, mirror.first_release(step.commit, tags))
-            )
-        previous = current
+    walked = [(step.commit, step.files) for step in steps]
+    first, found = lines.transitions(mirror, initial, walked, judge)
+    changes = [
+        Transition(commit, before, after, mirror.first_release(commit, tags))
+        for commit, before, after in found
+    ]
     return first, changes
 
 

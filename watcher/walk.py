@@ -161,6 +161,39 @@ def first_of_run(
     return found
 
 
+def transitions(
+    mirror: Mirror, start: Files, steps: Sequence[tuple[str, Files]], judge: Judge
+) -> tuple[str, list[tuple[str, str, str]]]:
+    """Forward from `start`: the item's state there, and each (commit, state before,
+    state after) where a commit changed it. Commits that did not touch the item's lines
+    are followed without judging, as in `first_of_run`."""
+    read = _Sources(mirror)
+    try:
+        mirror.prefetch(_blobs(start))
+        place = judge(start)
+        first, item = place.state, _Tracked(place, _region(read, place, start))
+        changes: list[tuple[str, str, str]] = []
+        for index, (commit, files) in enumerate(steps):
+            if index % (4 * BATCH) == 0:
+                mirror.prefetch(_blobs(*(f for _, f in steps[index : index + 4 * BATCH])))
+            if any(b not in read.held for _, b in files):
+                read.load(_blobs(*(f for _, f in steps[index : index + AHEAD])))
+            after = _follow(read, item, files)
+            if after is None:
+                STATS.judged += 1
+                STATS.judged_commits.append(commit)
+                place = judge(files)
+                after = _Tracked(place, _region(read, place, files))
+            else:
+                STATS.skipped += 1
+            if after.place.state != item.place.state:
+                changes.append((commit, item.place.state, after.place.state))
+            item = after
+        return first, changes
+    finally:
+        read.close()
+
+
 def _step(
     read: _Sources,
     commit: str,
