@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import measure, site
+from bench import measure, real, site
 from bench.generate import generate
 from bench.history import FULL, QUICK
 from bench.measure import Bench, Row
@@ -27,7 +27,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help="work folder (default: bench/out)"
     )
+    parser.add_argument(
+        "--upstream", type=Path, help="a full git repository to measure on (with --site)"
+    )
+    parser.add_argument("--site", type=Path, help="a notes site (notes/, rules/) citing it")
+    parser.add_argument("--branch", default="main", help="the upstream branch (default: main)")
     args = parser.parse_args(argv)
+    if args.upstream is not None or args.site is not None:
+        if args.upstream is None or args.site is None:
+            parser.error("--upstream and --site go together")
+        rows = real.measure(args.upstream, args.site, args.out, args.branch)
+        print(render(rows))
+        return 0 if all(r.met is not False for r in rows) else 1
     size = QUICK if args.quick else FULL
     out = args.out.resolve() / ("quick" if args.quick else "full")
     started = time.perf_counter()
