@@ -223,7 +223,7 @@ def test_stale_notes_are_a_successful_run_that_files_and_commits_back(
     code, outputs, summary, err = run_action(action_yml, project, tmp_path)
 
     assert code == 0, err
-    assert set(outputs) == set(OUTPUTS)
+    assert set(outputs) == set(OUTPUTS) - {"upstreams"}  # that one: with list-upstreams only
     assert outputs["exit-code"] == "1" and outputs["outcome"] == "stale"
     assert (outputs["stale-items"], outputs["stale-notes"], outputs["errors"]) == ("1", "1", "0")
     assert (outputs["issues"], outputs["issues-opened"]) == ("1", "1")
@@ -276,3 +276,79 @@ def test_a_run_that_could_not_check_fails_the_step(
     assert outputs["exit-code"] == "2" and outputs["outcome"] == "error"
     assert "## watch check" in summary
     assert "Traceback" not in err
+
+
+def test_a_refused_push_says_why_and_leaves_no_commit_behind(
+    action_yml: dict[Any, Any], project: Project, tmp_path: Path
+) -> None:
+    origin = notes_repository(project, tmp_path)
+    hook = origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'main is protected: pushes need a review' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    project.upstream.commit("greet more briefly", {"src/app.py": APP_V2})
+    before = git(project.root, "rev-parse", "HEAD")
+
+    code, outputs, _, err = run_action(action_yml, project, tmp_path)
+
+    assert code == 2 and outputs["outcome"] == "error" and outputs["state-commit"] == ""
+    assert "main is protected" in err and "pre-receive hook declined" in err  # git's own words
+    assert "remote ref" not in err  # no pull was tried: it was not a race
+    assert git(project.root, "rev-parse", "HEAD") == before  # no local commit left behind
+    assert not any((project.root / ".git" / d).exists() for d in ("rebase-merge", "rebase-apply"))
+    assert "state/" in git(project.root, "status", "--porcelain")  # the run's state is kept
+
+
+# --- the matrix workflow ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def matrix_workflow() -> dict[Any, Any]:
+    return read_yaml(ROOT / "examples" / "workflows" / "watch-matrix.yml")
+
+
+def test_matrix_workflow_fans_out_over_what_watch_upstreams_prints(
+    matrix_workflow: dict[Any, Any], action_yml: dict[Any, Any], project: Project, tmp_path: Path
+) -> None:
+    text = (ROOT / "examples" / "workflows" / "watch-matrix.yml").read_text(encoding="utf-8")
+    for entry in matrix_workflow[True]["schedule"]:
+        trigger_for(entry["cron"])
+    assert matrix_workflow["permissions"] == {"contents": "write", "issues": "write"}
+    plan, check = matrix_workflow["jobs"]["plan"], matrix_workflow["jobs"]["check"]
+    (lister,) = [s for s in plan["steps"] if s.get("uses") == "./"]
+    assert lister["with"]["list-upstreams"] == "true"
+    assert plan["outputs"]["upstreams"] == f"${{{{ steps.{lister['id']}.outputs.upstreams }}}}"
+    assert check["needs"] == "plan" and check["strategy"]["fail-fast"] is False
+    matrix = check["strategy"]["matrix"]["upstream"]
+    assert matrix == "${{ fromJSON(needs.plan.outputs.upstreams) }}"
+    (watch,) = [s for s in check["steps"] if s.get("uses") == "./"]
+    for step in (lister, watch):
+        assert set(step["with"]) <= set(action_yml["inputs"])
+    assert watch["with"]["upstream"] == "${{ matrix.upstream.repo }}"
+    ids = {s["id"] for s in check["steps"] if "id" in s}
+    for expr in EXPR.findall(text):
+        for step_id, output in re.findall(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expr):
+            assert step_id in ids | {lister["id"]} and output in action_yml["outputs"], expr
+
+    notes_repository(project, tmp_path)
+    code, outputs, _, err = run_action(
+        action_yml, project, tmp_path, **{"list-upstreams": "true", "commit-state": "false"}
+    )
+
+    assert code == 0, err
+    entries = json.loads(outputs["upstreams"])
+    assert [e["repo"] for e in entries] == ["acme/client"]
+    assert set(re.findall(r"matrix\.upstream\.(\w+)", text)) <= set(entries[0])
+    mirror = Mirror(load(project.config_file).upstream[0], Path("cache")).path.name
+    restore = next(s for s in check["steps"] if s.get("uses") == "actions/cache/restore@v4")
+    save = next(s for s in check["steps"] if s.get("uses") == "actions/cache/save@v4")
+    assert entries[0]["mirror"] == mirror
+    for step in (restore, save):
+        assert (
+            step["with"]["path"]
+            == f"{watch['with']['cache-dir']}/${{{{ matrix.upstream.mirror }}}}"
+        )
+        assert step["with"]["key"].startswith("${{ matrix.upstream.cache_key }}")
+    assert restore["with"]["restore-keys"] == "${{ matrix.upstream.cache_key }}"
+    assert entries[0]["cache_key"] == f"watch-mirror-{entries[0]['slug']}-"
+    assert "!cancelled()" in save["if"]
+    assert not (project.root / "state").exists()  # listing checks nothing

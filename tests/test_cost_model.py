@@ -198,7 +198,9 @@ def test_mirror_counts_one_round_trip_per_batch_and_reads_without_fetching(
     files = {f"src/f{i}.rs": module(NAMES, salt=10 * i) for i in range(20)}
     head = upstream.commit("base (#1)", files)
     publish(upstream)
-    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    # branch named: an omitted one costs one `ls-remote` more, at the first clone only
+    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
+    mirror = Mirror(up, tmp_path / "cache")
     trace.start()
     mirror.sync()
     blobs = [b for p in files if (b := mirror.blob_id(head, p)) is not None]

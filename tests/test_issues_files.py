@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import yaml
@@ -67,7 +68,7 @@ def test_dry_run_writes_no_file(tmp_path: Path) -> None:
     actions = run(cfg, [result(Verdict.BROKEN)], dry_run=True)
 
     assert [a.action for a in actions] == ["would-open"]
-    assert not (cfg.state / "issues").exists() and not (cfg.state / "issues.json").exists()
+    assert not (cfg.state / "issues").exists() and not (cfg.state / "bookkeeping").exists()
 
 
 def test_a_file_that_is_not_ours_is_not_taken_for_the_issue(tmp_path: Path) -> None:
@@ -86,7 +87,7 @@ def test_lost_bookkeeping_changes_nothing(tmp_path: Path) -> None:
     cfg = config(tmp_path)
     run(cfg, [result(Verdict.BROKEN)])
     before = (cfg.state / "issues" / f"{A}.md").read_text(encoding="utf-8")
-    (cfg.state / "issues.json").unlink()
+    shutil.rmtree(cfg.state / "bookkeeping")
 
     actions = run(cfg, [result(Verdict.BROKEN)])
 

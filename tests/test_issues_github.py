@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import traceback
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ from watcher.models import IssueAction, Note, Result, Verdict
 TOKEN = "ghp_S3cretTokenThatMustNeverBePrinted"
 A, B, C = "codex-reads-one-page-of-tools", "claude-code-drops-prompts", "cursor-is-fine"
 NOTES = {n: note(n) for n in (A, B, C)}
-NOW = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -64,7 +63,7 @@ def run(
 ) -> list[IssueAction]:
     return sync(
         cfg, notes, results, upstreams(), sink=sink or sink_for(server), dry_run=False,
-        log=log or Lines(), now=NOW,
+        log=log or Lines(),
     )  # fmt: skip
 
 
@@ -134,7 +133,7 @@ def test_second_run_and_lost_state_never_duplicate(
     before = snapshot(api)
 
     second = run(cfg, api, stale(*FIRST))
-    (cfg.state / "issues.json").unlink()
+    shutil.rmtree(cfg.state / "bookkeeping")
     third = run(cfg, api, stale(*FIRST))
 
     assert [a.action for a in second] == ["unchanged", "unchanged"]
@@ -297,17 +296,17 @@ def test_a_crash_at_any_write_is_repaired_by_the_next_run(tmp_path: Path, dashbo
         assert crashes >= 12
 
 
-def _read(cfg: Config) -> str | None:
-    path = cfg.state / "issues.json"
-    return path.read_text() if path.exists() else None
+def _read(cfg: Config) -> dict[str, str]:
+    """The bookkeeping as it was before a step: every shard's text."""
+    folder = cfg.state / "bookkeeping"
+    return {p.name: p.read_text() for p in folder.glob("*.json")} if folder.is_dir() else {}
 
 
-def _write(cfg: Config, book: str | None) -> None:
-    path = cfg.state / "issues.json"
-    if book is None:
-        path.unlink(missing_ok=True)
-    else:
-        path.write_text(book)
+def _write(cfg: Config, book: dict[str, str]) -> None:
+    shutil.rmtree(cfg.state / "bookkeeping", ignore_errors=True)
+    for name, text in book.items():
+        (cfg.state / "bookkeeping").mkdir(parents=True, exist_ok=True)
+        (cfg.state / "bookkeeping" / name).write_text(text)
 
 
 FAULTS = [
@@ -422,7 +421,7 @@ def test_without_a_token_nothing_is_sent_and_the_plan_is_printed(
     assert "$GITHUB_TOKEN is not set: dry run" in log.text
     assert f"title: Stale verification: {A} — 1 broken" in log.text
     assert f"| <!-- watch:note={A} -->" in log.text  # the whole body is shown
-    assert not (cfg.state / "issues.json").exists()
+    assert not (cfg.state / "bookkeeping").exists()
 
 
 def test_dry_run_reads_but_never_writes(
@@ -456,7 +455,6 @@ def test_dashboard_is_one_issue_edited_in_place(api: GithubServer, tmp_path: Pat
     cfg = config(tmp_path, sink="github", dashboard=True)
     run(cfg, api, stale(*FIRST))
     run(cfg, api, stale((A, Verdict.FRESH)))  # a filtered run: B and C keep their rows
-    (cfg.state / "issues.json").unlink()
     run(cfg, api, stale((B, Verdict.BROKEN)))
 
     boards = [i for i in api.issues() if i["title"] == "watch dashboard"]
@@ -501,7 +499,7 @@ def test_many_notes_cost_one_listing_and_no_search_for_fresh_ones(
 def test_an_issue_whose_label_was_removed_is_still_found(api: GithubServer, cfg: Config) -> None:
     run(cfg, api, stale((A, Verdict.BROKEN)))
     api.repo().issues[1]["labels"] = []  # a maintainer removed every label
-    (cfg.state / "issues.json").unlink()
+    shutil.rmtree(cfg.state / "bookkeeping")
 
     actions = run(cfg, api, stale((A, Verdict.BROKEN)))
 

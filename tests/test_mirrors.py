@@ -64,7 +64,8 @@ def test_prefetch_is_one_round_trip_per_batch(upstream: Upstream, tmp_path: Path
     mirror.prefetch(blobs)  # all here: no trip
     texts = [mirror.read(b) for b in blobs]
 
-    assert (mirror.round_trips, mirror.blobs_fetched) == (3, 30)  # sync + two batches
+    # no `branch`: one `ls-remote` for the remote's default, then sync + two batches
+    assert (mirror.round_trips, mirror.blobs_fetched) == (4, 30)
     assert all(t.startswith(b"pub fn f") for t in texts)
     mirror.close()
 

@@ -166,11 +166,10 @@ def test_record_is_sorted_json_and_counts_runs(tmp_path: Path) -> None:
     )
     mark_finished(state, "acme/tool", finished("stale", NOW), wait=0)
     mark_finished(state, "acme/tool", finished("error", NOW), wait=0)
-    text = runs_path(state).read_text(encoding="utf-8")
-    doc = json.loads(text)
-    assert text == dumps(doc)  # sorted keys, one entry per line, the same bytes every time
-    assert doc["schema"] == "watch.runs/1"
-    entry = doc["upstreams"]["acme/tool"]
+    text = (state / "runs" / "acme__tool.json").read_text(encoding="utf-8")  # one per upstream
+    entry = json.loads(text)
+    assert text == dumps(entry)  # sorted keys, one entry per line, the same bytes every time
+    assert entry["repo"] == "acme/tool"
     assert (entry["runs"], entry["last"]["outcome"]) == (2, "error")
     assert entry["last_healthy_at"] == finished("stale", NOW).finished_at
     assert "running" not in entry
@@ -180,7 +179,25 @@ def test_corrupt_record_is_a_clear_error(tmp_path: Path) -> None:
     from watcher.errors import WatchError
 
     config = write_config(tmp_path, {"acme/tool": HOURLY})
-    runs_path(tmp_path / "state").parent.mkdir()
-    runs_path(tmp_path / "state").write_text('{"upstreams": {"acme/tool": {"runs": "x"}}}')
-    with pytest.raises(WatchError, match=r"runs\.json: not a run record.*delete it"):
+    (tmp_path / "state" / "runs").mkdir(parents=True)
+    shard = tmp_path / "state" / "runs" / "acme__tool.json"
+    shard.write_text('{"repo": "acme/tool", "runs": "x"}')
+    with pytest.raises(WatchError, match=r"acme__tool\.json: not a run record.*delete it"):
         status(config, stream=io.StringIO(), now=NOW)
+
+
+def test_a_one_file_record_of_an_earlier_version_is_read_and_migrated(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    old = {"schema": "watch.runs/1", "upstreams": {"acme/tool": {"runs": 3}}}
+    runs_path(state).write_text(json.dumps(old))
+
+    assert read_runs(state).of("acme/tool").runs == 3
+    mark_finished(state, "acme/lib", finished("fresh", NOW), wait=0)
+
+    assert not runs_path(state).exists()
+    assert sorted(p.name for p in (state / "runs").iterdir()) == [
+        "acme__lib.json",
+        "acme__tool.json",
+    ]
+    assert read_runs(state).of("acme/tool").runs == 3 and read_runs(state).of("acme/lib").runs == 1

@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
@@ -35,6 +36,7 @@ OUTPUTS = (
     "issues-opened",
     "heads",  # JSON object: upstream repo -> the branch head that was checked
     "state-commit",  # the commit that saved state/ (with commit_state), else empty
+    "upstreams",  # with list_upstreams only: `watch upstreams --json`, for a matrix
 )
 _FILED = ("opened", "commented", "closed", "reopened")
 FAIL_ON = ("error", "stale")
@@ -50,6 +52,7 @@ def action(
     summary_file: Path | None = None,
     output_file: Path | None = None,
     commit_state: bool = False,
+    list_upstreams: bool = False,
     out: TextIO | None = None,
 ) -> int:
     """Run one check for a workflow; see the module docstring for the exit status.
@@ -61,6 +64,13 @@ def action(
         raise WatchError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
     out = out or sys.stdout
     config = _config(config_file, cache_dir)
+    if list_upstreams:  # the first job of a matrix workflow: what to fan out over
+        from watcher.commands import upstream_matrix
+
+        matrix = json.dumps(upstream_matrix(config), separators=(",", ":"))
+        out.write(matrix + "\n")
+        _outputs(output_file, {"upstreams": matrix})
+        return 0
     if config.issues.dashboard and config.issues.sink != "none":
         from watcher.ticked import carry_out
 
@@ -94,9 +104,10 @@ def _config(config_file: Path, cache_dir: Path | None) -> Config:
 
 
 def _check(config: Config, upstream: str | None, wait: float) -> Report:
-    from watcher.check import CheckOptions, run_check
+    from watcher.check import CheckOptions
+    from watcher.commands import checked
 
-    return run_check(config, CheckOptions(upstream=upstream, wait=wait))
+    return checked(config, CheckOptions(upstream=upstream, wait=wait), "action")
 
 
 def outputs(report: Report) -> dict[str, str]:
@@ -157,39 +168,96 @@ BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github
 
 
 def _commit_state(config: Config) -> str:
-    """Commit state/ (never its lock) to the checked-out branch and push; "" if unchanged.
+    """Commit state/ (not its lock, temp files or run records) and push; "" if unchanged.
 
-    A push that loses a race with another push is rebased and retried; the files are
-    the watcher's own, so a rebase conflict means two runs at once (use `concurrency:`).
+    Run records (`state/runs/`) are per-run facts (times, durations) and stay out of
+    the commit, so a run with no news commits nothing. A push that loses the race with
+    another job's push is rebased on it and the dashboard is rebuilt from the shards
+    (never merged as text), then pushed again. Any other failure says git's own words,
+    and leaves neither a local commit nor a rebase in progress.
     """
     top = Path(_git(config.root, "rev-parse", "--show-toplevel"))
     if not config.state.is_relative_to(top):
         raise WatchError(f"{config.state}: outside the repository {top}; cannot commit it")
     rel = config.state.relative_to(top).as_posix()
-    _git(top, "add", "--all", "--", rel, f":(exclude){rel}/.lock", f":(exclude){rel}/**/.*.tmp")
-    if not _git(top, "diff", "--cached", "--name-only", "--", rel):
+    branch = _git(top, "rev-parse", "--abbrev-ref", "HEAD")
+    if branch == "HEAD":
+        raise WatchError(f"{top}: detached HEAD; check out a branch to commit state/ back")
+    if not _stage(top, rel):
         log.info("state/ unchanged: nothing to commit")
         return ""
     name, email = BOT
     _git(top, "-c", f"user.name={name}", "-c", f"user.email={email}", "commit", "--quiet",
          "-m", "watch: save state after a check", "--", rel)  # fmt: skip
-    _push(top)
+    try:
+        _push(top, lambda: _catch_up(config, top, rel, branch))
+    except WatchError:
+        _git(top, "reset", "--quiet", "--soft", "HEAD~1")  # state/ stays as the run left it
+        raise
     return _git(top, "rev-parse", "HEAD")
 
 
-def _push(top: Path, attempts: int = 3) -> None:
+def _stage(top: Path, rel: str) -> bool:
+    """Stage state/ as the run left it; whether anything differs from HEAD."""
+    _git(top, "add", "--all", "--", rel, f":(exclude){rel}/.lock", f":(exclude){rel}/**/.*.tmp",
+         f":(exclude){rel}/.*.tmp", f":(exclude){rel}/runs")  # fmt: skip
+    return bool(_git(top, "diff", "--cached", "--name-only", "--", rel))
+
+
+# What git says when another push got there first (or at the same moment).
+RACED = ("fetch first", "non-fast-forward", "cannot lock ref", "failed to update ref")
+
+
+def _push(top: Path, catch_up: Callable[[], None] | None = None, attempts: int = 8) -> None:
+    """Push HEAD to its branch on origin. A push that lost a race with another push is
+    caught up (`catch_up`, by default a rebase on the branch as pushed) and retried; any
+    other refusal raises with git's own words."""
     branch = _git(top, "rev-parse", "--abbrev-ref", "HEAD")
-    if branch == "HEAD":
-        raise WatchError(f"{top}: detached HEAD; check out a branch to commit state/ back")
     for attempt in range(1, attempts + 1):
-        try:
-            _git(top, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}")
+        code, text = _try_git(top, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}")
+        if code == 0:
             return
-        except WatchError:
-            if attempt == attempts:
-                raise
-            log.warning("push of state/ was rejected; rebasing on origin/%s and retrying", branch)
-            _git(top, "pull", "--rebase", "--quiet", "origin", branch)
+        raced = any(words in text for words in RACED)
+        if not raced or attempt == attempts:
+            raise WatchError(f"push to origin {branch} failed: {text}")
+        log.warning("push lost a race with another run; rebasing on it (%s)", attempt)
+        (catch_up or (lambda: _rebase(top, branch)))()
+
+
+def _rebase(top: Path, branch: str) -> None:
+    """Rebase HEAD on the branch as pushed; on a conflict, leave no rebase behind."""
+    _git(top, "fetch", "--quiet", "origin", branch)
+    name, email = BOT
+    identity = ("-c", f"user.name={name}", "-c", f"user.email={email}")
+    code, text = _try_git(top, *identity, "rebase", "--quiet", "--autostash", "-X", "theirs",
+                          "FETCH_HEAD")  # fmt: skip
+    if code != 0:
+        _try_git(top, "rebase", "--abort")
+        raise WatchError(f"could not rebase on origin {branch}: {text}")
+
+
+def _catch_up(config: Config, top: Path, rel: str, branch: str) -> None:
+    """Rebase our state commit on the branch as pushed, then rebuild the dashboard.
+
+    Shards are written by one job each, so only shared files (the dashboard) can
+    conflict; ours is taken by the rebase and then rebuilt from every shard here.
+    """
+    _rebase(top, branch)
+    from watcher.issues import rebuild_dashboard
+
+    rebuild_dashboard(config, log=log.info)
+    if _stage(top, rel):
+        name, email = BOT
+        _git(top, "-c", f"user.name={name}", "-c", f"user.email={email}",
+             "commit", "--quiet", "--amend", "--no-edit")  # fmt: skip
+
+
+def _try_git(cwd: Path, *args: str) -> tuple[int, str]:
+    import subprocess
+
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    text = " ".join(line.strip() for line in proc.stderr.splitlines() if line.strip())
+    return proc.returncode, text
 
 
 def _git(cwd: Path, *args: str) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -20,6 +20,9 @@ from watcher.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.notes import site_notes
 from watcher.rules import Compiles, load_rules
+
+if TYPE_CHECKING:
+    from watcher.issues.book import Scope
 
 log = logging.getLogger("watch")
 STATE_SCHEMA = "watch.state/1"
@@ -38,6 +41,7 @@ class CheckOptions(BaseModel):
     implicit_upstreams: bool = True
     citations: bool = True  # False: rules only (`watch rules lint`)
     issue_citations: bool = True  # False: no GitHub reads (`watch fix`)
+    read_only: bool = False  # no lock, no state written, no issues (`rules lint`, `fix`)
     wait: float = 0.0
 
     @field_validator("note", "rule", mode="before")
@@ -51,7 +55,12 @@ class CheckOptions(BaseModel):
     @property
     def filtered(self) -> bool:
         """A run that checks part of the items: it must leave the others' state alone."""
-        return bool(self.upstream or self.note or self.rule) or not self.citations
+        return bool(self.upstream) or self.partial
+
+    @property
+    def partial(self) -> bool:
+        """A run that checks part of each upstream's items (`--upstream` checks all of one)."""
+        return bool(self.note or self.rule) or not self.citations
 
 
 class Progress(Protocol):
@@ -75,10 +84,23 @@ class Inputs:
 
 
 def run_check(config: Config, options: CheckOptions, progress: Progress | None = None) -> Report:
-    """Check every selected item against its upstream; save state; file issues."""
+    """Check every selected item against its upstream; save state; file issues.
+
+    Run-level failures (an upstream that cannot be fetched, GitHub unreachable) are
+    reported once each, as an ERROR log line and in the report (exit 2); the items they
+    hit are `upstream-unreachable` in the report only: they never touch a note's issue,
+    and state keeps their last verdicts.
+    """
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with state.locked(config.state, wait=options.wait):
-        state.remove_leftovers(config.state)
+    lock = (
+        contextlib.nullcontext()
+        if options.read_only  # reads a consistent snapshot: state files are replaced whole
+        else state.locked(config.state, wait=options.wait)
+    )
+    errors: list[str] = []
+    with lock:
+        if not options.read_only:
+            state.remove_leftovers(config.state)
         inputs = gather(config, options)
         statuses: list[UpstreamStatus] = []
         results: list[Result] = list(inputs.errors)
@@ -90,14 +112,26 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
             notes = _issue_notes(inputs, options)
             results += tracked_issues.check(config, notes, offline=options.offline)
         results.sort(key=lambda r: (-r.verdict.severity, r.note, r.id))
-        actions = _file_issues(config, options, inputs.notes, results, statuses)
+        actions = _file_issues(config, options, inputs, results, statuses, errors)
+    # One ERROR line per run-level failure: an upstream not fetched, GitHub not read
+    # (an issue citation) or not written (`errors`: the issue sink, for the whole run).
+    unreachable = [s.error for s in statuses if s.error]
+    unreachable += [f"{r.id}: {r.message}" for r in results if _run_level(r) and r.kind == "issue"]
+    for error in [*unreachable, *errors]:
+        log.error("%s", error)
     return Report(
         started_at=started,
         upstreams=tuple(statuses),
         results=tuple(results),
         issues=tuple(actions),
         summary=summarize(results),
+        errors=tuple(errors),
     )
+
+
+def _run_level(result: Result) -> bool:
+    """An item that could not be judged because git or GitHub could not be reached."""
+    return result.error is ErrorCode.UPSTREAM_UNREACHABLE
 
 
 def gather(config: Config, options: CheckOptions) -> Inputs:
@@ -236,7 +270,7 @@ def group(
         by_repo.setdefault(item.repo.lower(), []).append(item)
     for key in sorted(by_repo, key=lambda r: (config.upstream_for(r) is None, r)):
         upstream = config.upstream_for(key)
-        if upstream is None and options.implicit_upstreams:
+        if upstream is None and options.implicit_upstreams and config.implicit_upstreams:
             upstream = Upstream(repo=by_repo[key][0].repo)
         if options.upstream and (
             upstream is None or upstream.repo.lower() != options.upstream.lower()
@@ -253,11 +287,14 @@ def check_upstream(
     progress: Progress,
 ) -> tuple[UpstreamStatus, list[Result]]:
     """Sync one mirror and judge its items; an unreachable upstream fails only its items."""
-    if upstream is None:
+    if upstream is None:  # a note-level error: the notes cite a repository nobody configured
         repo = items[0].repo
-        message = f"no [[upstream]] for {repo} in config.toml (and --no-implicit-upstreams)"
-        status = UpstreamStatus(repo=repo, url="", branch="", error=message)
-        return status, [classify.error(i, ErrorCode.UPSTREAM_UNREACHABLE, message) for i in items]
+        message = (
+            f"no [[upstream]] for {repo} in config.toml, and implicit upstreams are off "
+            "(implicit_upstreams = false, or --no-implicit-upstreams); add an [[upstream]] for it"
+        )
+        status = UpstreamStatus(repo=repo, url="", branch="")
+        return status, [classify.error(i, ErrorCode.NO_UPSTREAM, message) for i in items]
     mirror = Mirror(upstream, config.cache, config.limits)
     try:
         if options.offline:
@@ -266,21 +303,47 @@ def check_upstream(
             with progress.step(f"fetching {upstream.repo}"):
                 mirror.sync()
         head = mirror.head()
+        # Only the dashboard shows it ("last seen fresh"): a warm run needs no extra git.
+        head_date = mirror.date(head) if _dashboard(config, options) else None
         with progress.step(f"checking {len(items)} items of {upstream.repo}"):
             results = judge_all(config, mirror, upstream, head, items, options)
             results = guards.follow_rules(results)  # not saved: it depends on the rule's run
         mirror.tidy()
     except UpstreamError as exc:  # unreachable, or stalled past its time limit mid-run
         status = UpstreamStatus(
-            repo=upstream.repo, url=upstream.display_url, branch=upstream.branch, error=str(exc)
+            repo=upstream.repo, url=upstream.display_url, branch=mirror.branch, error=str(exc)
         )
         return status, [classify.error(i, ErrorCode.UPSTREAM_UNREACHABLE, str(exc)) for i in items]
     finally:
         mirror.close()
     status = UpstreamStatus(
-        repo=upstream.repo, url=upstream.display_url, branch=upstream.branch, head=head
+        repo=upstream.repo,
+        url=upstream.display_url,
+        branch=mirror.branch,
+        head=head,
+        head_date=head_date,
     )
     return status, results
+
+
+def _dashboard(config: Config, options: CheckOptions) -> bool:
+    wanted = config.issues.dashboard and config.issues.sink != "none"
+    return wanted and not (options.no_issues or options.read_only)
+
+
+def last_results(config: Config, repo: str, items: Sequence[Item]) -> list[Result]:
+    """The verdicts the last run saved for these items (those it judged), unchanged."""
+    try:
+        saved = state.read_json(state.upstream_file(config.state, repo))
+    except WatchError:
+        return []
+    cache: dict[str, Any] = saved.get("items", {}) if saved.get("schema") == STATE_SCHEMA else {}
+    found = []
+    for item in items:
+        entry = cache.get(item.id)
+        if isinstance(entry, dict) and "result" in entry:
+            found.append(Result.model_validate(entry["result"]))
+    return found
 
 
 def judge_all(
@@ -331,19 +394,20 @@ def judge_all(
         results[position] = result
     # A filtered run leaves other items' releases as they were: it may only record the
     # new tags when it recomputed every release, or when the tags did not move.
-    if options.filtered and not same_tags:
+    if options.partial and not same_tags:
         tags = str(saved.get("tags", ""))
         releases = dict(saved.get("releases", {}))
     else:
         # Remembered per (commit, tag set): a re-judged item blamed on a known commit
         # asks git nothing; new tags start the memo afresh.
         blamed = {r.introduced_by.commit: r.released_in for r in results if r.introduced_by}
-        releases = blamed if not options.filtered else {**releases, **blamed}
+        releases = blamed if not options.partial else {**releases, **blamed}
     paths = mirror.paths.remembered((p.base, p.item.path) for p in plans if isinstance(p, Plan))
-    if options.filtered:  # keep what other items' runs remembered
+    if options.partial:  # keep what other items' runs remembered
         paths = {**saved.get("paths", {}), **paths}
     memo = {"tags": tags, "releases": releases, "paths": paths}
-    _save(file, upstream, head, saved, plans, results, memo, prune=not options.filtered)
+    if not options.read_only:
+        _save(file, upstream, head, saved, plans, results, memo, prune=not options.partial)
     return results
 
 
@@ -419,7 +483,7 @@ def _save(
         if isinstance(planned, Plan):
             key = planned.key_for(result)
             items[result.id] = {"key": key, "result": result.model_dump(mode="json")}
-    state.write_json(
+    state.update_json(  # a run with no news leaves the file as it was
         file,
         {
             "schema": STATE_SCHEMA,
@@ -456,23 +520,92 @@ def _input_error(err: InputError, code: ErrorCode) -> Result:
 def _file_issues(
     config: Config,
     options: CheckOptions,
-    notes: dict[str, Note],
+    inputs: Inputs,
     results: list[Result],
     statuses: list[UpstreamStatus],
+    errors: list[str],
 ) -> list[Any]:
-    if options.no_issues or config.issues.sink == "none":
+    """Sync the issues of the notes this run owns; never those a run-level failure touched."""
+    if options.no_issues or options.read_only or config.issues.sink == "none":
         return []
     from watcher.issues import sync_issues
 
-    checked = {r.note for r in results if r.note}
+    scope = issue_scope(config, options, inputs.notes, statuses)
+    failed = {s.repo.lower() for s in statuses if s.error}
+    touched = {r.note for r in results if r.repo.lower() in failed or _run_level(r)}
+    mine = [
+        r
+        for r in [*results, *_others(config, inputs, statuses, scope)]
+        if r.note and r.note not in touched and scope.owner(r.note) in scope.shards
+    ]
     return sync_issues(
         config,
-        {k: v for k, v in notes.items() if k in checked},
-        [r for r in results if r.note],
+        {k: v for k, v in inputs.notes.items() if k in {r.note for r in mine}},
+        mine,
         statuses,
         dry_run=options.dry_run,
         log=_log_line,
+        scope=scope,
+        failures=errors,
     )
+
+
+def issue_scope(
+    config: Config,
+    options: CheckOptions,
+    notes: dict[str, Note],
+    statuses: Sequence[UpstreamStatus],
+) -> Scope:
+    """Which bookkeeping shards this run writes, and which shard owns each note.
+
+    A note's owner is the first upstream it cites (config order, then by name), so
+    that jobs of a matrix over upstreams never file the same note's issue twice.
+    """
+    from watcher.issues.book import Scope
+
+    order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
+
+    def canonical(repo: str) -> str:
+        configured = config.upstream_for(repo)
+        return configured.repo if configured else repo.lower()
+
+    home = canonical(config.upstream[0].repo) if config.upstream else ""
+    owners: dict[str, str] = {}
+    for note in notes.values():
+        cited = {c.repo for c in note.citations} | {c.repo for c in note.issue_citations}
+        first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
+        owners[note.id] = state.slug(canonical(first)) if first else state.slug(home) or state.HOME
+    repos = {state.slug(canonical(s.repo)): canonical(s.repo) for s in statuses}
+    failure = {state.slug(canonical(s.repo)): s.error for s in statuses}
+    if options.upstream is not None:
+        shards = {state.slug(canonical(options.upstream)): None}
+    else:
+        shards = dict.fromkeys(sorted({*owners.values(), *repos}))
+        if not shards:
+            shards = {state.slug(home) or state.HOME: None}
+    return Scope(
+        owners=owners,
+        shards={name: failure.get(name) for name in shards},
+        repos=repos,
+        prune=not options.partial,
+        complete=not options.filtered,
+    )
+
+
+def _others(
+    config: Config, inputs: Inputs, statuses: Sequence[UpstreamStatus], scope: Scope
+) -> list[Result]:
+    """Last verdicts of items this run did not check, of notes it owns (other upstreams)."""
+    checked = {s.repo.lower() for s in statuses}
+    by_repo: dict[str, list[Item]] = {}
+    for item in inputs.items:
+        if item.repo.lower() not in checked and scope.owner(item.note) in scope.shards:
+            by_repo.setdefault(item.repo, []).append(item)
+    found: list[Result] = []
+    for repo, items in by_repo.items():
+        upstream = config.upstream_for(repo)
+        found += last_results(config, upstream.repo if upstream else repo, items)
+    return found
 
 
 def _log_line(message: str) -> None:

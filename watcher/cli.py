@@ -41,6 +41,12 @@ def _sync(args: argparse.Namespace) -> int:
     return commands.sync(args.config, args.upstream, sys.stdout)
 
 
+def _upstreams(args: argparse.Namespace) -> int:
+    from watcher import commands
+
+    return commands.upstreams(args.config, args.json, sys.stdout)
+
+
 def _notes(args: argparse.Namespace) -> int:
     from watcher import commands
 
@@ -139,6 +145,7 @@ def _action(args: argparse.Namespace) -> int:
         summary_file=args.summary_file or env.get("GITHUB_STEP_SUMMARY"),
         output_file=args.output_file or env.get("GITHUB_OUTPUT"),
         commit_state=args.commit_state,
+        list_upstreams=args.list_upstreams,
     )
 
 
@@ -280,6 +287,14 @@ def build_parser() -> argparse.ArgumentParser:
         "list notes, their citations and the rules guarding them",
         "watch notes",
     )
+    ups = _command(
+        sub,
+        "upstreams",
+        _upstreams,
+        "the upstreams a run checks (--json: for an Actions matrix)",
+        "watch upstreams --json",
+    )
+    ups.add_argument("--json", action="store_true", help="one JSON line for strategy.matrix")
 
     rules = sub.add_parser("rules", help="lint and test rules", description="lint and test rules")
     rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
@@ -409,6 +424,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     action.add_argument("--output-file", type=Path, metavar="FILE", help="default: $GITHUB_OUTPUT")
     action.add_argument("--commit-state", action="store_true", help="commit and push state/ after")
+    action.add_argument(
+        "--list-upstreams",
+        action="store_true",
+        help="check nothing; write the upstreams (as `upstreams --json`) to the `upstreams` output",
+    )
 
     demo = _command(
         sub,

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TextIO
 
 from watcher import config as config_mod
-from watcher.check import CheckOptions, gather, group, run_check
+from watcher.check import CheckOptions, Progress, gather, group, run_check
 from watcher.errors import UpstreamError, WatchError
-from watcher.models import CodeCitation, Rule, Verdict
+from watcher.models import CodeCitation, Report, Rule, Verdict
 
 
 def check(config_file: Path, options: CheckOptions, fmt: str | None, out: TextIO) -> int:
@@ -20,32 +20,94 @@ def check(config_file: Path, options: CheckOptions, fmt: str | None, out: TextIO
 
     config = config_mod.load(config_file)
     fmt = fmt or ("table" if out.isatty() else "json")
-    report = run_check(config, options, _progress(fmt))
+    report = checked(config, options, "check", _progress(fmt))
     render(report, fmt, out)
     return report.exit_code
 
 
+def checked(
+    config: config_mod.Config, options: CheckOptions, by: str, progress: Progress | None = None
+) -> Report:
+    """Run a check and record it in `state/runs/` (so `watch status` sees every run).
+
+    A dry run, or one filtered to a note or a rule, checks too little to say anything
+    about an upstream's health, and is not recorded.
+    """
+    from watcher.status import here, record
+
+    started = here(by)
+    report = run_check(config, options, progress)
+    if not (options.dry_run or options.read_only or options.note or options.rule):
+        record(config.state, report, started, wait=options.wait)
+    return report
+
+
 def sync(config_file: Path, upstream: str | None, out: TextIO) -> int:
-    """`watch sync`: create or fetch every mirror the notes need."""
+    """`watch sync`: create or fetch the mirror of every configured upstream, and of every
+    repository the notes cite without one (unless implicit upstreams are off)."""
     from watcher.mirrors import Mirror
 
     config = config_mod.load(config_file)
     options = CheckOptions(upstream=upstream)
     inputs = gather(config, options)
+    cited = [up for up, _items in group(config, inputs.items, options) if up is not None]
+    wanted = [u for u in config.upstream if upstream is None or _same(u.repo, upstream)]
     status = 0
-    for up, _items in group(config, inputs.items, options):
-        if up is None:
-            continue
+    for up in [*wanted, *(u for u in cited if config.upstream_for(u.repo) is None)]:
         mirror = Mirror(up, config.cache, config.limits)
         try:
             mirror.sync()
-            out.write(f"{up.repo}: {up.branch} at {mirror.head()[:12]} ({mirror.path})\n")
+            out.write(f"{up.repo}: {mirror.branch} at {mirror.head()[:12]} ({mirror.path})\n")
         except UpstreamError as exc:
             out.write(f"{up.repo}: error: {exc}\n")
             status = 2
         finally:
             mirror.close()
     return status
+
+
+def upstream_matrix(config: config_mod.Config) -> list[dict[str, object]]:
+    """Every upstream a run checks, as GitHub Actions `strategy.matrix` entries.
+
+    Configured upstreams first, in config order, then repositories the notes cite with
+    no [[upstream]] (unless implicit upstreams are off). `slug` names the mirror
+    (`CACHE-DIR/SLUG.git`) and `cache_key` is the prefix of its actions/cache key,
+    which workflow expressions cannot compute from `repo` themselves.
+    """
+    from watcher.state import slug
+
+    inputs = gather(config, CheckOptions())
+    cited = [up for up, _items in group(config, inputs.items, CheckOptions()) if up is not None]
+    implicit = [u for u in cited if config.upstream_for(u.repo) is None]
+    return [
+        {
+            "repo": u.repo,
+            "slug": slug(u.repo),
+            "mirror": f"{slug(u.repo)}.git",
+            "cache_key": f"watch-mirror-{slug(u.repo)}-",
+            "implicit": u in implicit,
+        }
+        for u in [*config.upstream, *implicit]
+    ]
+
+
+def upstreams(config_file: Path, as_json: bool, out: TextIO) -> int:
+    """`watch upstreams [--json]`: the upstreams to check, e.g. for an Actions matrix."""
+    import json
+
+    entries = upstream_matrix(config_mod.load(config_file))
+    if as_json:  # one line: it goes into $GITHUB_OUTPUT as it is
+        out.write(json.dumps(entries, separators=(",", ":")) + "\n")
+        return 0
+    for entry in entries:
+        out.write(
+            f"{entry['repo']}  {entry['mirror']}{'  (implicit)' if entry['implicit'] else ''}\n"
+        )
+    return 0
+
+
+def _same(repo: str, other: str | None) -> bool:
+    return other is not None and repo.lower() == other.lower()
 
 
 def notes(config_file: Path, out: TextIO) -> int:
@@ -101,7 +163,8 @@ def rules_lint(config_file: Path, offline: bool, out: TextIO, *, show: bool = Fa
     """`watch rules lint`: compile every rule and check it at its note's baseline;
     with `show`, print what each capture matched there."""
     config = config_mod.load(config_file)
-    report = run_check(config, CheckOptions(offline=offline, no_issues=True, citations=False), None)
+    options = CheckOptions(offline=offline, no_issues=True, citations=False, read_only=True)
+    report = run_check(config, options, None)
     rule_ids = {r.id for r in report.results if r.kind == "rule"}
     bad = [
         r

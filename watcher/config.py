@@ -44,7 +44,7 @@ class Limits(_Strict):
 class Upstream(_Strict):
     repo: str
     url: str = ""
-    branch: str = "main"
+    branch: str = ""  # empty: the remote's default branch (its HEAD), read at the first clone
     release_tags: str = "*"
     schedule: str = "17 */6 * * *"
     fetch_seconds: PositiveFloat | None = None  # this upstream's bound; default [limits]
@@ -138,6 +138,9 @@ class Config(_Strict):
     track_citations: StrictBool = True
     notes_ignore: tuple[str, ...] = ()
     notes_extra_keys: tuple[str, ...] = ()
+    # Notes citing a repository with no [[upstream]] check it at github.com/OWNER/NAME
+    # on its default branch; false makes such citations errors (`no-upstream`) instead.
+    implicit_upstreams: StrictBool = True
     upstream: tuple[Upstream, ...] = ()
     issues: IssuesConfig = IssuesConfig()
     limits: Limits = Limits()

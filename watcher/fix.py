@@ -99,7 +99,9 @@ def plan(config: Config, accept: str | None, *, offline: bool, date: str) -> Cha
     notes = site_notes(config).notes
     if accept is not None and accept not in notes:
         raise WatchError(f"--accept {accept}: no note has this id; `watch notes` lists them")
-    options = CheckOptions(note=accept, offline=offline, no_issues=True, issue_citations=False)
+    options = CheckOptions(
+        note=accept, offline=offline, no_issues=True, issue_citations=False, read_only=True
+    )
     report = run_check(config, options)
     changes = Changes(config.root)
     if accept is None:

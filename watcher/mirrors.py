@@ -102,12 +102,23 @@ class Mirror:
         self._trees: dict[str, dict[str, str]] = {}
         self._releases: dict[tuple[str, str], str | None] = {}  # (pattern, commit) -> tag
         self._paths: Paths | None = None
+        self._branch: str | None = None
 
     # --- setup and fetch ----------------------------------------------------------
 
     @property
     def exists(self) -> bool:
         return (self.path / "HEAD").is_file()
+
+    @property
+    def branch(self) -> str:
+        """The watched branch: configured, else the remote's default as found at creation."""
+        if self.upstream.branch:
+            return self.upstream.branch
+        if self._branch is None and self.exists:
+            with contextlib.suppress(UpstreamError):
+                self._branch = _git(self.path, "config", "--get", "watch.branch").strip() or None
+        return self._branch or "main"
 
     def sync(self) -> None:
         """Create the mirror, or fetch the branch and tags into it (one round trip).
@@ -124,7 +135,16 @@ class Mirror:
                 self._reclone(problem)
             if not self.exists:
                 self._create()
-            elif _git(self.path, "config", "--get", "remote.origin.url").strip() != self.stored_url:
+                try:
+                    self._fetch_refs()
+                except BaseException:
+                    # A failed first clone (no network, wrong URL or branch) leaves
+                    # nothing behind to be blamed by the next run.
+                    self._reset()
+                    shutil.rmtree(self.path, ignore_errors=True)
+                    raise
+                return
+            if _git(self.path, "config", "--get", "remote.origin.url").strip() != self.stored_url:
                 _git(self.path, "config", "remote.origin.url", self.stored_url)  # config changed
                 if self.local:
                     _git(self.path, "config", "remote.origin.uploadpack", LOCAL_UPLOAD_PACK)
@@ -199,6 +219,8 @@ class Mirror:
             }
             if self.local:
                 settings["remote.origin.uploadpack"] = LOCAL_UPLOAD_PACK
+            if not self.upstream.branch:
+                settings["watch.branch"] = self._branch = self._remote_default()
             for key, value in settings.items():
                 _git(tmp, "config", key, value)
             os.replace(tmp, self.path)
@@ -206,8 +228,26 @@ class Mirror:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
+    def _remote_default(self) -> str:
+        """The branch the remote's HEAD points at (`ls-remote --symref`), for `branch = ""`."""
+        self.round_trips += 1
+        try:
+            out = self._network("ls-remote", "--symref", self.stored_url, "HEAD")
+        except UpstreamError as exc:
+            raise UpstreamError(
+                f"{self.upstream.repo}: cannot read the default branch of "
+                f"{self.upstream.display_url}: {exc}; check the url in config.toml, or set `branch`"
+            ) from None
+        match = re.search(r"^ref: refs/heads/(\S+)\tHEAD$", out, re.MULTILINE)
+        if match is None:
+            raise UpstreamError(
+                f"{self.upstream.repo}: {self.upstream.display_url} names no default branch; "
+                "set `branch` in config.toml"
+            )
+        return match.group(1)
+
     def _fetch_refs(self) -> None:
-        branch = self.upstream.branch
+        branch = self.branch
         before = self._refs()
         self.round_trips += 1
         try:
@@ -260,7 +300,7 @@ class Mirror:
     def _network(self, *args: str, stdin: str | None = None) -> str:
         """A git command that talks to the upstream, within the time limits."""
         return _git(
-            self.path,
+            self.path if self.path.is_dir() else None,
             *args,
             stdin=stdin,
             env=self.env,
@@ -297,10 +337,10 @@ class Mirror:
 
     def head(self) -> str:
         """The commit at the tip of the watched branch."""
-        sha = self.resolve(f"refs/heads/{self.upstream.branch}")
+        sha = self.resolve(f"refs/heads/{self.branch}")
         if sha is None:
             raise UpstreamError(
-                f"{self.upstream.repo}: branch {self.upstream.branch!r} not in the mirror; "
+                f"{self.upstream.repo}: branch {self.branch!r} not in the mirror; "
                 "check `branch` in config.toml"
             )
         return sha
@@ -428,6 +468,10 @@ class Mirror:
 
             self._paths = Paths(self)
         return self._paths
+
+    def date(self, sha: str) -> str:
+        """A commit's committer date (ISO 8601), read with plain git: no GitPython needed."""
+        return _git(self.path, "show", "--no-patch", "--format=%cI", sha).strip()
 
     def info(self, sha: str) -> CommitInfo:
         if sha not in self._info:

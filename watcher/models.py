@@ -60,6 +60,7 @@ class ErrorCode(StrEnum):
     QUOTE_BASELINE = "quote-baseline"
     QUOTE_UNSOURCED = "quote-unsourced"
     FILE_TOO_LARGE = "file-too-large"
+    NO_UPSTREAM = "no-upstream"  # cited, not configured, and implicit upstreams are refused
 
 
 # --- inputs -----------------------------------------------------------------------
@@ -219,7 +220,8 @@ class UpstreamStatus(Frozen):
     url: str
     branch: str
     head: str | None = None
-    error: str | None = None
+    head_date: str | None = None  # the head commit's date: when notes were last seen fresh
+    error: str | None = None  # a run-level failure: the upstream could not be checked
 
 
 class IssueAction(Frozen):
@@ -257,10 +259,11 @@ class Report(Frozen):
     results: tuple[Result, ...] = ()
     issues: tuple[IssueAction, ...] = ()
     summary: Summary = Summary()
+    errors: tuple[str, ...] = ()  # run-level failures of the whole run (issues not filed): exit 2
 
     @property
     def exit_code(self) -> int:
         verdicts = {r.verdict for r in self.results}
-        if Verdict.ERROR in verdicts or any(u.error for u in self.upstreams):
+        if Verdict.ERROR in verdicts or self.errors or any(u.error for u in self.upstreams):
             return 2
         return 1 if any(v.stale for v in verdicts) else 0

@@ -24,12 +24,15 @@ CONFIG_HELP: dict[str, str] = {
     "state": "folder where runs record what they saw; commit it",
     "cache": "where upstream mirrors live (default: the user cache dir, `…/watch/mirrors`)",
     "track_citations": "track every code citation, with or without a rule",
+    "implicit_upstreams": "check a cited repository with no [[upstream]] at github.com "
+    "on its default branch; false: such citations are `no-upstream` errors",
     "notes_ignore": "globs (relative to `notes`) of Markdown files that are not notes",
     "notes_extra_keys": "front-matter keys of your own that notes may use",
     "upstream": "one table per upstream repository (`[[upstream]]`)",
     "upstream.repo": "OWNER/NAME, as the notes cite it (required)",
     "upstream.url": "where to fetch it; `file://` and paths work (default: GitHub's URL)",
-    "upstream.branch": "the branch whose head is checked",
+    "upstream.branch": "the branch whose head is checked; empty: the remote's default branch "
+    "(its HEAD), read when the mirror is first cloned",
     "upstream.release_tags": "glob of the tags that are releases, e.g. `v*`, `rust-v*`",
     "upstream.schedule": "when `watch serve` checks it: cron (5 fields) or `@every 30m`",
     "upstream.fetch_seconds": "bound on one fetch from it (default: `limits.fetch_seconds`)",
@@ -141,6 +144,8 @@ def _default(key: str, field: Any) -> str:
         return "unset"
     if key == "upstream.url":
         return "`https://github.com/OWNER/NAME.git`"
+    if key == "upstream.branch":
+        return "the remote's default"
     return f"`{_toml(value)}`"
 
 

@@ -1,4 +1,17 @@
-"""What the last runs saw (SPEC 7): plain JSON, sorted, written atomically under one lock."""
+"""What the last runs saw (SPEC 7): plain JSON, sorted, written atomically under one lock.
+
+Layout, sharded so that runs checking different upstreams never write the same file:
+
+- `OWNER__NAME.json`: what the last check of that upstream saw (head, tags, items);
+- `bookkeeping/OWNER__NAME.json`: the issues of the notes that upstream owns, each
+  note's last status, and the upstream's last run-level failure (the dashboard is
+  rebuilt from these shards, never merged as text);
+- `runs/OWNER__NAME.json`: the last run of that upstream (`watch status`), and
+  `runs/_serve.json` while `watch serve` runs;
+- `issues/`: the issue documents of the `files` sink.
+
+A run writes a file only when its content changed, so a run with no news writes nothing.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +20,7 @@ import json
 import logging
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +31,10 @@ from watcher.redact import redact
 
 LOCK_NAME = ".lock"
 log = logging.getLogger("watch")
+BOOK_DIR = "bookkeeping"
+RUNS_DIR = "runs"
+HOME = "_site"  # the shard of notes that cite no upstream, when no upstream is configured
+WRITES: Counter[Path] = Counter()  # file -> times written in this process (tests pin it)
 
 
 @contextlib.contextmanager
@@ -141,6 +159,18 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     write_text(path, dumps(data))
 
 
+def update_json(path: Path, data: dict[str, Any]) -> bool:
+    """Write `data` only when the file does not already hold exactly it; True if written."""
+    text = dumps(data)
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return False
+    except (FileNotFoundError, UnicodeDecodeError):
+        pass
+    write_text(path, text)
+    return True
+
+
 def write_text(path: Path, text: str) -> None:
     """Write a state file atomically; secrets are redacted first (nothing in state is one)."""
     text = redact(text)
@@ -158,6 +188,7 @@ def write_text(path: Path, text: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+        WRITES[path] += 1
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -169,6 +200,23 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
+def slug(repo: str) -> str:
+    """`OWNER/NAME` as a file name: `OWNER__NAME`; also a cache key in workflows."""
+    return repo.replace("/", "__")
+
+
 def upstream_file(state_dir: Path, repo: str) -> Path:
     """The state file of one upstream: `state/OWNER__NAME.json`."""
-    return state_dir / (repo.replace("/", "__") + ".json")
+    return state_dir / (slug(repo) + ".json")
+
+
+def book_file(state_dir: Path, shard: str) -> Path:
+    """One shard of issue bookkeeping: `state/bookkeeping/OWNER__NAME.json`."""
+    return state_dir / BOOK_DIR / f"{shard}.json"
+
+
+def shards(folder: Path) -> dict[str, Path]:
+    """Every `*.json` shard in a state folder, by name without `.json`."""
+    if not folder.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.json")) if not p.name.startswith(".")}

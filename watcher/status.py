@@ -1,7 +1,9 @@
-"""The run record (`state/runs.json`) and `watch status`, the health signal for supervisors.
+"""The run record (`state/runs/`) and `watch status`, the health signal for supervisors.
 
-Every `watch serve` run (scheduled, or `--once` from cron) marks its start and its
-end here, under the state lock. `watch status` reads it back:
+Every run records itself here, under the state lock, one file per upstream
+(`runs/OWNER__NAME.json`, so parallel jobs never write the same file): `watch serve`
+(scheduled, or `--once` from cron) marks its start and its end, `watch check` and
+`watch action` their end. `watch status` reads it back:
 per upstream the last run, its outcome and age, and whether the next run is overdue.
 Its exit status is 0 when every upstream is healthy and 2 when the last run of one
 failed, was interrupted, or is overdue, so a supervisor or monitoring check can use it.
@@ -16,16 +18,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, TypeVar
 
 from pydantic import Field, ValidationError
 
 from watcher.config import Upstream
 from watcher.errors import WatchError
 from watcher.models import Frozen, Report
-from watcher.state import locked, read_json, write_json
+from watcher.state import RUNS_DIR, locked, read_json, shards, slug, update_json
 
-RUNS_FILE = "runs.json"
+M = TypeVar("M", bound=Frozen)
+RUNS_FILE = "runs.json"  # the one-file record of earlier versions, read and migrated
+SERVE = "_serve"
 SCHEMA = "watch.runs/1"
 
 Outcome = Literal["fresh", "stale", "error", "failed", "locked", "interrupted"]
@@ -99,18 +103,41 @@ def runs_path(state_dir: Path) -> Path:
 
 
 def read_runs(state_dir: Path) -> Runs:
-    """The run record; empty when absent. A record that fails validation is an error."""
-    path = runs_path(state_dir)
+    """The run record, from every shard; empty when absent. A bad shard is an error."""
+    runs = _validated(runs_path(state_dir), Runs, read_json(runs_path(state_dir)))
+    for name, path in shards(state_dir / RUNS_DIR).items():
+        data = read_json(path)
+        if name == SERVE:
+            serve = data.get("serve")
+            marker = _validated(path, Started, serve) if serve else None
+            runs = runs.model_copy(update={"serve": marker})
+        elif data.get("repo"):
+            entry = _validated(path, UpstreamRuns, {k: v for k, v in data.items() if k != "repo"})
+            runs = _with(runs, str(data["repo"]), entry)
+    return runs
+
+
+def _validated(path: Path, model: type[M], data: Any) -> M:
     try:
-        return Runs.model_validate(read_json(path))
+        return model.model_validate(data)
     except ValidationError as exc:
         raise WatchError(
             f"{path}: not a run record ({exc.error_count()} problems); delete it to start afresh"
         ) from None
 
 
-def _write_runs(state_dir: Path, runs: Runs) -> None:
-    write_json(runs_path(state_dir), runs.model_dump(mode="json", by_alias=True, exclude_none=True))
+def _write_runs(state_dir: Path, runs: Runs, before: Runs) -> None:
+    """Write the shards whose content changed; the old one-file record is migrated away."""
+    folder = state_dir / RUNS_DIR
+    for repo, entry in runs.upstreams.items():
+        if before.upstreams.get(repo) != entry or runs_path(state_dir).exists():
+            doc = {"repo": repo, **entry.model_dump(mode="json", exclude_none=True)}
+            update_json(folder / f"{slug(repo)}.json", doc)
+    if runs.serve is not None:
+        update_json(folder / f"{SERVE}.json", {"serve": runs.serve.model_dump(mode="json")})
+    else:
+        (folder / f"{SERVE}.json").unlink(missing_ok=True)
+    runs_path(state_dir).unlink(missing_ok=True)
 
 
 @contextmanager
@@ -121,7 +148,7 @@ def updating(state_dir: Path, *, wait: float) -> Iterator[list[Runs]]:
         before = box[0]
         yield box
         if box[0] != before:
-            _write_runs(state_dir, box[0])
+            _write_runs(state_dir, box[0], before)
 
 
 def here(by: str, now: datetime | None = None) -> Started:
@@ -202,7 +229,7 @@ def run_from_report(report: Report, started: Started, now: datetime) -> Run:
     issues: dict[str, int] = {}
     for action in report.issues:
         issues[action.action] = issues.get(action.action, 0) + 1
-    upstream_errors = [u.error for u in report.upstreams if u.error]
+    upstream_errors = [u.error for u in report.upstreams if u.error] + list(report.errors)
     return Run(
         started_at=started.started_at,
         finished_at=stamp(now),
@@ -215,6 +242,27 @@ def run_from_report(report: Report, started: Started, now: datetime) -> Run:
         issues=issues,
         message="; ".join(upstream_errors),
     )
+
+
+def record(state_dir: Path, report: Report, started: Started, *, wait: float) -> None:
+    """Record a `watch check` or `watch action` run: one run per upstream it checked."""
+    now = utcnow()
+    for upstream in report.upstreams:
+        if not upstream.url:
+            continue  # cited but not configured, and implicit upstreams refused
+        repo = upstream.repo.lower()
+        part = report.model_copy(
+            update={
+                "upstreams": (upstream,),
+                "results": tuple(r for r in report.results if r.repo.lower() in ("", repo)),
+            }
+        )
+        try:
+            mark_finished(state_dir, upstream.repo, run_from_report(part, started, now), wait=wait)
+        except WatchError as exc:  # held by the next run already: not worth failing for
+            import logging
+
+            logging.getLogger("watcher.status").warning("run not recorded: %s", exc)
 
 
 def run_from_error(error: Exception, started: Started, now: datetime) -> Run:

@@ -1,7 +1,9 @@
 """The `watch dashboard` issue: one row per note, edited in place, never closed.
 
-Its rows live in the body itself (a hidden data line), so a filtered run keeps the
-rows of the notes it did not check, and a lost `state/` loses nothing.
+Its rows are rebuilt on every run from the bookkeeping shards of every upstream
+(`watcher.issues.book`), never merged as text, and they hold no per-run time: a run
+with no news renders the same body and so edits nothing. "Last seen fresh" is the
+date of the upstream commit at which the note was last fresh.
 """
 
 from __future__ import annotations
@@ -11,35 +13,36 @@ from typing import Any
 
 from watcher.issues import markdown as md
 from watcher.issues import markers
-from watcher.models import IssueAction, Note, Result, UpstreamStatus, worst
+from watcher.models import IssueAction, Result, UpstreamStatus, worst
 
 TITLE = "watch dashboard"
 HANDLE = "_dashboard"
 
 
-def rows(
-    previous: dict[str, Any],
-    notes: Mapping[str, Note],
-    by_note: Mapping[str, Sequence[Result]],
-    actions: Mapping[str, IssueAction],
+def entry(
+    before: Mapping[str, Any],
+    title: str,
+    results: Sequence[Result],
+    action: IssueAction | None,
     upstreams: Sequence[UpstreamStatus],
-    now: str,
 ) -> dict[str, Any]:
-    """The previous rows updated with this run's notes."""
-    heads = {u.repo: u.head for u in upstreams if u.head}
-    data = {k: v for k, v in previous.items() if isinstance(v, dict)}
-    for note_id, results in by_note.items():
-        row = dict(data.get(note_id, {}))
-        status = worst([r.verdict for r in results])
-        row["status"] = status.value
-        row["title"] = notes[note_id].title if note_id in notes else ""
-        if not status.stale:
-            repos = sorted({r.repo for r in results if r.repo in heads})
-            row["fresh_at"] = now
-            row["fresh_commits"] = {repo: heads[repo] for repo in repos}
-        row["issue"] = _open_issue(actions.get(note_id), row.get("issue"))
-        data[note_id] = row
-    return data
+    """A note's row after this run: status, where it was last fresh, its open issue."""
+    status = worst([r.verdict for r in results])
+    row: dict[str, Any] = {"status": status.value, "title": title}
+    fresh = before.get("fresh")
+    if not status.stale:
+        repos = {r.repo for r in results}
+        fresh = {
+            u.repo: {"commit": u.head, "date": u.head_date}
+            for u in upstreams
+            if u.head and u.repo in repos
+        }
+    if fresh:
+        row["fresh"] = fresh
+    issue = _open_issue(action, before.get("issue"))
+    if issue:
+        row["issue"] = issue
+    return row
 
 
 def _open_issue(action: IssueAction | None, before: Any) -> dict[str, Any] | None:
@@ -51,38 +54,44 @@ def _open_issue(action: IssueAction | None, before: Any) -> dict[str, Any] | Non
     return {"url": action.url, "number": action.number}
 
 
-def body(data: dict[str, Any], actions: str = "") -> str:
-    """The dashboard: one row per note, then the boxes a maintainer can tick (`actions`)."""
-    lines = [
-        markers.DASHBOARD,
-        markers.data_line(data),
-        "## watch dashboard",
-        "",
+def body(
+    rows: Mapping[str, Mapping[str, Any]], failures: Mapping[str, str], actions: str = ""
+) -> str:
+    """The dashboard: banners for upstreams that failed, one row per note, then the boxes
+    a maintainer can tick (`actions`)."""
+    lines = [markers.DASHBOARD, "## watch dashboard", ""]
+    for repo, message in sorted(failures.items()):
+        lines.append(
+            f"> [!WARNING]\n> The last run could not check {md.code(repo)}: "
+            f"{md.text(message, 300)}. Notes citing it keep their last status.\n"
+        )
+    lines += [
         "| note | status | last seen fresh | at upstream commit | issue |",
         "|---|---|---|---|---|",
     ]
-    for note_id in sorted(data, key=lambda n: (_rank(data[n]), n)):
-        lines.append(_row(note_id, data[note_id]))
+    for note_id in sorted(rows, key=lambda n: (_rank(rows[n]), n)):
+        lines.append(_row(note_id, rows[note_id]))
     if actions:
         lines += ["", actions.rstrip("\n")]
     lines += ["", "<sub>Kept up to date by `watch`; edits to this body are overwritten.</sub>"]
     return "\n".join(lines) + "\n"
 
 
-def _rank(row: dict[str, Any]) -> int:
+def _rank(row: Mapping[str, Any]) -> int:
     order = ["error", "broken", "missing", "changed", "moved", "fresh"]
     status = row.get("status")
     return order.index(status) if status in order else len(order)
 
 
-def _row(note_id: str, row: dict[str, Any]) -> str:
-    commits = row.get("fresh_commits") or {}
+def _row(note_id: str, row: Mapping[str, Any]) -> str:
+    fresh_at: dict[str, Any] = row.get("fresh") or {}
     at = ", ".join(
-        f"{md.code(repo, cell=True)} {md.code(str(sha)[:12])}"
-        for repo, sha in sorted(commits.items())
+        f"{md.code(repo, cell=True)} {md.code(str(seen.get('commit', ''))[:12])}"
+        for repo, seen in sorted(fresh_at.items())
     )
     link = _issue_link(row.get("issue") or {})
-    fresh = md.text(str(row.get("fresh_at") or "not seen fresh yet"), 40, cell=True)
+    dates = sorted(str(s.get("date") or "")[:10] for s in fresh_at.values() if s.get("date"))
+    fresh = md.text(dates[-1] if dates else "not seen fresh yet", 40, cell=True)
     status = md.text(str(row.get("status", "")), 20, cell=True)
     return f"| {md.code(note_id, 120, cell=True)} | **{status}** | {fresh} | {at} | {link} |"
 

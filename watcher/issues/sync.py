@@ -1,7 +1,10 @@
 """Run the issue lifecycle for every checked note through one sink, then the dashboard.
 
-Bookkeeping (`state/issues.json`) is only a cache of where each note's issue is; the
-marker in the issue body is the truth, so losing the file costs lookups, not issues.
+Bookkeeping (`state/bookkeeping/`, see `book`) is only a cache of where each note's
+issue is; the marker in the issue body is the truth, so losing it costs lookups, not
+issues. It is saved once, at the end of the run, and only when it changed: a run killed
+halfway leaves the previous bookkeeping, and the next run finds by marker whatever the
+killed run had opened.
 """
 
 from __future__ import annotations
@@ -10,15 +13,13 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from watcher.config import Config
-from watcher.errors import WatchError
 from watcher.issues import dashboard, lifecycle, markers
+from watcher.issues.book import Book, Scope
 from watcher.issues.sinks import SINKS, DryRunSink, IssueDoc, Sink, SinkError
 from watcher.models import IssueAction, Note, Result, UpstreamStatus
-from watcher.state import read_json, set_aside, write_json
 
 Log = Callable[[str], None]
 _DRY = {
@@ -39,17 +40,17 @@ class Run:
     sink: Sink
     dry_run: bool
     log: Log
-    book: dict[str, Any] = field(default_factory=dict)
-    now: str = ""
+    book: Book
+    scope: Scope
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # this run's notes
     closed: set[str] = field(default_factory=set)  # notes whose issue is closed after this run
+    failures: list[str] = field(default_factory=list)  # run-level: the sink failed
+    handles: dict[str, str] = field(default_factory=dict)  # note -> issue handle, this run
+    now: str = ""  # for snoozes only: nothing a run writes carries its time
 
-    @property
-    def book_file(self) -> Path:
-        return self.config.state / "issues.json"
-
-    def save(self) -> None:
-        if not self.dry_run:
-            write_json(self.book_file, self.book)
+    def handle(self, note_id: str) -> str | None:
+        handle = self.book.entry(note_id, self.scope.owner(note_id)).get("handle")
+        return str(handle) if handle else None
 
 
 def make_sink(config: Config, dry_run: bool, log: Log) -> tuple[Sink, bool]:
@@ -72,13 +73,19 @@ def sync(
     sink: Sink,
     dry_run: bool,
     log: Log,
+    scope: Scope | None = None,
+    failures: list[str] | None = None,
     now: datetime | None = None,
 ) -> list[IssueAction]:
-    """Open, comment on, close or reopen each checked note's issue; then the dashboard."""
-    run = Run(
-        config, sink, dry_run, log, now=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    )
-    run.book = _load_book(run)
+    """Open, comment on, close or reopen each checked note's issue; then the dashboard.
+
+    `scope` says which bookkeeping shards this run writes (default: one shard for all).
+    Run-level failures (the sink unreachable, a note's issue not updated after the
+    retries) are appended to `failures`: the caller reports them once and exits 2.
+    """
+    scope = scope or Scope()
+    run = Run(config, sink, dry_run, log, Book.load(config.state, log), scope)
+    run.now = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     by_note = _group(results)
     policy = lifecycle.Policy(
         frozenset(config.issues.open_on), tuple(config.issues.labels), config.issues.reopen
@@ -87,13 +94,26 @@ def sync(
         sink.check()
     except SinkError as exc:  # unreachable: every note is retried by the next run
         log(f"issues: {exc}; no issue was touched, the next run retries")
+        _fail(failures, f"issues: {exc}; no issue was touched, the next run retries")
         tried = [n for n, items in by_note.items() if lifecycle.affected(items, policy)]
         return [IssueAction(note=n, action="failed") for n in tried]
     _ensure_labels(run, policy, by_note)
     actions = _notes(run, notes, by_note, policy, upstreams)
-    if config.issues.dashboard:
-        _dashboard(run, notes, by_note, actions, upstreams)
+    board = _dashboard(run) if config.issues.dashboard else None
+    if not dry_run:
+        run.book.update(scope, run.entries, board)
+        run.book.save(scope)
+    failed = [a.note for a in actions.values() if a.action == "failed"]
+    if failed:
+        run.failures.insert(0, f"{len(failed)} note(s) not updated ({', '.join(failed)})")
+    if run.failures:  # one run-level failure, however many notes it hit
+        _fail(failures, f"issues: {'; '.join(run.failures)}; the next run retries")
     return list(actions.values())
+
+
+def _fail(failures: list[str] | None, message: str) -> None:
+    if failures is not None:
+        failures.append(message)
 
 
 def _notes(
@@ -103,7 +123,7 @@ def _notes(
     policy: lifecycle.Policy,
     upstreams: Sequence[UpstreamStatus],
 ) -> dict[str, IssueAction]:
-    """Each note's lifecycle step; bookkeeping is saved after every note."""
+    """Each note's lifecycle step, and its bookkeeping entry (saved once, by the caller)."""
     heads = [(u.repo, u.head) for u in upstreams if u.head]
     actions: dict[str, IssueAction] = {}
     for note_id, items in by_note.items():
@@ -112,20 +132,17 @@ def _notes(
         action = _one(run, note, items, policy, mine)
         if action is not None:
             actions[note_id] = action
-        run.save()
+        before = run.book.entry(note_id, run.scope.owner(note_id))
+        entry = dashboard.entry(before, note.title, items, action, upstreams)
+        if note.snooze_until > run.now[:10]:
+            entry["snooze_until"] = note.snooze_until  # the dashboard says so, until then
+        if note_id in run.closed:
+            entry.pop("issue", None)
+        handle = run.handles.get(note_id) or before.get("handle")
+        if handle:
+            entry["handle"] = str(handle)
+        run.entries[note_id] = entry
     return actions
-
-
-def _load_book(run: Run) -> dict[str, Any]:
-    try:
-        book = read_json(run.book_file)
-    except WatchError as exc:  # unreadable cache: markers still find every issue
-        run.log(f"issues: {exc}; starting with empty bookkeeping")
-        book = {}
-    if not isinstance(book.setdefault("notes", {}), dict):  # valid JSON, wrong shape
-        set_aside(run.book_file, "`notes` is not an object")
-        book = {"notes": {}}
-    return book
 
 
 def _group(results: Sequence[Result]) -> dict[str, list[Result]]:
@@ -158,12 +175,11 @@ def _one(
     policy: lifecycle.Policy,
     heads: Sequence[tuple[str, str]],
 ) -> IssueAction | None:
-    entry = run.book["notes"].get(note.id) or {}
     if lifecycle.affected(items, policy) and run.now[:10] < note.snooze_until:
         run.log(f"issues: note {note.id} is snoozed until {note.snooze_until}; left alone")
         return None
     try:
-        marker, hint = markers.note_marker(note.id), entry.get("handle")
+        marker, hint = markers.note_marker(note.id), run.handle(note.id)
         thorough = lifecycle.affected(items, policy)  # only then may an issue be opened
         docs = run.sink.find(note.id, marker, hint, thorough=thorough)
         plan = lifecycle.decide(note, items, docs, policy, heads)
@@ -203,7 +219,7 @@ def _record(run: Run, note: Note, plan: lifecycle.Plan, doc: IssueDoc | None) ->
     if doc is not None and doc.state == "closed":
         run.closed.add(note.id)
     if doc is not None and not run.dry_run:
-        run.book["notes"][note.id] = {"handle": doc.handle, "url": doc.url, "state": doc.state}
+        run.handles[note.id] = doc.handle
     action = _DRY[plan.outcome] if run.dry_run else plan.outcome
     return IssueAction(
         note=note.id,
@@ -213,43 +229,46 @@ def _record(run: Run, note: Note, plan: lifecycle.Plan, doc: IssueDoc | None) ->
     )
 
 
-def _dashboard(
-    run: Run,
-    notes: Mapping[str, Note],
-    by_note: Mapping[str, Sequence[Result]],
-    actions: Mapping[str, IssueAction],
-    upstreams: Sequence[UpstreamStatus],
-) -> None:
-    entry = run.book.get("dashboard") or {}
+def refresh_dashboard(config: Config, sink: Sink, log: Log) -> None:
+    """Render the dashboard from the shards as they are on disk (no note is touched)."""
+    book = Book.load(config.state, log)
+    run = Run(config, sink, False, log, book, Scope(shards={}))
+    _render(run, book)
+
+
+def _dashboard(run: Run) -> dict[str, Any] | None:
+    """Rebuild the dashboard from every shard (this run's notes folded in); its handle."""
+    book = Book(run.book.folder, {k: dict(v) for k, v in run.book.shards.items()})
+    book.update(run.scope, run.entries, None)
+    return _render(run, book)
+
+
+def _render(run: Run, book: Book) -> dict[str, Any] | None:
+    rows = book.rows(run.scope.owners)
     try:
-        docs = run.sink.find(dashboard.HANDLE, markers.DASHBOARD, entry.get("handle"))
+        docs = run.sink.find(dashboard.HANDLE, markers.DASHBOARD, run.book.dashboard_hint())
         current = min(docs, key=lambda d: d.number or 0) if docs else None
-        # A row links the note's issue only while it is open (closed by hand included).
-        links = {n: a for n, a in actions.items() if n not in run.closed}
-        data = dashboard.rows(
-            markers.parse_data(current.body if current else None),
-            notes,
-            by_note,
-            links,
-            upstreams,
-            run.now,
+        doc = _write_dashboard(
+            run, current, dashboard.body(rows, book.failures(), _boxes(run, rows))
         )
-        doc = _write_dashboard(run, current, dashboard.body(data, _boxes(run, notes, data)))
     except SinkError as exc:
         run.log(f"issues: dashboard: {exc}; the next run retries")
-        return
-    if doc is not None and not run.dry_run:
-        run.book["dashboard"] = {"handle": doc.handle, "url": doc.url}
-        run.save()
+        run.failures.append(f"dashboard: {exc}")
+        return None
+    if doc is None or run.dry_run:
+        return None
+    return {"handle": doc.handle, "url": doc.url}
 
 
-def _boxes(run: Run, notes: Mapping[str, Note], data: dict[str, Any]) -> str:
-    """Accept and snooze boxes for the notes whose issue is open."""
+def _boxes(run: Run, rows: Mapping[str, Mapping[str, Any]]) -> str:
+    """Accept and snooze boxes for the notes whose issue is open, from every shard's rows."""
     from watcher.issues import boxes
 
     today = run.now[:10]
-    snoozed = {n: note.snooze_until for n, note in notes.items() if note.snooze_until > today}
-    stale = [n for n, row in data.items() if row.get("issue") or n in snoozed]
+    snoozed = {
+        n: str(r["snooze_until"]) for n, r in rows.items() if r.get("snooze_until", "") > today
+    }
+    stale = [n for n, row in rows.items() if row.get("issue") or n in snoozed]
     return boxes.section(stale, snoozed, run.config.issues.accept)
 
 

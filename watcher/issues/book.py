@@ -1,0 +1,140 @@
+"""Issue bookkeeping, sharded by upstream (`state/bookkeeping/OWNER__NAME.json`).
+
+Each note belongs to one shard, its *owner*: the first upstream, in config order, that
+the note cites. A run writes only the shards of the upstreams it checked, so jobs that
+check different upstreams in parallel never write the same file, and the dashboard is
+rebuilt from every shard instead of merging text. A shard holds, per note, where its
+issue is (a cache: the marker in the issue body is the truth), its last status and
+where it was last seen fresh; and the upstream's last run-level failure, for the
+dashboard's banner. Nothing in it changes unless something happened, so a run with no
+news leaves it byte-identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from watcher import state
+from watcher.errors import WatchError
+
+SCHEMA = "watch.bookkeeping/1"
+LEGACY = "issues.json"  # the one-file bookkeeping of earlier versions, read as a hint
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one run may write: its shards, the owner of every note, and whether to prune.
+
+    `shards` maps each shard this run writes to the run-level failure of its upstream
+    (None when it was checked). With `prune` (the run saw every note), entries of notes
+    that no longer exist, or that another shard owns now, are dropped.
+    """
+
+    owners: Mapping[str, str] = field(default_factory=dict)
+    shards: Mapping[str, str | None] = field(default_factory=lambda: {state.HOME: None})
+    repos: Mapping[str, str] = field(default_factory=dict)  # shard -> upstream OWNER/NAME
+    prune: bool = False
+    complete: bool = False  # the run checked everything: shards it does not write are stale
+
+    def owner(self, note_id: str) -> str:
+        return self.owners.get(note_id) or next(iter(self.shards))
+
+
+@dataclass
+class Book:
+    """Every shard as read at the start of the run; this run's shards are rewritten."""
+
+    folder: Path
+    shards: dict[str, dict[str, Any]]
+
+    @classmethod
+    def load(cls, state_dir: Path, log: Callable[[str], None]) -> Book:
+        folder = state_dir / state.BOOK_DIR
+        shards: dict[str, dict[str, Any]] = {}
+        legacy = state_dir / LEGACY
+        for name, path in [("", legacy), *state.shards(folder).items()]:
+            try:
+                data = state.read_json(path)
+            except WatchError as exc:  # corrupt cache: markers still find every issue
+                log(f"issues: {exc}; starting that shard afresh")
+                data = {}
+            if data and not isinstance(data.setdefault("notes", {}), dict):
+                state.set_aside(path, "`notes` is not an object")  # valid JSON, wrong shape
+                data = {}
+            if data:
+                shards[name] = data
+        return cls(folder, shards)
+
+    def entry(self, note_id: str, owner: str) -> dict[str, Any]:
+        """The note's entry: from its owner's shard, else from any shard that has one."""
+        mine = self.shards.get(owner, {}).get("notes", {}).get(note_id)
+        if isinstance(mine, dict):
+            return mine
+        for shard in self.shards.values():
+            other = shard.get("notes", {}).get(note_id)
+            if isinstance(other, dict):
+                return other
+        return {}
+
+    def dashboard_hint(self) -> str | None:
+        for shard in self.shards.values():
+            handle = (shard.get("dashboard") or {}).get("handle")
+            if handle:
+                return str(handle)
+        return None
+
+    def rows(self, owners: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+        """Every note's entry across the shards; a note's owner wins over stale copies."""
+        rows: dict[str, dict[str, Any]] = {}
+        for name, shard in sorted(self.shards.items()):
+            for note_id, entry in (shard.get("notes") or {}).items():
+                if not isinstance(entry, dict) or "status" not in entry:
+                    continue
+                if note_id not in rows or owners.get(note_id) == name:
+                    rows[note_id] = entry
+        return rows
+
+    def failures(self) -> dict[str, str]:
+        """Upstream -> its last run-level failure, for the dashboard's banner."""
+        found: dict[str, str] = {}
+        for shard in self.shards.values():
+            failure = shard.get("failure")
+            if isinstance(failure, dict) and failure.get("repo"):
+                found[str(failure["repo"])] = str(failure.get("message", ""))
+        return found
+
+    def update(
+        self,
+        scope: Scope,
+        entries: Mapping[str, dict[str, Any]],
+        dashboard: dict[str, Any] | None,
+    ) -> None:
+        """Fold this run's entries into its own shards (in memory)."""
+        for name, failure in scope.shards.items():
+            old = self.shards.get(name, {})
+            notes: dict[str, Any] = dict(old.get("notes") or {})
+            if scope.prune:
+                notes = {n: e for n, e in notes.items() if scope.owners.get(n) == name}
+            notes |= {n: e for n, e in entries.items() if scope.owner(n) == name}
+            doc: dict[str, Any] = {"schema": SCHEMA, "notes": dict(sorted(notes.items()))}
+            board = dashboard or old.get("dashboard")
+            if board:
+                doc["dashboard"] = board
+            if failure is not None:
+                doc["failure"] = {"repo": scope.repos.get(name, name), "message": failure}
+            self.shards[name] = doc
+
+    def save(self, scope: Scope) -> int:
+        """Write this run's shards that changed; the number of files written."""
+        written = 0
+        for name in scope.shards:
+            if name in self.shards:
+                written += state.update_json(self.folder / f"{name}.json", self.shards[name])
+        if scope.complete:  # upstreams no note cites any more
+            for name, path in state.shards(self.folder).items():
+                if name not in scope.shards:
+                    path.unlink()
+        return written
