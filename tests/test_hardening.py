@@ -456,3 +456,24 @@ def test_a_silent_github_api_is_given_up_within_its_timeout(
     assert ("error", "upstream-unreachable") in verdicts.values()  # the issue citation
     assert [i["action"] for i in report["issues"]] == ["failed", "failed"]
     assert API_TOKEN not in out + err
+
+
+def test_damaged_entries_in_a_valid_state_file_are_judged_again(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("lib", {LIB: SOURCE})
+    project.note("n", f"{base} {LIB}:1-3")
+    project.run("check", "--format", "json", capsys=capsys)
+    file = project.root / "state" / "acme__client.json"
+    saved = json.loads(file.read_text())
+    for entry in saved["items"].values():
+        entry["result"] = {"verdict": "no such verdict"}  # a hand edit gone wrong
+    saved["items"]["stray"] = 5
+    saved["paths"] = ["not", "a", "mapping"]
+    saved["releases"] = "neither"
+    file.write_text(json.dumps(saved))
+
+    code, out, err = project.run("check", "--format", "json", capsys=capsys)
+
+    assert code == 0 and "Traceback" not in err
+    assert json.loads(out)["results"][0]["verdict"] == "fresh"

@@ -356,7 +356,7 @@ def judge_all(
 ) -> list[Result]:
     """Plan every item, fetch the blobs the new ones need in one batch, judge, save state."""
     file = state.upstream_file(config.state, upstream.repo)
-    saved = state.read_json(file)
+    saved = _well_formed(state.read_json(file))
     ours = saved.get("schema") == STATE_SCHEMA
     cache = _usable(saved)
     # Where each cited file went, remembered by (baseline, path) with the HEAD it reached:
@@ -414,6 +414,15 @@ def judge_all(
 def _cached(plan: Plan, cached: dict[str, Any] | None) -> bool:
     """Whether an earlier run's result holds for this plan (see Plan.key_for)."""
     return cached is not None and cached.get("key") in (plan.key, plan.searched_key)
+
+
+_SHAPES: dict[str, type] = {"items": dict, "paths": dict, "releases": dict, "tags": str}
+
+
+def _well_formed(saved: dict[str, Any]) -> dict[str, Any]:
+    """The state document without top-level values of the wrong type (a hand edit, a
+    bad merge): what is dropped is only recomputed."""
+    return {k: v for k, v in saved.items() if isinstance(v, _SHAPES.get(k, object))}
 
 
 def _usable(saved: dict[str, Any]) -> dict[str, Any]:
