@@ -477,3 +477,18 @@ def test_damaged_entries_in_a_valid_state_file_are_judged_again(
 
     assert code == 0 and "Traceback" not in err
     assert json.loads(out)["results"][0]["verdict"] == "fresh"
+
+
+def test_offline_a_damaged_mirror_is_one_clear_error(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("lib", {LIB: SOURCE})
+    project.note("n", f"{base} {LIB}:1-3")
+    project.run("check", "--format", "json", capsys=capsys)
+    _corrupt_pack(_mirror(project))
+
+    code, out, err = project.run("check", "--format", "json", "--offline", capsys=capsys)
+
+    assert code == 2 and "Traceback" not in err
+    message = json.loads(out)["upstreams"][0]["error"]
+    assert "fails its checksum" in message and "run without --offline" in message
