@@ -63,7 +63,8 @@ def body(
     for repo, message in sorted(failures.items()):
         lines.append(
             f"> [!WARNING]\n> The last run could not check {md.code(repo)}: "
-            f"{md.text(message, 300)}. Notes citing it keep their last status.\n"
+            f"{md.text(message.removeprefix(f'{repo}: '), 300)}. "
+            "Notes citing it keep their last status.\n"
         )
     lines += [
         "| note | status | last seen fresh | at upstream commit | issue |",
