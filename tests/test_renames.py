@@ -288,3 +288,27 @@ def test_a_construct_moved_between_files_is_blamed_where_it_changed(
     assert result["current"]["path"] == "packages/core/src/version.ts"
     assert [c["found"] for c in result["candidates"]] == [f"added by {split[:12]}"]
     assert result["introduced_by"]["commit"] == moved  # not the split that moved it again
+
+
+def test_watch_log_lists_every_change_through_the_renames(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("client (#0)", {OLD: client(NAMES)})
+    project.note("n", f"{base} {CITED}")
+    upstream.commit("docs (#1)", {"README.md": "x\n"})
+    first = upstream.commit("page (#2)", {OLD: client(NAMES, {"listTools": "return 1;"})})
+    upstream.move(OLD, NEW, "split into packages (#3)")
+    upstream.tag("v2.0.0-alpha.1")
+    upstream.commit(
+        "other method (#4)", {NEW: client(NAMES, {"listTools": "return 1;", "ping": "x;"})}
+    )
+    second = upstream.commit("page again (#5)", {NEW: client(NAMES, {"listTools": "return 2;"})})
+    upstream.tag("v2.0.0")
+
+    code, out, _ = project.run("log", f"n:{CITED}", capsys=capsys)
+
+    assert code == 0
+    lines = out.splitlines()[1:]
+    assert [line.split()[1] for line in lines] == [first[:10], second[:10]]  # no move, no #4
+    assert "#2 changed" in " ".join(lines[0].split()) and "[v2.0.0-alpha.1]" in lines[0]
+    assert "#5 changed" in " ".join(lines[1].split()) and "[v2.0.0]" in lines[1]

@@ -114,6 +114,12 @@ def _backtest(args: argparse.Namespace) -> int:
                     out=sys.stdout)  # fmt: skip
 
 
+def _log(args: argparse.Namespace) -> int:
+    from watcher.itemlog import item_log
+
+    return item_log(args.config, args.item_id, offline=args.offline, out=sys.stdout)
+
+
 def _serve(args: argparse.Namespace) -> int:
     from watcher.serve import serve
 
@@ -371,6 +377,16 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--note", metavar="ID", help="replay a note's citations and rules instead")
     back.add_argument("--since", metavar="COMMIT", help="start here instead of the baseline")
     _offline(back)
+
+    itemlog = _command(
+        sub,
+        "log",
+        _log,
+        "every upstream commit that changed an item since its baseline, with PR and release",
+        "watch log codex-reads-one-page-of-tools:codex-rs/core/src/mcp.rs:40-52",
+    )
+    itemlog.add_argument("item_id", metavar="ITEM_ID", help="a rule id, or NOTE:FILE:LINES")
+    _offline(itemlog)
 
     serve = _command(
         sub,
