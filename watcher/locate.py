@@ -183,7 +183,10 @@ def place(
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         return _placed(_with_margins(anchor, best))
     for path, parsed in files:
-        found = _definition_by_query(anchor, path, parsed) or _in_file(anchor, path, parsed)
+        if anchor.context and parsed.tree is None:  # as `find`: a text file, line by line
+            found = _by_lines(anchor, path, parsed)
+        else:
+            found = _definition_by_query(anchor, path, parsed) or _in_file(anchor, path, parsed)
         if found is not None:
             return _placed(found)
     return "missing", None, None, None
