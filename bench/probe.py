@@ -3,7 +3,7 @@
 Runs `watcher.cli.main(ARGS)` exactly as `python -m watcher ARGS` does, then writes what
 only the process itself can see: how many blobs tree-sitter parsed, which ones, which
 heavy libraries ended up imported and, with --time-walks, the seconds spent in
-`introduced_by` history walks (a timer around the function; nothing else changes).
+`introduced_by` history walks (a timer around the attribution stage; nothing else changes).
 """
 
 from __future__ import annotations
@@ -44,23 +44,24 @@ def main() -> int:
 
 
 def _time_walks(totals: dict[str, Any]) -> None:
-    """Wrap `watcher.attribute.introduced_by` (looked up at call time) with a timer."""
+    """Wrap the attribution stage, `watcher.attribute.attribute` (looked up at call time:
+    `check` calls it as `attribute.attribute`), with a timer."""
     from watcher import attribute
 
-    walk: Callable[..., Any] | None = getattr(attribute, "introduced_by", None)
-    if walk is None:
+    stage: Callable[..., Any] | None = getattr(attribute, "attribute", None)
+    if stage is None:
         totals["walks"] = -1  # renamed: the bench reports the whole process instead
         return
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
-            return walk(*args, **kwargs)
+            return stage(*args, **kwargs)
         finally:
             totals["walks"] += 1
             totals["walk_seconds"] += time.perf_counter() - start
 
-    attribute.introduced_by = timed
+    attribute.attribute = timed
 
 
 if __name__ == "__main__":

@@ -29,10 +29,11 @@ equals = "3"
 
 
 def function(name: str, scale: int, extra: str = "") -> str:
+    word = "scale" if name == TARGET else "factor"  # the rule's target line is unique
     return (
         f"pub fn {name}(input: u32) -> u32 {{\n"
-        f"    let scale = {scale};\n"
-        f"    input * scale{extra}\n"
+        f"    let {word} = {scale};\n"
+        f"    input * {word}{extra}\n"
         "}\n"
     )
 
@@ -114,7 +115,7 @@ def test_a_move_within_the_file_is_followed_to_the_earlier_change(
     project.note("n", f"{base} {LIB}:{target_lines()}")
     change = upstream.commit("change (#2)", {LIB: module(step_20=(7, ""))})
     noise(upstream, 4, step_20=(7, ""))
-    moved = module(step_20=(7, "")).replace(function(TARGET, 7), "")
+    moved = module(step_20=(7, "")).replace(function(TARGET, 7), "")  # cut, pasted below
     upstream.commit("move it to the end (#3)", {LIB: moved + "\n" + function(TARGET, 7)})
     upstream.commit("rename the file (#4)", {LIB: None, "src/turn.rs": upstream.read(LIB)})
 
@@ -146,3 +147,23 @@ def test_backtest_shares_the_walk_and_judges_only_touching_commits(
     assert f"{back[:10]} broken -> same" in out
     assert walk.STATS.judged_commits == [flip, back]
     assert walk.STATS.skipped == 18
+
+
+def test_renaming_the_scope_outside_the_target_lines_is_judged(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    project.rules(RULE)
+    broken = module(step_20=(4, ""))
+    upstream.commit("scale 4 (#2)", {LIB: broken})
+    upstream.commit("rename it (#3)", {LIB: broken.replace("fn step_20(", "fn step_twenty(")})
+    back = upstream.commit("name it back (#4)", {LIB: broken})
+    noise(upstream, 4, step_20=(4, ""))
+
+    result = check(project, capsys)["target-scale"]
+
+    assert result["verdict"] == "broken"
+    # The rename back touched no line of the target, but it changed how often the name
+    # the rule's scope insists on occurs: the walk judges it, and blames it.
+    assert result["introduced_by"]["commit"] == back

@@ -4,8 +4,8 @@
 first-parent history back from HEAD, the commit after which the item has been in its
 HEAD state (changed, broken or missing) without interruption. A change that was later
 reverted is therefore not blamed. The walk visits only commits that touched the item's
-files, judges each distinct version once, and stops at the first commit whose parent
-state differs.
+files, parses only those whose diff touched the item's own lines (`watcher.walk`), judges
+each distinct version once, and stops at the first commit whose parent state differs.
 
 Walks run in lock-step: each asks for the blobs it needs next, and one fetch serves
 every walk's request, so a cold run on a big site makes as many blob round trips as

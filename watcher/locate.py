@@ -67,7 +67,6 @@ class Found:
     text: str
     tokens: tuple[str, ...] = ()
     captures: dict[str, str | None] = field(default_factory=dict)
-    scope: tuple[int, int] | None = None  # a rule's target: the lines of its `inside` scope
 
 
 def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anchor:
@@ -485,8 +484,7 @@ def targets(compiled: Compiled, path: str, parsed: Parsed) -> list[Found]:
             if not nodes or (nodes[0].start_byte, nodes[0].end_byte) in seen:
                 continue
             node = nodes[0]
-            scope = root if compiled.inside is not None else None
-            seen[(node.start_byte, node.end_byte)] = _target(path, parsed, node, captures, scope)
+            seen[(node.start_byte, node.end_byte)] = _target(path, parsed, node, captures)
     return sorted(seen.values(), key=lambda f: f.start_line or 0)
 
 
@@ -501,9 +499,7 @@ def _outermost(nodes: list[Node]) -> list[Node]:
     return out
 
 
-def _target(
-    path: str, parsed: Parsed, node: Node, captures: dict[str, list[Node]], scope: Node | None
-) -> Found:
+def _target(path: str, parsed: Parsed, node: Node, captures: dict[str, list[Node]]) -> Found:
     texts = {
         name: normalize(" ".join((n.text or b"").decode("utf-8", errors="replace") for n in nodes))
         for name, nodes in captures.items()
@@ -517,7 +513,6 @@ def _target(
         _lines(parsed, start_line, end_line),
         node_tokens(node, parsed.source),
         dict(texts),
-        None if scope is None else (scope.start_point[0] + 1, scope.end_point[0] + 1),
     )
 
 
@@ -542,7 +537,6 @@ def best_target(baseline: Found, found: Sequence[Found]) -> Found | None:
             chosen.text,
             chosen.tokens,
             chosen.captures,
-            chosen.scope,
         )
     return max(found, key=lambda f: (_ratio(baseline.tokens, f.tokens), f.path == baseline.path))
 

@@ -40,6 +40,9 @@ class Place:
     path: str | None = None
     start: int | None = None
     end: int | None = None
+    # Words whose count in the file must not change either: the names a rule's queries
+    # insist on, the names around a citation's definition (a rename outside the lines).
+    guards: tuple[str, ...] = ()
 
 
 Judge = Callable[[Files], Place]
@@ -112,10 +115,12 @@ class _Sources:
 
 @dataclass
 class _Tracked:
-    """Where an item is in the version being walked, and its lines' bytes there."""
+    """Where an item is in the version being walked, its lines' bytes and how often each
+    guard word occurs in its file there."""
 
     place: Place
     region: bytes | None
+    counts: tuple[int, ...] = ()
 
 
 def first_of_run(
@@ -143,7 +148,7 @@ def first_of_run(
         for index, (judge, target) in enumerate(items):
             place = judge(steps[-1][1])
             if place.state == target:
-                tracked[index] = _Tracked(place, _region(read, place, steps[-1][1]))
+                tracked[index] = _track(read, place, steps[-1][1])
         for position in range(len(steps) - 1, -1, -1):
             if not tracked:
                 break
@@ -171,7 +176,7 @@ def transitions(
     try:
         mirror.prefetch(_blobs(start))
         place = judge(start)
-        first, item = place.state, _Tracked(place, _region(read, place, start))
+        first, item = place.state, _track(read, place, start)
         changes: list[tuple[str, str, str]] = []
         for index, (commit, files) in enumerate(steps):
             if index % (4 * BATCH) == 0:
@@ -183,7 +188,7 @@ def transitions(
                 STATS.judged += 1
                 STATS.judged_commits.append(commit)
                 place = judge(files)
-                after = _Tracked(place, _region(read, place, files))
+                after = _track(read, place, files)
             else:
                 STATS.skipped += 1
             if after.place.state != item.place.state:
@@ -212,7 +217,7 @@ def _step(
             STATS.judged += 1
             STATS.judged_commits.append(commit)
             place = judge(before)
-            item = _Tracked(place, _region(read, place, before))
+            item = _track(read, place, before)
         else:
             STATS.skipped += 1
         if item.place.state != target:
@@ -226,35 +231,44 @@ def _blobs(*versions: Files) -> list[str]:
     return list(dict.fromkeys(blob for files in versions for _, blob in files))
 
 
-def _region(read: Callable[[str], bytes], place: Place, files: Files) -> bytes | None:
-    """The bytes of the item's lines in `files`: what must be found unchanged before."""
-    if place.path is None or place.start is None or place.end is None:
-        return None
-    blob = dict(files).get(place.path)
-    if blob is None:
-        return None
-    region = b"\n".join(read(blob).split(b"\n")[place.start - 1 : place.end])
-    return region if region.strip() else None
+def _track(read: Callable[[str], bytes], place: Place, files: Files) -> _Tracked:
+    """The item's lines' bytes in `files` (what must be found unchanged in the version
+    before) and its guards' counts; no bytes when it has no lines."""
+    blob = dict(files).get(place.path or "")
+    if blob is None or place.start is None or place.end is None:
+        return _Tracked(place, None)
+    source = read(blob)
+    region = b"\n".join(source.split(b"\n")[place.start - 1 : place.end])
+    # Lines that occur more than once (a common statement) could be found again in the
+    # wrong place: such an item is judged at every version instead.
+    unique = region.strip() and len(list(_line_aligned(source, region))) == 1
+    return _Tracked(place, region if unique else None, _counts(source, place.guards))
+
+
+def _counts(source: bytes, guards: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(source.count(g.encode()) for g in guards)
 
 
 def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tracked | None:
-    """The item in `before`, when its lines are there byte for byte (the commit did not
-    touch them), nearest to where they were; None when they were touched (judge it)."""
+    """The item in `before`, when its lines are there byte for byte, once, and its guard
+    words as many times (the commit did not touch it); None when it was touched (judge
+    it)."""
     place, region = item.place, item.region
     if region is None or place.start is None or place.end is None:
         return None
-    best: tuple[int, str, int] | None = None
-    for path, blob in sorted(before, key=lambda pb: pb[0] != place.path):
-        source = read(blob)
-        for at in _line_aligned(source, region):
-            line = source.count(b"\n", 0, at) + 1
-            rank = abs(line - place.start) + (0 if path == place.path else 1 << 30)
-            if best is None or rank < best[0]:
-                best = (rank, path, line)
-    if best is None:
+    found = [
+        (path, source.count(b"\n", 0, at) + 1)
+        for path, blob in before
+        for source in [read(blob)]
+        for at in _line_aligned(source, region)
+    ]
+    if len(found) != 1:  # touched, or no longer unique: judge the version
         return None
-    _, path, line = best
-    return _Tracked(Place(place.state, path, line, line + place.end - place.start), region)
+    path, line = found[0]
+    if _counts(read(dict(before)[path]), place.guards) != item.counts:
+        return None
+    moved = Place(place.state, path, line, line + place.end - place.start, place.guards)
+    return _Tracked(moved, region, item.counts)
 
 
 def _line_aligned(source: bytes, region: bytes) -> Iterable[int]:
@@ -285,15 +299,18 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
     if rule is None:
         anchor = classify.anchor_of(mirror, plan)
 
+        names = tuple(anchor.definition[1]) if anchor.definition else ()
+
         def citation(files: Files) -> Place:
             parsed = [(p, classify.parse_at(mirror, p, b)) for p, b in files]
-            return Place(*locate.place(anchor, parsed))
+            return Place(*locate.place(anchor, parsed), guards=names)
 
         return functools.cache(citation)
     base = classify.rule_baseline(mirror, plan, rule)
     if isinstance(base, Result):
         return None
     compiled, target = base
+    guards = tuple(locate.literals(rule.query) + locate.literals(rule.inside or ""))
 
     def rule_place(files: Files) -> Place:
         found = locate.best_target(
@@ -312,8 +329,8 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
             state = "broken"
         else:
             state = "same" if found.identical else "changed"
-        # The scope is part of the item: renaming the function it looks inside matters.
-        start, end = found.scope or (found.start_line, found.end_line)
-        return Place(state, found.path, start, end)
+        # The target's lines, and the names its queries insist on (renaming the function
+        # it looks inside changes their count): the rest of the scope may change freely.
+        return Place(state, found.path, found.start_line, found.end_line, guards)
 
     return functools.cache(rule_place)
