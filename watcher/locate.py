@@ -170,7 +170,8 @@ def place(
     found with a query, and only a citation with no definition left falls back to
     tokenizing the whole file. A history walk asks this of every version it judges.
     """
-    if anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
+    plain = any(parsed.tree is None for _, parsed in files)  # text files: compared by line
+    if plain or anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
         return _placed(find(anchor, files))
     if not _could_occur(anchor, files) and _definition_survives(anchor, files):
         path, parsed = files[0]
