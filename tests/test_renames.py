@@ -312,3 +312,33 @@ def test_watch_log_lists_every_change_through_the_renames(
     assert [line.split()[1] for line in lines] == [first[:10], second[:10]]  # no move, no #4
     assert "#2 changed" in " ".join(lines[0].split()) and "[v2.0.0-alpha.1]" in lines[0]
     assert "#5 changed" in " ".join(lines[1].split()) and "[v2.0.0]" in lines[1]
+
+
+def test_a_rule_whose_file_vanished_reports_every_candidate(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three LATEST declarations at HEAD, none a rename of the cited file: all reported."""
+    latest = "export const LATEST = '2025-11-25';\n"
+    base = upstream.commit("client (#0)", {OLD: latest + client(NAMES)})
+    project.note("n", f"{base} {CITED}")
+    project.rules(VERSION_RULE)
+    gone = upstream.commit("rewrite the client (#1)", {
+        OLD: None,
+        "src/server/constants.ts": "export const LATEST = '2025-06-18';\n",  # 0.8 alike
+        "src/client/constants.ts": latest,  # identical
+        "src/client/transport.ts": "export function open(): void {}\n",
+    })  # fmt: skip
+    upstream.commit("elsewhere (#2)", {"src/examples/demo.ts": "export const LATEST = 'x';\n"})
+
+    results = _check(project, capsys)
+    rule, cited = results["latest-version"], results[f"n:{CITED}"]
+
+    found = [(c["path"], c["identical"], c["chosen"], c["found"]) for c in rule["candidates"]]
+    assert found == [
+        ("src/client/constants.ts", True, True, f"added by {gone[:12]}"),
+        ("src/server/constants.ts", False, False, f"added by {gone[:12]}"),
+    ]  # the commit that removed the file added both; the later demo is not searched then
+    assert rule["verdict"] == "moved" and rule["current"]["path"] == "src/client/constants.ts"
+    assert "2 candidates" in rule["message"] and "src/server/constants.ts" in rule["message"]
+    assert cited["verdict"] == "missing"  # listTools went nowhere: no file has it
+    assert cited["introduced_by"]["commit"] == gone

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -75,7 +76,8 @@ def rule_targets(
             for target in locate.targets(compiled, path, parse(path, blob))
         ]
         if matches:
-            return _choose(plan.item.path, baseline.tokens, matches, found_in)
+            same = [replace(m, identical=m.tokens == baseline.tokens) for m in matches]
+            return _choose(plan.item.path, baseline.tokens, same, found_in)
     return None, ()
 
 
