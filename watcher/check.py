@@ -19,6 +19,7 @@ from watcher.errors import InputError, UpstreamError, WatchError
 from watcher.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.notes import site_notes
+from watcher.report import plural
 from watcher.rules import Compiles, load_rules
 
 if TYPE_CHECKING:
@@ -305,7 +306,7 @@ def check_upstream(
         head = mirror.head()
         # Only the dashboard shows it ("last seen fresh"): a warm run needs no extra git.
         head_date = mirror.date(head) if _dashboard(config, options) else None
-        with progress.step(f"checking {len(items)} items of {upstream.repo}"):
+        with progress.step(f"checking {plural(len(items), 'item')} of {upstream.repo}"):
             results = judge_all(config, mirror, upstream, head, items, options)
             results = guards.follow_rules(results)  # not saved: it depends on the rule's run
         mirror.tidy()

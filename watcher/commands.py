@@ -12,6 +12,7 @@ from watcher import config as config_mod
 from watcher.check import CheckOptions, Progress, gather, group, run_check
 from watcher.errors import UpstreamError, WatchError
 from watcher.models import CodeCitation, Report, Rule, Verdict
+from watcher.report import plural
 
 
 def check(config_file: Path, options: CheckOptions, fmt: str | None, out: TextIO) -> int:
@@ -235,11 +236,6 @@ def validate(config_file: Path, out: TextIO) -> int:
     )
     out.write(f"{config.display(config.file)}: {summary}\n")
     return 2 if problems else 0
-
-
-def plural(count: int, noun: str) -> str:
-    """`1 rule`, `2 rules`."""
-    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _progress(fmt: str) -> _RichProgress | None:

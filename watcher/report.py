@@ -107,12 +107,16 @@ def render(report: Report, fmt: str, stream: TextIO) -> None:
     FORMATS[fmt](report, stream)
 
 
+def plural(count: int, noun: str) -> str:
+    """`1 rule`, `2 rules`: every count a user reads goes through here."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def summary_line(report: Report) -> str:
     counts = report.summary.model_dump()
     parts = [f"{counts[v.value]} {v.value}" for v in Verdict if counts[v.value]]
     total = len(report.results)
-    items = "1 item" if total == 1 else f"{total} items"
-    return f"{items}: " + (", ".join(parts) if parts else "nothing tracked")
+    return f"{plural(total, 'item')}: " + (", ".join(parts) if parts else "nothing tracked")
 
 
 _STYLE = {

@@ -25,6 +25,7 @@ from pydantic import Field, ValidationError
 from watcher.config import Upstream
 from watcher.errors import WatchError
 from watcher.models import Frozen, Report
+from watcher.report import plural
 from watcher.state import RUNS_DIR, locked, read_json, shards, slug, update_json
 
 M = TypeVar("M", bound=Frozen)
@@ -391,7 +392,7 @@ def _table(lines: list[Health], out: TextIO) -> None:
         out.write("  ".join(p for p in parts if p) + "\n")
     bad = [h.repo for h in lines if not h.healthy]
     out.write(
-        f"{len(lines) - len(bad)} of {len(lines)} upstreams healthy"
+        f"{len(lines) - len(bad)} of {plural(len(lines), 'upstream')} healthy"
         + (f"; look at: {', '.join(bad)}\n" if bad else "\n")
     )
 
