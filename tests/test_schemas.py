@@ -132,3 +132,11 @@ def test_shipped_files_point_at_the_docs_not_at_a_spec() -> None:
     for text in shipped_text:
         assert "SPEC" not in text
     assert "docs/config.md" in shipped_text[0] and "docs/rules.md" in shipped_text[1]
+
+
+def test_docs_list_every_fence_name_of_a_quote() -> None:
+    from watcher.languages import FENCE_NAMES
+
+    docs = (ROOT / "docs" / "notes.md").read_text(encoding="utf-8")
+    for name in FENCE_NAMES:
+        assert f"`{name}`" in docs, name
