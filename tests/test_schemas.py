@@ -140,3 +140,28 @@ def test_docs_list_every_fence_name_of_a_quote() -> None:
     docs = (ROOT / "docs" / "notes.md").read_text(encoding="utf-8")
     for name in FENCE_NAMES:
         assert f"`{name}`" in docs, name
+
+
+def doc_examples() -> list[tuple[str, str, str]]:
+    """(kind, where, text) of every config, rule and front-matter example in the docs."""
+    import re
+
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        for number, (lang, block) in enumerate(
+            re.findall(r"^```(\w+)\n(.*?)^```", text, re.M | re.S)
+        ):
+            where = f"{page.name}#{number}"
+            if lang == "toml" and "schema.path" not in block:  # .taplo.toml is not ours
+                found.append(("rule" if "[[rule]]" in block else "config", where, block))
+            elif lang == "markdown" and block.startswith("---\n"):
+                found.append(("note", where, block))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("kind", "where", "text"), doc_examples(), ids=[w for _, w, _ in doc_examples()]
+)
+def test_every_example_in_the_docs_validates(kind: str, where: str, text: str) -> None:
+    assert errors(kind, data_of(kind, text)) == []
