@@ -158,7 +158,7 @@ def _probe(folder: Path, config: Path) -> tuple[float, dict[str, Any], dict[str,
     if done.code not in (0, 1, 2) or not stats.exists():
         raise SystemExit(f"watch check failed ({done.code}):\n{done.stderr[-2000:]}")
     data = json.loads(stats.read_text())
-    data["round_trips"] = _fetches(trace)
+    data["round_trips"], data["release_queries"] = _fetches(trace)
     state_dir = folder / "state"
     writes = [Path(w).relative_to(state_dir).as_posix() for w in data.pop("writes")]
     data["state_writes"] = sum(w == f"{REPO.replace('/', '__')}.json" for w in writes)
@@ -267,13 +267,16 @@ def _cat(repo: Path, blobs: list[str]) -> dict[str, bytes]:
     return found
 
 
-def _fetches(trace: Path) -> int:
-    """`git fetch` processes in a trace folder: one round trip each."""
-    count = 0
+def _fetches(trace: Path) -> tuple[int, int]:
+    """`git fetch` processes (one round trip each) and `for-each-ref --contains` processes
+    in a trace folder: counted from git's side, so any version of watch can be measured."""
+    fetches = contains = 0
     for file in trace.iterdir():
-        with file.open(encoding="utf-8") as lines:
-            count += any('"event":"cmd_name"' in x and '"name":"fetch"' in x for x in lines)
-    return count
+        with file.open(encoding="utf-8") as handle:
+            text = handle.read()
+        fetches += '"event":"cmd_name"' in text and '"name":"fetch"' in text
+        contains += '"for-each-ref"' in text and '"--contains"' in text
+    return fetches, contains
 
 
 def _git(repo: Path, *args: str) -> str:
