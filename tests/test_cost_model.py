@@ -499,3 +499,22 @@ def test_one_pass_places_many_commits_as_contains_queries_do(
     ]  # fmt: skip
     assert (mirror.release_queries, mirror.release_passes) == (len(commits), 0)
     assert (fresh.release_queries, fresh.release_passes) == (0, 1)
+
+
+def test_a_long_run_rolls_its_packs_up_as_it_goes(upstream: Upstream, tmp_path: Path) -> None:
+    from watcher.mirrors import MID_RUN_PACKS
+
+    files = {f"src/f{i}.rs": module(NAMES, salt=10 * i) for i in range(24)}
+    head = upstream.commit("base (#1)", files)
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    blobs = {p: b for p in files if (b := mirror.blob_id(head, p)) is not None}
+    synced, counts = mirror.round_trips, []
+    for blob in blobs.values():  # one fetch each, as single reads of a long walk make
+        mirror.prefetch([blob])
+        counts.append(len(mirror.packs()))
+
+    assert max(counts) <= MID_RUN_PACKS and mirror.rollups >= 1
+    assert all(p.with_suffix(".promisor").exists() for p in mirror.packs())
+    assert {p: mirror.read(b).decode() for p, b in blobs.items()} == files
+    assert mirror.round_trips - synced == len(files)  # nothing was lost and fetched again

@@ -44,6 +44,7 @@ FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 # Every fetch leaves a pack and every object lookup pays for each pack: past this many,
 # `tidy` rolls the small ones into one.
 PACK_LIMIT = 4
+MID_RUN_PACKS = 16  # a run that fetched this many packs rolls them up before going on
 # More commits than this to place in releases at once: one walk of the tags' history
 # (two git processes) instead of one `for-each-ref --contains` each.
 RELEASE_PASS = 8
@@ -420,6 +421,8 @@ class Mirror:
         if missing:
             self._fetch_blobs(missing)
             presence.refresh()
+            if len(self.packs()) > MID_RUN_PACKS:  # a long cold run: keep lookups cheap
+                self.tidy()
         # Objects never leave a mirror: what is here now need not be looked up again
         # (a history walk reads hundreds of versions, each one checked once).
         self._present |= wanted
