@@ -504,6 +504,7 @@ def _save(
             **memo,
             "items": items,
         },
+        known=saved,
     )
 
 

@@ -159,8 +159,14 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     write_text(path, dumps(data))
 
 
-def update_json(path: Path, data: dict[str, Any]) -> bool:
-    """Write `data` only when the file does not already hold exactly it; True if written."""
+def update_json(path: Path, data: dict[str, Any], known: dict[str, Any] | None = None) -> bool:
+    """Write `data` only when the file does not already hold exactly it; True if written.
+
+    `known` is what the caller read from the file under the same lock: when it equals
+    `data`, nothing is encoded or read again (a warm run on a big site skips both).
+    """
+    if known is not None and known == data:
+        return False
     text = dumps(data)
     try:
         if path.read_text(encoding="utf-8") == text:
