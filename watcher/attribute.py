@@ -18,11 +18,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Generator, Sequence
 
+from watcher import classify
 from watcher import walk as lines
 from watcher.classify import Plan
 from watcher.errors import TooLarge
 from watcher.mirrors import Mirror
-from watcher.models import Attribution, Result, Verdict
+from watcher.models import Attribution, Candidate, Result, Verdict
 from watcher.paths import Files, Step
 
 STALE = (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING)
@@ -60,9 +61,17 @@ def attribute(
                     update={
                         "introduced_by": attribution(mirror, commit),
                         "released_in": mirror.first_release(commit, release_tags),
+                        "candidates": _candidates(mirror, judged[index][0], out[index], commit),
                     }
                 )
     return out
+
+
+def _candidates(mirror: Mirror, plan: Plan, result: Result, commit: str) -> tuple[Candidate, ...]:
+    """A missing citation's hints of where it went, from the commit that removed it."""
+    if result.verdict is not Verdict.MISSING or result.kind != "citation" or result.candidates:
+        return result.candidates
+    return classify.missing_hints(mirror, plan, commit)
 
 
 def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None:

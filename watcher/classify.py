@@ -283,6 +283,11 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     )
 
 
+def missing_hints(mirror: Mirror, plan: Plan, commit: str) -> tuple[Candidate, ...]:
+    """Candidates for a missing citation, once the commit that removed it is known."""
+    return relocate.hints(mirror, plan, anchor_of(mirror, plan), commit, _parser(mirror))
+
+
 def _parser(mirror: Mirror) -> relocate.Parse:
     return lambda path, blob: parse_at(mirror, path, blob)
 

@@ -53,6 +53,37 @@ def citation(
     return None, ()
 
 
+def hints(
+    mirror: Mirror, plan: Plan, anchor: Anchor, commit: str, parse: Parse
+) -> tuple[Candidate, ...]:
+    """For a missing citation, where a maintainer should look: the definition that held it,
+    by kind and name, in the other files the commit that removed it added or changed (still
+    at HEAD). A hint only: SPEC follows renames, not moves to unrelated files, so the
+    verdict stays `missing` and no candidate is chosen."""
+    language = languages.for_path(plan.item.path)
+    if anchor.definition is None or language is None:
+        return ()
+    name = anchor.definition[1][-1].encode()
+    at_head = mirror.files(plan.head, languages.LANGUAGES[language].extensions)
+    followed = {p for p, _ in plan.files} | {plan.item.path}
+    touched = mirror.git("diff", "--name-only", "-z", "--no-renames", "--diff-filter=AM",
+                         f"{commit}^1", commit).split("\0")  # fmt: skip
+    files = [(p, at_head[p]) for p in sorted(set(touched)) if p in at_head and p not in followed]
+    mirror.prefetch(b for _, b in files)
+    matches = []
+    for path, blob in files:
+        if _holds(mirror, blob, [name]):
+            parsed = parse(path, blob)
+            if locate.has_definition(parsed, anchor.definition):
+                found = locate.find(anchor, [(path, parsed)])
+                if found is not None:
+                    matches.append(found)
+    if not matches:
+        return ()
+    _, candidates = _choose(plan.item.path, anchor.tokens, matches, f"changed by {commit[:12]}")
+    return tuple(c.model_copy(update={"chosen": False}) for c in candidates)
+
+
 def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:
     """Whether a candidate file holds every needle; one above the size limit is no candidate."""
     try:

@@ -1,0 +1,88 @@
+"""A missing citation says where to look (issue 11 item 5): the definition that held it, by
+kind and name, in the other files the commit that removed it changed. The verdict stays
+`missing` (SPEC follows renames, not moves to unrelated files) and no candidate is chosen."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import Project
+from watcher.gitbuild import Upstream
+
+SESSION = """\
+pub fn open(url: &str) -> Session {
+    Session::new(url)
+}
+
+pub fn list_tools(session: &Session) -> Vec<Tool> {
+    session.request("tools/list", None)
+}
+"""
+
+TOOLS = """\
+pub fn describe(tool: &Tool) -> String {
+    tool.name.clone()
+}
+"""
+
+TOOLS_WITH_LIST = (
+    TOOLS
+    + """
+pub fn list_tools(session: &Session, cursor: Option<String>) -> Vec<Tool> {
+    session.request("tools/list", cursor)
+}
+"""
+)
+
+UNRELATED = "pub fn list_tools() -> usize {\n    0\n}\n"
+
+
+def _result(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    (result,) = [r for r in json.loads(out)["results"] if r["id"] == "n:src/session.rs:5-7"]
+    return result
+
+
+def test_a_construct_moved_to_an_unrelated_file_is_missing_with_a_hint(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit(
+        "client", {"src/session.rs": SESSION, "src/tools.rs": TOOLS, "src/count.rs": UNRELATED}
+    )
+    project.config(sink="files")
+    project.note("n", f"{base} src/session.rs:5-7")
+    moved = upstream.commit(
+        "tools: list_tools takes a cursor (#7)",
+        {"src/session.rs": SESSION.split("\n\n")[0] + "\n", "src/tools.rs": TOOLS_WITH_LIST},
+    )
+
+    result = _result(project, capsys)
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == moved
+    # The file the removing commit changed is named; src/count.rs, untouched by it, is not.
+    assert [(c["path"], c["start_line"], c["chosen"]) for c in result["candidates"]] == [
+        ("src/tools.rs", 5, False)
+    ]
+    assert result["candidates"][0]["found"] == f"changed by {moved[:12]}"
+    issue = (project.root / "state" / "issues" / "n.md").read_text(encoding="utf-8")
+    assert "src/tools.rs:5-7" in issue and "changed by" in issue
+
+
+def test_a_construct_deleted_for_real_has_no_candidates(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("client", {"src/session.rs": SESSION, "src/tools.rs": TOOLS})
+    project.note("n", f"{base} src/session.rs:5-7")
+    upstream.commit(
+        "drop list_tools", {"src/session.rs": SESSION.split("\n\n")[0] + "\n",
+                            "src/tools.rs": TOOLS + "\npub fn other() {}\n"}
+    )  # fmt: skip
+
+    result = _result(project, capsys)
+
+    assert result["verdict"] == "missing"
+    assert result["candidates"] == []
