@@ -25,32 +25,11 @@ from typing import Any
 
 from bench.measure import Row
 from bench.runner import checked, run
+from bench.shapes import ATTRIBUTION_PROBE as PROBE
 
 ROOT = Path(__file__).resolve().parent.parent
 REPEAT = 3
 STALE = ("changed", "broken", "missing")
-
-# `watch ARGS` in this process, timing the attribution stage and counting what it did.
-PROBE = """\
-import json, sys, time
-from pathlib import Path
-from watcher import attribute, syntax, walk
-spent = []
-stage = attribute.attribute
-def timed(*args, **kwargs):
-    start = time.perf_counter()
-    try:
-        return stage(*args, **kwargs)
-    finally:
-        spent.append(time.perf_counter() - start)
-attribute.attribute = timed
-from watcher.cli import main
-code = main(sys.argv[2:])
-Path(sys.argv[1]).write_text(json.dumps({"attribution": sum(spent), "parses": syntax.STATS.parses,
-    "judged": walk.STATS.judged, "skipped": walk.STATS.skipped,
-    "imported": sorted({m.split(".")[0] for m in sys.modules} & {"tree_sitter", "git", "github",
-                                                                  "apscheduler"})}))
-"""
 
 
 def measure(upstream: Path, site: Path, out: Path, branch: str) -> list[Row]:
@@ -102,7 +81,7 @@ def _attribution(
     for _ in range(REPEAT):
         shutil.rmtree(work / "state", ignore_errors=True)
         runs.append(_watch(work, config, "--offline"))
-    stats, report = min(runs, key=lambda r: r[0]["attribution"])
+    stats, report = min(runs, key=lambda r: r[0]["seconds"])
     answers = {r["id"]: (r.get("introduced_by") or {}).get("commit") for r in report["results"]}
     by_file: dict[str, list[dict[str, Any]]] = {}
     for result in stale:
@@ -117,7 +96,7 @@ def _attribution(
             listed = _log_l(upstream, base, branch, ranges[results.index(result) :][:1])[1]
             agree += answers.get(result["id"]) in listed
     git = sum(walls)
-    seconds = stats["attribution"]
+    seconds = stats["seconds"]
     return [
         (f"attribution, {len(stale)} stale items in {len(by_file)} files",
          f"{seconds:.2f} s", f"{git:.2f} s (git log -L)", f"{git / seconds:.2f}x faster",

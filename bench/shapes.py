@@ -37,7 +37,8 @@ BIG, RENAMED = "src/session/engine.rs", "src/core/engine.rs"
 HOT = "hot_path"
 WHO = "Bench Bot <bench@example.com> {t} +0000"
 
-# Times the attribution stage of one `watch check` (everything else is reported apart).
+# `watch ARGS` in this process, timing its attribution stage (everything else is reported
+# apart) and counting what it did; `bench.real` uses it too.
 ATTRIBUTION_PROBE = """\
 import json, sys, time
 from pathlib import Path
@@ -54,8 +55,9 @@ attribute.attribute = timed
 from watcher.cli import main
 code = main(sys.argv[2:])
 Path(sys.argv[1]).write_text(json.dumps({"seconds": sum(spent), "parses": syntax.STATS.parses,
-    "judged": walk.STATS.judged, "skipped": walk.STATS.skipped}))
-sys.exit(code)
+    "judged": walk.STATS.judged, "skipped": walk.STATS.skipped,
+    "imported": sorted({m.split(".")[0] for m in sys.modules} & {"tree_sitter", "git", "github",
+                                                                  "apscheduler"})}))
 """
 
 # Judges every citation of one file after a first one has parsed and indexed both versions.
