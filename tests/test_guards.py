@@ -8,22 +8,11 @@ import json
 import pytest
 
 from tests.conftest import Project
+from tests.rust_client import CLIENT
 from watcher.gitbuild import Upstream
 
 LIB = "src/client.rs"
-SOURCE = """\
-pub fn list_tools(mode: Mode, response: Response) -> Option<Cursor> {
-    let next = match mode {
-        Mode::Legacy => None,
-        Mode::Modern => response.next_cursor,
-    };
-    next
-}
-
-pub fn initialize() -> Params {
-    Params::new("client").with_protocol_version(Version::V_2025_06_18)
-}
-"""
+SOURCE = CLIENT
 # list_tools renamed and rewritten around the match: its citation cannot be found by
 # name or by likeness, but the rule's match arm is still there.
 REWRITTEN = """\

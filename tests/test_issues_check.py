@@ -11,19 +11,12 @@ import pytest
 
 from tests.conftest import Project
 from tests.github_server import GithubServer, contract_errors
+from tests.rust_client import LIST_TOOLS
 from tests.test_issues_render import assert_inert
 from watcher.issues import render
 
 LIB = "src/client.rs"
-SOURCE = """\
-pub fn list_tools(mode: Mode, response: Response) -> Option<Cursor> {
-    let next = match mode {
-        Mode::Legacy => None,
-        Mode::Modern => response.next_cursor,
-    };
-    next
-}
-"""
+SOURCE = LIST_TOOLS
 TOKEN = "ghp_EndToEndTokenNeverShown"
 
 

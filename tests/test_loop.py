@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.github_server import GithubServer, contract_errors
+from tests.rust_client import CURSOR_GATE_RULE, LIST_TOOLS
 from watcher.cli import main
 from watcher.config import load
 from watcher.fix import fix
@@ -26,34 +27,10 @@ TOKEN = "ghp_LoopTokenNeverShown"
 REPO = "acme/client"
 LIB = "src/client.rs"
 EXTRA = "src/extra.rs"
-SOURCE = """\
-pub fn list_tools(mode: Mode, response: Response) -> Option<Cursor> {
-    let next = match mode {
-        Mode::Legacy => None,
-        Mode::Modern => response.next_cursor,
-    };
-    next
-}
-"""
+SOURCE = LIST_TOOLS
 PAGINATOR = "pub struct Pages {\n    seen: Vec<String>,\n}\n\n"
 HELPER = "pub fn page_size() -> usize {\n    50\n}\n\npub fn other() {}\n"
-RULE = """\
-[[rule]]
-id = "cursor-gate"
-note = "one-page"
-path = "src/client.rs"
-inside = '''(function_item name: (identifier) @n (#eq? @n "list_tools")) @scope'''
-query = '''
-(match_expression
-  value: (identifier) @v (#eq? @v "mode")
-  body: (match_block
-    (match_arm pattern: (match_pattern) @p (#eq? @p "Mode::Legacy") value: (_) @legacy))) @target
-'''
-[[rule.claims]]
-capture = "legacy"
-equals = "None"
-says = "Legacy mode drops the cursor"
-"""
+RULE = CURSOR_GATE_RULE
 
 
 @pytest.fixture

@@ -10,23 +10,12 @@ import pytest
 from markdown_it import MarkdownIt
 
 from tests.conftest import Project
+from tests.rust_client import CLIENT
 from watcher import quotes
 from watcher.gitbuild import Upstream
 
 LIB = "src/client.rs"
-SOURCE = """\
-pub fn list_tools(mode: Mode, response: Response) -> Option<Cursor> {
-    let next = match mode {
-        Mode::Legacy => None,
-        Mode::Modern => response.next_cursor,
-    };
-    next
-}
-
-pub fn initialize() -> Params {
-    Params::new("client").with_protocol_version(Version::V_2025_06_18)
-}
-"""
+SOURCE = CLIENT
 PY = "pkg/session.py"
 PY_SOURCE = """\
 class Session:

@@ -9,48 +9,25 @@ from dataclasses import dataclass
 import pytest
 
 from tests.conftest import Project
+from tests.rust_client import CLIENT, CURSOR_GATE_RULE
 from watcher import syntax
 from watcher.gitbuild import Upstream
 
 LIB = "src/client.rs"
-SOURCE = """\
+SOURCE = (
+    """\
 use std::collections::HashMap;
 
 pub struct Client {
     pages: usize,
 }
 
-pub fn list_tools(mode: Mode, response: Response) -> Option<Cursor> {
-    let next = match mode {
-        Mode::Legacy => None,
-        Mode::Modern => response.next_cursor,
-    };
-    next
-}
-
-pub fn initialize() -> Params {
-    Params::new("client").with_protocol_version(Version::V_2025_06_18)
-}
 """
+    + CLIENT
+)
 CITED = f"{LIB}:7-13"  # list_tools
 
-RULE = """\
-[[rule]]
-id = "cursor-gate"
-note = "one-page"
-path = "src/client.rs"
-inside = '''(function_item name: (identifier) @n (#eq? @n "list_tools")) @scope'''
-query = '''
-(match_expression
-  value: (identifier) @v (#eq? @v "mode")
-  body: (match_block
-    (match_arm pattern: (match_pattern) @p (#eq? @p "Mode::Legacy") value: (_) @legacy))) @target
-'''
-[[rule.claims]]
-capture = "legacy"
-equals = "None"
-says = "Legacy mode drops the cursor"
-"""
+RULE = CURSOR_GATE_RULE
 
 
 def _edit(old: str, new: str) -> Callable[[Upstream], None]:
