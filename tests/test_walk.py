@@ -167,3 +167,24 @@ def test_renaming_the_scope_outside_the_target_lines_is_judged(
     # The rename back touched no line of the target, but it changed how often the name
     # the rule's scope insists on occurs: the walk judges it, and blames it.
     assert result["introduced_by"]["commit"] == back
+
+
+def test_a_longer_name_containing_a_guard_word_is_not_a_rename(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    project.rules(RULE)
+    change = upstream.commit("change the target (#2)", {LIB: module(step_20=(4, ""))})
+    helpers = ""
+    for index in range(4):  # `step_20_helper_0` holds the guard `step_20`, as a longer name
+        helpers += function(f"step_20_helper_{index}", 3)
+        upstream.commit(f"add a helper (#{3 + index})", {LIB: module(step_20=(4, "")) + helpers})
+
+    results = check(project, capsys)
+
+    assert results[f"n:{LIB}:{target_lines()}"]["introduced_by"]["commit"] == change
+    assert results["target-scale"]["introduced_by"]["commit"] == change
+    # Guards count whole words: the four helpers are followed, not judged, for either item.
+    assert walk.STATS.judged_commits == [change, change]
+    assert walk.STATS.skipped == 2 * 4

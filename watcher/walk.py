@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -29,7 +29,8 @@ from watcher.models import Result
 from watcher.paths import Files
 
 BATCH = 32  # versions fetched in the first round trip back; each later one doubles
-AHEAD = 16  # versions read from git in one exchange
+AHEAD = 16  # versions asked of git ahead of the one being read
+PIPE_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -65,25 +66,31 @@ STATS = Stats()
 
 
 class _Sources:
-    """Blob bytes for a walk, read ahead through one `git cat-file --batch` of its own,
-    a chunk of versions per exchange (one request per version would cost a round trip
-    between the processes each). Holds the last few versions: a walk in lock-step reads
-    each version once."""
+    """Blob bytes for a walk, through one `git cat-file --batch` of its own. Versions are
+    asked for ahead of use (`request`), so that git inflates the next ones while this
+    process reads the current one; each answer is read when it is needed, in the order
+    asked. Holds the last few versions: a walk in lock-step reads each version once."""
 
     def __init__(self, mirror: Mirror, size: int = 2 * AHEAD + 4) -> None:
         self.mirror = mirror
         self.size = size
         self.held: OrderedDict[str, bytes] = OrderedDict()
+        self.pending: deque[str] = deque()  # asked for, not read yet, oldest first
         self.process: subprocess.Popen[bytes] | None = None
 
     def __call__(self, blob: str) -> bytes:
         if blob not in self.held:
-            self.load([blob])
+            if blob not in self.pending:
+                self.request([blob])
+            while blob not in self.held:
+                self._receive()
         self.held.move_to_end(blob)
         return self.held[blob]
 
-    def load(self, blobs: Iterable[str]) -> None:
-        wanted = [b for b in dict.fromkeys(blobs) if b not in self.held]
+    def request(self, blobs: Iterable[str]) -> None:
+        """Ask git for these blobs now; they are read when first used. Only blobs the
+        mirror holds: in a partial clone, git would fetch a missing one by itself."""
+        wanted = [b for b in dict.fromkeys(blobs) if b not in self.held and b not in self.pending]
         if not wanted:
             return
         if self.process is None:
@@ -92,35 +99,76 @@ class _Sources:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )
-        stdin, stdout = self.process.stdin, self.process.stdout
-        assert stdin is not None and stdout is not None
-        stdin.write("".join(f"{b}\n" for b in wanted).encode())
-        stdin.flush()
+            _widen(self.process)
+        assert self.process.stdin is not None
+        self.process.stdin.write("".join(f"{b}\n" for b in wanted).encode())
+        self.process.stdin.flush()
+        self.pending.extend(wanted)
+
+    def load(self, blobs: Iterable[str]) -> None:
+        """Read these blobs now."""
+        wanted = list(blobs)
+        self.request(wanted)
         for blob in wanted:
-            header = stdout.readline().split()
-            if len(header) != 3:
-                raise UpstreamError(f"{self.mirror.upstream.repo}: cannot read blob {blob}")
-            self.held[blob] = stdout.read(int(header[2]))
-            stdout.read(1)  # the newline after each object
-            if len(self.held) > self.size:
-                self.held.popitem(last=False)
+            self(blob)
+
+    def _receive(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        stdout, blob = self.process.stdout, self.pending.popleft()
+        header = stdout.readline().split()
+        if len(header) != 3:
+            raise UpstreamError(f"{self.mirror.upstream.repo}: cannot read blob {blob}")
+        self.held[blob] = stdout.read(int(header[2]))
+        stdout.read(1)  # the newline after each object
+        if len(self.held) > self.size:
+            self.held.popitem(last=False)
 
     def close(self) -> None:
         if self.process is not None:
             if self.process.stdin is not None:
                 self.process.stdin.close()
+            if self.pending:  # answers nobody will read: git would wait to write them
+                self.process.kill()
             self.process.wait()
             self.process = None
+
+
+def _widen(process: subprocess.Popen[bytes]) -> None:
+    """A larger pipe for git's answers (Linux): git can then inflate a few big versions
+    ahead of the reader instead of stopping at the first 64 KB."""
+    try:
+        import fcntl
+
+        assert process.stdout is not None
+        fcntl.fcntl(process.stdout.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except (ImportError, OSError):
+        pass
 
 
 @dataclass
 class _Tracked:
     """Where an item is in the version being walked, its lines' bytes and how often each
-    guard word occurs in its file there."""
+    guard word occurs in its file there. A followed item keeps the byte offset of its
+    lines and counts the line number only when asked (most never are)."""
 
-    place: Place
+    judged: Place  # as last judged: its state, guards and extent
     region: bytes | None
     counts: tuple[int, ...] = ()
+    path: str | None = None
+    source: bytes = b""  # the version it was followed into, and its lines' offset there
+    at: int = -1
+
+    @property
+    def state(self) -> str:
+        return self.judged.state
+
+    @property
+    def place(self) -> Place:
+        judged = self.judged
+        if self.at < 0 or judged.start is None or judged.end is None:
+            return judged
+        line = self.source.count(b"\n", 0, self.at) + 1
+        return Place(judged.state, self.path, line, line + judged.end - judged.start, judged.guards)
 
 
 def first_of_run(
@@ -144,6 +192,7 @@ def first_of_run(
         # (steps[p - 1], or the start) with what the item is after it.
         ready, batch = max(0, len(steps) - 1 - BATCH), BATCH  # steps[ready:] have blobs
         yield _blobs(start, *(files for _, files in steps[ready:]))
+        asked = len(steps) - 1  # steps[asked:] have been asked of git
         tracked: dict[int, _Tracked] = {}
         for index, (judge, target) in enumerate(items):
             place = judge(steps[-1][1])
@@ -156,10 +205,12 @@ def first_of_run(
                 batch *= 2  # a long walk costs log2(versions) round trips, a short one one
                 ready = max(0, position - batch)
                 yield _blobs(*(files for _, files in steps[ready:position]))
+            if asked > max(ready, position - AHEAD // 2):  # keep git AHEAD versions ahead
+                low = max(ready, position - AHEAD)
+                earlier = [files for _, files in steps[low:asked]]
+                read.request(_blobs(*reversed(earlier), *([start] if low == 0 else [])))
+                asked = low
             before = steps[position - 1][1] if position else start
-            if any(b not in read.held for _, b in before):
-                earlier = [files for _, files in steps[max(0, position - AHEAD) : position]]
-                read.load(_blobs(*reversed(earlier), start))
             _step(read, steps[position][0], before, items, tracked, found)
     finally:
         read.close()
@@ -191,8 +242,8 @@ def transitions(
                 after = _track(read, place, files)
             else:
                 STATS.skipped += 1
-            if after.place.state != item.place.state:
-                changes.append((commit, item.place.state, after.place.state))
+            if after.state != item.state:
+                changes.append((commit, item.state, after.state))
             item = after
         return first, changes
     finally:
@@ -220,7 +271,7 @@ def _step(
             item = _track(read, place, before)
         else:
             STATS.skipped += 1
-        if item.place.state != target:
+        if item.state != target:
             found[index] = commit
             del tracked[index]
         else:
@@ -246,29 +297,47 @@ def _track(read: Callable[[str], bytes], place: Place, files: Files) -> _Tracked
 
 
 def _counts(source: bytes, guards: tuple[str, ...]) -> tuple[int, ...]:
-    return tuple(source.count(g.encode()) for g in guards)
+    return tuple(_words(source, g.encode()) for g in guards)
+
+
+def _words(source: bytes, word: bytes) -> int:
+    """How often `word` occurs in `source` as a whole word: `build` in `builder` or
+    `build_inner` is another name, whose every edit would otherwise be judged."""
+    count, size, at = 0, len(word), source.find(word)
+    head, tail = _is_word(word[0]), _is_word(word[-1])
+    while at >= 0:
+        end = at + size
+        if not (head and at and _is_word(source[at - 1])) and not (
+            tail and end < len(source) and _is_word(source[end])
+        ):
+            count += 1
+        at = source.find(word, end)
+    return count
+
+
+def _is_word(byte: int) -> bool:
+    return byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
 
 
 def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tracked | None:
     """The item in `before`, when its lines are there byte for byte, once, and its guard
     words as many times (the commit did not touch it); None when it was touched (judge
     it)."""
-    place, region = item.place, item.region
-    if region is None or place.start is None or place.end is None:
+    region = item.region
+    if region is None:
         return None
     found = [
-        (path, source.count(b"\n", 0, at) + 1)
+        (path, source, at)
         for path, blob in before
         for source in [read(blob)]
         for at in _line_aligned(source, region)
     ]
     if len(found) != 1:  # touched, or no longer unique: judge the version
         return None
-    path, line = found[0]
-    if _counts(read(dict(before)[path]), place.guards) != item.counts:
+    path, source, at = found[0]
+    if _counts(source, item.judged.guards) != item.counts:
         return None
-    moved = Place(place.state, path, line, line + place.end - place.start, place.guards)
-    return _Tracked(moved, region, item.counts)
+    return _Tracked(item.judged, region, item.counts, path, source, at)
 
 
 def _line_aligned(source: bytes, region: bytes) -> Iterable[int]:
