@@ -20,6 +20,11 @@ GITHUB_TOKEN = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-
 # scheme://userinfo@ : the user-info ends at the last @ before the host's path.
 USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"<>]*@")
 _MIN_SECRET = 4  # shorter values would mask ordinary words
+# Cheap first looks, led by a literal that the regex engine finds with a plain search:
+# every match of USERINFO or GITHUB_TOKEN contains one of theirs, and the full patterns,
+# which try every word as a URL scheme, cost a hundred times more on a big report.
+_MAYBE_USERINFO = re.compile(r"://[^/\s@'\"<>]*@")
+_MAYBE_TOKEN = re.compile(r"gh[pousr]_|github_pat_")
 
 _secrets: set[str] = set()
 
@@ -43,11 +48,12 @@ def redact(text: str) -> str:
     """`text` with URL credentials, registered secrets and GitHub tokens removed."""
     if not text:
         return text
-    text = USERINFO.sub(r"\1", text)
+    if _MAYBE_USERINFO.search(text):
+        text = USERINFO.sub(r"\1", text)
     for secret in sorted(_secrets, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, MASK)
-    return GITHUB_TOKEN.sub(MASK, text)
+    return GITHUB_TOKEN.sub(MASK, text) if _MAYBE_TOKEN.search(text) else text
 
 
 def redact_data(data: Any) -> Any:
