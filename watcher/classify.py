@@ -7,6 +7,7 @@ batch before anything is parsed.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import re
@@ -54,7 +55,7 @@ class Item:
     quote: Quote | None = None
     sources: tuple[tuple[str, str], ...] = ()  # a quote's cited files: (commit, path)
 
-    @property
+    @functools.cached_property  # a run asks it for every key of the item: encode it once
     def fingerprint(self) -> str:
         """Changes whenever anything that decides this item's verdict is edited."""
         rule = self.rule.model_dump(exclude={"file", "line"}) if self.rule else None
@@ -121,12 +122,12 @@ class Plan:
     removed_by: str | None = None  # the commit that removed it, when git saw no rename
     removals: tuple[str, ...] = ()  # commits that removed a followed path: where it may be
 
-    @property
+    @functools.cached_property  # asked several times per item on every run
     def key(self) -> str:
         """Same key, same verdict: the cache key for a result found in the followed files."""
         return self._key(self.head if self.search_repo else "")
 
-    @property
+    @functools.cached_property
     def searched_key(self) -> str:
         """The key of a result that looked beyond the followed files (a candidate, or
         missing after the search): it holds for this HEAD only."""
