@@ -192,10 +192,14 @@ def load_yaml(text: str, file: str, offset: int, max_nodes: int) -> tuple[Any, A
         loader.dispose()
 
 
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
 def _flow_depth(text: str) -> int:
     """The deepest nesting of [ and { (quoted text included: an overestimate is safe)."""
     depth = deepest = 0
-    for char in text:
+    for bracket in _BRACKETS.finditer(text):  # only the brackets: most notes have none
+        char = bracket.group()
         if char in "[{":
             depth += 1
             deepest = max(deepest, depth)

@@ -21,6 +21,7 @@ from watcher.issues.sinks import IssueDoc, SinkError, State
 from watcher.state import write_text
 
 _SEPARATOR = "---\n"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: read on every run
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
 
@@ -100,7 +101,7 @@ class FilesSink:
         try:
             text = self.path(handle).read_text(encoding="utf-8")
             _, head, rest = text.split(_SEPARATOR, 2)
-            meta = yaml.safe_load(head)
+            meta = yaml.load(head, Loader=_LOADER)
             body = rest[: int(meta["body_chars"])]
             doc = IssueDoc(
                 handle,
