@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 
 from tests.issues_support import Lines, config, note, result, upstreams
 from watcher.config import Config
+from watcher.issues import render
 from watcher.issues.files import FilesSink
 from watcher.issues.sinks import DryRunSink
 from watcher.issues.sync import sync
@@ -93,3 +96,49 @@ def test_lost_bookkeeping_changes_nothing(tmp_path: Path) -> None:
 
     assert [a.action for a in actions] == ["unchanged"]
     assert (cfg.state / "issues" / f"{A}.md").read_text(encoding="utf-8") == before
+
+
+class Renders:
+    """Counts issue bodies rendered (`render.body` as the lifecycle calls it)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = render.body
+
+        def counted(*args: Any, **kwargs: Any) -> str:
+            self.count += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(render, "body", counted)
+
+
+def test_a_run_with_no_news_renders_no_issue_body_and_heals_a_hand_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = config(tmp_path)
+    path = cfg.state / "issues" / f"{A}.md"
+    stale = [result(Verdict.CHANGED)]
+    renders = Renders(monkeypatch)
+    assert [a.action for a in run(cfg, stale)] == ["opened"]
+    assert renders.count == 1
+    written = path.read_text(encoding="utf-8")
+
+    assert [a.action for a in run(cfg, stale)] == ["unchanged"]
+    assert renders.count == 1  # same inputs, same body on disk: nothing rendered
+    assert path.read_text(encoding="utf-8") == written
+
+    edited = written.replace("## Stale verification", "## Stale VERIFICATION")  # body only
+    assert edited != written
+    path.write_text(edited, "utf-8")
+    assert [a.action for a in run(cfg, stale)] == ["unchanged"]
+    assert renders.count == 2  # the body is not the one recorded: rendered, and restored
+    assert path.read_text(encoding="utf-8") == written
+
+    moved = [result(Verdict.CHANGED), result(Verdict.MOVED, id=f"{A}:src/other.rs:1-4")]
+    run(cfg, moved)
+    assert renders.count == 3  # new inputs: rendered
+    assert "src/other.rs" in path.read_text(encoding="utf-8")
+
+    shutil.rmtree(cfg.state / "bookkeeping")  # nothing recorded: rendered and compared
+    assert [a.action for a in run(cfg, moved)] == ["unchanged"]
+    assert renders.count == 4

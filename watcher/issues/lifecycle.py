@@ -13,11 +13,15 @@ therefore stays closed until upstream changes again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
-from watcher.issues import markers, render
+from watcher.issues import markdown, markers, render
 from watcher.issues.sinks import IssueDoc, State
 from watcher.models import Note, Result, worst
 
@@ -44,6 +48,7 @@ class Plan:
     doc: IssueDoc | None  # the issue acted on; None when a new one is created
     content: Content | None  # the issue's new title/body/labels/state; None: leave it
     comment: tuple[str, str] | None = None  # (key, text)
+    stamp: str | None = None  # what the open issue's body is rendered from (see `stamp`)
 
 
 @dataclass(frozen=True)
@@ -63,35 +68,88 @@ def decide(
     docs: Sequence[IssueDoc],
     policy: Policy,
     heads: Sequence[tuple[str, str]],
+    rendered: Mapping[str, Any] | None = None,
 ) -> Plan | None:
-    """The plan for one note; None when it has no issue and needs none."""
+    """The plan for one note; None when it has no issue and needs none.
+
+    `rendered` is what an earlier run recorded about the open issue's body (`recorded`):
+    when this run would render it from the same inputs, and the body is still the one
+    recorded, it is not rendered again. It only saves work: without it, or when anything
+    differs, the body is rendered and compared as always.
+    """
     open_doc = _first_open(docs)
     if not affected(results, policy):
         return _close(note, results, open_doc, policy, heads) if open_doc else None
-    if open_doc:
-        return _refresh(note, results, open_doc, policy)
-    closed = _last_closed(docs)
     keys = markers.news_keys(results)
+    mark = stamp(note, results, keys)
+    if open_doc:
+        return _refresh(note, results, open_doc, policy, keys, mark, rendered or {})
+    closed = _last_closed(docs)
     if closed is None:
-        return Plan("opened", None, _content(note, results, policy, keys, "open"))
+        return Plan("opened", None, _content(note, results, policy, keys, "open"), stamp=mark)
     news = keys - markers.parse_seen(closed.body)
     if not news:
         return Plan("unchanged", closed, None)
     if not policy.reopen:
-        return Plan("opened", None, _content(note, results, policy, keys, "open"))
+        return Plan("opened", None, _content(note, results, policy, keys, "open"), stamp=mark)
     text = render.news_comment(results, news, reopened=True)
     comment = (markers.digest("reopen", *sorted(keys)), text)
-    return Plan("reopened", closed, _content(note, results, policy, keys, "open"), comment)
-
-
-def _refresh(note: Note, results: Sequence[Result], doc: IssueDoc, policy: Policy) -> Plan:
-    keys = markers.news_keys(results)
     content = _content(note, results, policy, keys, "open")
+    return Plan("reopened", closed, content, comment, stamp=mark)
+
+
+def _refresh(
+    note: Note,
+    results: Sequence[Result],
+    doc: IssueDoc,
+    policy: Policy,
+    keys: frozenset[str],
+    mark: str | None,
+    rendered: Mapping[str, Any],
+) -> Plan:
     news = keys - markers.parse_seen(doc.body)
     if news:
+        content = _content(note, results, policy, keys, "open")
         text = render.news_comment(results, news, reopened=False)
-        return Plan("commented", doc, content, (markers.digest("news", *sorted(keys)), text))
-    return Plan("unchanged", doc, None if _same(doc, content) else content)
+        comment = (markers.digest("news", *sorted(keys)), text)
+        return Plan("commented", doc, content, comment, stamp=mark)
+    if mark is not None and rendered == recorded(mark, doc.body):
+        head = (render.title(note, results), set(render.labels(policy.labels, results)))
+        if (doc.title, set(doc.labels)) == head:  # the body is the one this run would render
+            return Plan("unchanged", doc, None, stamp=mark)
+    content = _content(note, results, policy, keys, "open")
+    return Plan("unchanged", doc, None if _same(doc, content) else content, stamp=mark)
+
+
+def stamp(note: Note, results: Sequence[Result], keys: frozenset[str]) -> str | None:
+    """A digest of everything an open issue's body is rendered from: the note, its results,
+    the news keys and the renderer's own source (so a new watch renders afresh); None when
+    the source cannot be read (nothing is then remembered)."""
+    source = _renderer()
+    if source is None:
+        return None
+    data = [
+        source,
+        note.model_dump(mode="json"),
+        [r.model_dump(mode="json") for r in results],
+        sorted(keys),
+    ]
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def recorded(mark: str, body: str) -> dict[str, str]:
+    """What the bookkeeping keeps about an open issue's body: its stamp and its digest."""
+    digest = hashlib.sha256(body.rstrip().encode("utf-8", "replace")).hexdigest()[:24]
+    return {"stamp": mark, "body": digest}
+
+
+@functools.cache
+def _renderer() -> str | None:
+    try:
+        code = b"".join(Path(m.__file__ or "").read_bytes() for m in (render, markdown, markers))
+    except OSError:
+        return None
+    return hashlib.sha256(code).hexdigest()
 
 
 def _close(

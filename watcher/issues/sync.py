@@ -46,6 +46,7 @@ class Run:
     closed: set[str] = field(default_factory=set)  # notes whose issue is closed after this run
     failures: list[str] = field(default_factory=list)  # run-level: the sink failed
     handles: dict[str, str] = field(default_factory=dict)  # note -> issue handle, this run
+    rendered: dict[str, dict[str, str]] = field(default_factory=dict)  # see lifecycle.stamp
     now: str = ""  # for snoozes only: nothing a run writes carries its time
 
     def handle(self, note_id: str) -> str | None:
@@ -141,6 +142,8 @@ def _notes(
         handle = run.handles.get(note_id) or before.get("handle")
         if handle:
             entry["handle"] = str(handle)
+        if note_id in run.rendered:
+            entry["rendered"] = run.rendered[note_id]
         run.entries[note_id] = entry
     return actions
 
@@ -182,7 +185,9 @@ def _one(
         marker, hint = markers.note_marker(note.id), run.handle(note.id)
         thorough = lifecycle.affected(items, policy)  # only then may an issue be opened
         docs = run.sink.find(note.id, marker, hint, thorough=thorough)
-        plan = lifecycle.decide(note, items, docs, policy, heads)
+        before = run.book.entry(note.id, run.scope.owner(note.id)).get("rendered")
+        rendered = before if isinstance(before, dict) else None
+        plan = lifecycle.decide(note, items, docs, policy, heads, rendered)
         if plan is None:
             return None
         doc = _apply(run, note, plan)
@@ -220,6 +225,8 @@ def _record(run: Run, note: Note, plan: lifecycle.Plan, doc: IssueDoc | None) ->
         run.closed.add(note.id)
     if doc is not None and not run.dry_run:
         run.handles[note.id] = doc.handle
+        if plan.stamp is not None and doc.state == "open":  # its body: rendered from stamp
+            run.rendered[note.id] = lifecycle.recorded(plan.stamp, doc.body)
     action = _DRY[plan.outcome] if run.dry_run else plan.outcome
     return IssueAction(
         note=note.id,
