@@ -93,6 +93,12 @@ NOTES = [
         "expands to more than 10,000 values",
     ),
     Bad("recursive alias", "---\nid: bad\na: &a [*a]\n---\n", "notes/zz-bad.md:3", "itself"),
+    Bad(  # no alias at all: the same bound on the values written out
+        "too many values",
+        "---\nid: bad\nx: [" + "1," * 12_000 + "]\n---\n",
+        "notes/zz-bad.md:",
+        "expands to more than 10,000 values",
+    ),
     Bad(
         "deep nesting",
         "---\nid: bad\nx: " + "[" * 100_000 + "]" * 100_000 + "\n---\n",

@@ -181,7 +181,10 @@ def load_yaml(text: str, file: str, offset: int, max_nodes: int) -> tuple[Any, A
         node = loader.get_single_node()
         if node is None:
             return None, None
-        _check_expansion(node, max_nodes, file, offset)
+        if "&" in text or 2 * len(text) + 1 > max_nodes:
+            # Without an anchor there is no alias: a tree, whose every node but a null
+            # value (which follows a key) takes a character, so a short text is small.
+            _check_expansion(node, max_nodes, file, offset)
         return node, loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
