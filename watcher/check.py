@@ -414,7 +414,10 @@ def judge_all(
 
 def _cached(plan: Plan, cached: dict[str, Any] | None) -> bool:
     """Whether an earlier run's result holds for this plan (see Plan.key_for)."""
-    return cached is not None and cached.get("key") in (plan.key, plan.searched_key)
+    if cached is None:
+        return False
+    key = cached.get("key")
+    return key == plan.key or key == plan.searched_key  # the second only when needed
 
 
 _SHAPES: dict[str, type] = {"items": dict, "paths": dict, "releases": dict, "tags": str}
