@@ -1,8 +1,9 @@
 """A warm run imports only what it uses (issues 12 item 3, 13 item 6).
 
 When the upstream has nothing new, `watch check` reads refs, trees and its state file:
-no tree-sitter, no GitPython, no PyGithub, no APScheduler. Pinned by the modules a fresh
-process has imported when the run ends, not by timings.
+no tree-sitter, no GitPython, no PyGithub, no APScheduler, and none of the watcher's own
+judging and history-walking modules. Pinned by the modules a fresh process has imported
+when the run ends, not by timings.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from watcher.gitbuild import Upstream
 
 HEAVY = ("tree_sitter", "git", "gitdb", "github", "apscheduler", "rich", "markdown_it")
 UNUSED = ("watcher.issues", "watcher.serve", "watcher.scaffold", "watcher.backtest")
+# Judging and history walks: a warm run takes every verdict from state.
+JUDGING = ("watcher.locate", "watcher.relocate", "watcher.walk", "watcher.attribute")
 
 PROBE = """\
 import json, sys
@@ -65,7 +68,9 @@ def run_in_fresh_process(project: Project, tmp_path: Path, *args: str) -> tuple[
 
 def heavy(modules: list[str]) -> list[str]:
     return sorted(
-        m for m in modules if m.split(".")[0] in HEAVY or m.startswith(UNUSED) or "tree_sitter" in m
+        m
+        for m in modules
+        if m.split(".")[0] in HEAVY or m.startswith((*UNUSED, *JUDGING)) or "tree_sitter" in m
     )
 
 
@@ -81,6 +86,7 @@ def test_a_warm_run_imports_no_parser_git_library_github_or_scheduler(
     cold_code, cold = run_in_fresh_process(project, tmp_path, *args)
     assert cold_code == 1  # alpha changed
     assert "tree_sitter" in cold  # the cold run did parse: the probe sees imports
+    assert {"watcher.locate", "watcher.attribute"} <= set(cold)  # and judged, and walked
 
     warm_code, warm = run_in_fresh_process(project, tmp_path, *args)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from watcher import attribute, classify, guards, state, tracked_issues
+from watcher import classify, guards, state, tracked_issues
 from watcher.classify import Item, Plan
 from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError, WatchError
@@ -390,9 +390,12 @@ def judge_all(
         else:
             judged[len(results)] = (planned, classify.judge(mirror, planned))
             results.append(judged[len(results)][1])
-    attributed = attribute.attribute(mirror, list(judged.values()), upstream.release_tags)
-    for position, result in zip(judged, attributed, strict=True):
-        results[position] = result
+    if judged:  # history walks: imported only when an item was judged afresh
+        from watcher import attribute
+
+        attributed = attribute.attribute(mirror, list(judged.values()), upstream.release_tags)
+        for position, result in zip(judged, attributed, strict=True):
+            results[position] = result
     # A filtered run leaves other items' releases as they were: it may only record the
     # new tags when it recomputed every release, or when the tags did not move.
     if options.partial and not same_tags:
@@ -475,6 +478,8 @@ def _from_cache(
         )
     if same_tags:
         return result
+    from watcher import attribute
+
     return result.model_copy(
         update={"released_in": attribute.released_in(mirror, result, upstream.release_tags)}
     )

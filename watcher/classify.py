@@ -13,11 +13,10 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from watcher import languages, locate, quotes, relocate, syntax
+from watcher import languages, quotes, syntax
 from watcher.errors import TooLarge
-from watcher.locate import Anchor, Found, LocateError
 from watcher.mirrors import Mirror
 from watcher.models import (
     Candidate,
@@ -32,6 +31,10 @@ from watcher.models import (
     Verdict,
 )
 from watcher.rules import Compiled, compile_rule
+
+if TYPE_CHECKING:  # judging imports them on first use: a warm run plans, and judges nothing
+    from watcher import relocate
+    from watcher.locate import Anchor, Found
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
@@ -221,6 +224,8 @@ def _plan_quote(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan
 
 def judge(mirror: Mirror, plan: Plan) -> Result:
     """The verdict on a planned item (its blobs already fetched)."""
+    from watcher.locate import LocateError
+
     item = plan.item
     try:
         if item.rule is not None:
@@ -253,16 +258,22 @@ def parse_at(mirror: Mirror, path: str, blob: str, language: str | None = None) 
 
 
 def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
+    from watcher import locate
+
     item = plan.item
     parsed = parse_at(mirror, item.path, plan.base_blob)
     return locate.anchor(parsed, item.path, item.start_line, item.end_line)
 
 
 def find_citation(mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str]]) -> Found | None:
+    from watcher import locate
+
     return locate.find(anchor, [(p, parse_at(mirror, p, b)) for p, b in files])
 
 
 def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
+    from watcher import relocate
+
     item = plan.item
     anchor = anchor_of(mirror, plan)
     found = find_citation(mirror, anchor, plan.files)
@@ -286,6 +297,8 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
 
 def missing_hints(mirror: Mirror, plan: Plan, commit: str) -> tuple[Candidate, ...]:
     """Candidates for a missing citation, once the commit that removed it is known."""
+    from watcher import relocate
+
     return relocate.hints(mirror, plan, anchor_of(mirror, plan), commit, _parser(mirror))
 
 
@@ -295,6 +308,8 @@ def _parser(mirror: Mirror) -> relocate.Parse:
 
 def _gone(plan: Plan, candidates: tuple[Candidate, ...]) -> str:
     """What to say of an item found in a file it was not followed to."""
+    from watcher import relocate
+
     if not candidates:
         return ""
     if plan.search_repo:
@@ -391,6 +406,8 @@ def locate_lines(parsed: syntax.Parsed, start: int, end: int) -> str:
 
 def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Found] | Result:
     """The rule's single @target at its baseline, or an error result saying why not."""
+    from watcher import locate
+
     compiled = compile_rule(rule)
     parsed = parse_at(mirror, rule.path, plan.base_blob, compiled.language)
     found = locate.targets(compiled, rule.path, parsed)
@@ -434,6 +451,8 @@ def head_target(
 ) -> tuple[Found | None, tuple[Candidate, ...]]:
     """The rule's target at HEAD: in the followed file, else (file gone) wherever it went,
     with every candidate."""
+    from watcher import locate, relocate
+
     found = [
         t
         for p, b in plan.files
