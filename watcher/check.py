@@ -557,9 +557,10 @@ def _file_issues(
         for r in [*results, *_others(config, inputs, statuses, scope)]
         if r.note and r.note not in touched and scope.owner(r.note) in scope.shards
     ]
+    owned = {r.note for r in mine}  # built once: a set per note was notes x results
     return sync_issues(
         config,
-        {k: v for k, v in inputs.notes.items() if k in {r.note for r in mine}},
+        {k: v for k, v in inputs.notes.items() if k in owned},
         mine,
         statuses,
         dry_run=options.dry_run,
