@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from typing import TextIO
 
+from pydantic import BaseModel
+
 from watcher.models import Report, Result, Verdict
 
 
@@ -14,19 +16,26 @@ def to_json(report: Report) -> str:
 
     One top-level key per line and one element of each list (a result, an upstream, an
     issue) per line: `indent` would force json's pure-Python encoder, whose cost grows
-    with the site (seconds at 5,000 citations); without it the C encoder writes each
-    element and the layout is made here.
+    with the site (seconds at 5,000 citations). Each element is written by pydantic's
+    own JSON serializer instead, and the layout is made here.
     """
-    data = report.model_dump(mode="json", by_alias=True)
     encode = json.JSONEncoder(ensure_ascii=False).encode
     lines = []
-    for key, value in data.items():
-        if isinstance(value, list) and value:
-            inner = ",\n".join(f"    {encode(v)}" for v in value)
-            lines.append(f"  {encode(key)}: [\n{inner}\n  ]")
+    for name, field in Report.model_fields.items():
+        key = encode(field.serialization_alias or name)
+        value = getattr(report, name)
+        if isinstance(value, tuple) and value:
+            inner = ",\n".join(f"    {_element(v, encode)}" for v in value)
+            lines.append(f"  {key}: [\n{inner}\n  ]")
         else:
-            lines.append(f"  {encode(key)}: {encode(value)}")
+            lines.append(f"  {key}: {_element(value, encode)}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _element(value: object, encode: Callable[[object], str]) -> str:
+    if isinstance(value, BaseModel):
+        return value.model_dump_json(by_alias=True)
+    return encode(value)
 
 
 def render_json(report: Report, stream: TextIO) -> None:
