@@ -468,14 +468,14 @@ def _from_cache(
 ) -> Result | None:
     """A result from an earlier run with the same key: same item, baseline and blobs
     (None when the entry is damaged: the item is judged again)."""
+    data = cached.get("result")
+    current = data.get("current") if isinstance(data, dict) else None
+    if isinstance(data, dict) and isinstance(current, dict):  # at this HEAD: set, not copied
+        data = {**data, "current": {**current, "commit": plan.head}}
     try:
-        result = Result.model_validate(cached.get("result"))
+        result = Result.model_validate(data)
     except ValidationError:
         return None
-    if result.current is not None:
-        result = result.model_copy(
-            update={"current": result.current.model_copy(update={"commit": plan.head})}
-        )
     if same_tags:
         return result
     from watcher import attribute
