@@ -637,7 +637,9 @@ class _Presence:
 
     def has(self, blob: str) -> bool:
         binsha = binascii.unhexlify(blob)
-        return bool(self.loose.has_object(binsha) or self.packs.has_object(binsha))
+        # Packs first: after the first fetch nearly every object is in one, and a loose
+        # lookup costs a file system call per object (a long walk asks about thousands).
+        return bool(self.packs.has_object(binsha) or self.loose.has_object(binsha))
 
     def refresh(self) -> None:
         self.packs.update_cache(force=True)

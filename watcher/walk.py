@@ -127,8 +127,7 @@ class _Sources:
         if self.process is not None:
             if self.process.stdin is not None:
                 self.process.stdin.close()
-            if self.pending:  # answers nobody will read: git would wait to write them
-                self.process.kill()
+            self.process.kill()  # read-only: nothing to finish, and nobody reads what is left
             self.process.wait()
             self.process = None
 
