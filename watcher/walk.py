@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
+import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -67,30 +68,44 @@ STATS = Stats()
 
 class _Sources:
     """Blob bytes for a walk, through one `git cat-file --batch` of its own. Versions are
-    asked for ahead of use (`request`), so that git inflates the next ones while this
-    process reads the current one; each answer is read when it is needed, in the order
-    asked. Holds the last few versions: a walk in lock-step reads each version once."""
+    asked for ahead of use (`request`) and a thread reads git's answers as they come, so
+    that git inflates the next versions while this process scans or parses the current
+    one. Holds the last few versions: a walk in lock-step reads each version once."""
 
     def __init__(self, mirror: Mirror, size: int = 2 * AHEAD + 4) -> None:
         self.mirror = mirror
         self.size = size
         self.held: OrderedDict[str, bytes] = OrderedDict()
         self.pending: deque[str] = deque()  # asked for, not read yet, oldest first
+        self.arrived: dict[str, bytes | None] = {}  # read, not used yet (None: no such blob)
+        self.ready = threading.Condition()
         self.process: subprocess.Popen[bytes] | None = None
+        self.reader: threading.Thread | None = None
 
     def __call__(self, blob: str) -> bytes:
         if blob not in self.held:
-            if blob not in self.pending:
+            with self.ready:
+                waiting = blob in self.arrived or blob in self.pending
+            if not waiting:
                 self.request([blob])
-            while blob not in self.held:
-                self._receive()
+            with self.ready:
+                self.ready.wait_for(lambda: blob in self.arrived or self.reader is None)
+                data = self.arrived.pop(blob, None)
+            if data is None:
+                raise UpstreamError(f"{self.mirror.upstream.repo}: cannot read blob {blob}")
+            self.held[blob] = data
+            if len(self.held) > self.size:
+                self.held.popitem(last=False)
         self.held.move_to_end(blob)
         return self.held[blob]
 
     def request(self, blobs: Iterable[str]) -> None:
-        """Ask git for these blobs now; they are read when first used. Only blobs the
+        """Ask git for these blobs now; they are read as git answers. Only blobs the
         mirror holds: in a partial clone, git would fetch a missing one by itself."""
-        wanted = [b for b in dict.fromkeys(blobs) if b not in self.held and b not in self.pending]
+        with self.ready:
+            known = {*self.held, *self.pending, *self.arrived}
+            wanted = [b for b in dict.fromkeys(blobs) if b not in known]
+            self.pending.extend(wanted)
         if not wanted:
             return
         if self.process is None:
@@ -100,10 +115,11 @@ class _Sources:
                 stdout=subprocess.PIPE,
             )
             _widen(self.process)
+            self.reader = threading.Thread(target=self._read, daemon=True)
+            self.reader.start()
         assert self.process.stdin is not None
         self.process.stdin.write("".join(f"{b}\n" for b in wanted).encode())
         self.process.stdin.flush()
-        self.pending.extend(wanted)
 
     def load(self, blobs: Iterable[str]) -> None:
         """Read these blobs now."""
@@ -112,23 +128,33 @@ class _Sources:
         for blob in wanted:
             self(blob)
 
-    def _receive(self) -> None:
+    def _read(self) -> None:
+        """The reader thread: git's answers, in the order asked, until git stops."""
         assert self.process is not None and self.process.stdout is not None
-        stdout, blob = self.process.stdout, self.pending.popleft()
-        header = stdout.readline().split()
-        if len(header) != 3:
-            raise UpstreamError(f"{self.mirror.upstream.repo}: cannot read blob {blob}")
-        self.held[blob] = stdout.read(int(header[2]))
-        stdout.read(1)  # the newline after each object
-        if len(self.held) > self.size:
-            self.held.popitem(last=False)
+        stdout = self.process.stdout
+        try:
+            while header := stdout.readline().split():
+                data = None
+                if len(header) == 3:
+                    data = stdout.read(int(header[2]))
+                    stdout.read(1)  # the newline after each object
+                with self.ready:
+                    self.arrived[self.pending.popleft()] = data
+                    self.ready.notify_all()
+        finally:
+            with self.ready:
+                self.reader = None
+                self.ready.notify_all()
 
     def close(self) -> None:
         if self.process is not None:
+            reader = self.reader
             if self.process.stdin is not None:
                 self.process.stdin.close()
             self.process.kill()  # read-only: nothing to finish, and nobody reads what is left
             self.process.wait()
+            if reader is not None:
+                reader.join()
             self.process = None
 
 
