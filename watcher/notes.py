@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import logging
 import re
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from watcher import frontmatter, quotes
 from watcher.config import Config, Limits, display_path
@@ -44,14 +46,22 @@ class Notes:
 
 
 def site_notes(config: Config) -> Notes:
-    """The notes of a site, read as its config says (limits, ignored files, extra keys)."""
-    return load_notes(
+    """The notes of a site, read as its config says (limits, ignored files, extra keys);
+    notes whose bytes are as a run on this machine saw them are not parsed again."""
+    from watcher import notememo
+
+    before = notememo.load(config.cache)
+    used: dict[str, str] = {}
+    found = load_notes(
         config.notes,
         display_root=config.root,
         limits=config.limits,
         ignore=config.notes_ignore,
         extra_keys=config.notes_extra_keys,
+        memo=(before, used),
     )
+    notememo.save(config.cache, before, used)
+    return found
 
 
 def load_notes(
@@ -61,11 +71,14 @@ def load_notes(
     limits: Limits | None = None,
     ignore: Iterable[str] = (),
     extra_keys: Iterable[str] = (),
+    memo: tuple[dict[str, str], dict[str, str]] | None = None,
 ) -> Notes:
     """Read every `*.md` below `folder`; a bad note is an error, the others still load.
 
     Files matching an `ignore` glob (relative to `folder`) are not read; a file with no
-    front matter at all (a README, say) is skipped with one notice for all of them."""
+    front matter at all (a README, say) is skipped with one notice for all of them.
+    `memo` is (remembered, used): notes parsed before, by `notememo.key`, and where this
+    call puts every note it read without error."""
     limits = limits or Limits()
     notes: dict[str, Note] = {}
     errors: list[NoteError] = []
@@ -83,9 +96,7 @@ def load_notes(
             if not _has_front_matter(raw):
                 skipped.append(shown)
                 continue
-            note, source_errors = parse_note(
-                raw, shown, max_nodes=limits.yaml_nodes, extra_keys=extra
-            )
+            note, source_errors = _parse(raw, shown, limits.yaml_nodes, extra, memo)
         except NoteError as exc:
             errors.append(exc)
             continue
@@ -110,6 +121,31 @@ def load_notes(
             ", ".join(skipped),
         )
     return Notes(notes, errors, skipped)
+
+
+def _parse(
+    raw: bytes,
+    shown: str,
+    max_nodes: int,
+    extra: tuple[str, ...],
+    memo: tuple[dict[str, str], dict[str, str]] | None,
+) -> tuple[Note, list[NoteError]]:
+    """`parse_note`, or the note as remembered from the same bytes (see `notememo`)."""
+    if memo is None:
+        return parse_note(raw, shown, max_nodes=max_nodes, extra_keys=extra)
+    from watcher import notememo
+
+    remembered, used = memo
+    key = notememo.key(raw, shown, max_nodes, extra)
+    if key in remembered:
+        with contextlib.suppress(ValidationError):  # damaged: parsed again below
+            note = Note.model_validate_json(remembered[key])
+            used[key] = remembered[key]
+            return note, []
+    note, errors = parse_note(raw, shown, max_nodes=max_nodes, extra_keys=extra)
+    if not errors:
+        used[key] = note.model_dump_json()
+    return note, errors
 
 
 def _read(file: Path, shown: str, max_bytes: int) -> bytes:
