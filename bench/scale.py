@@ -176,7 +176,8 @@ def _probe(folder: Path, config: Path) -> tuple[float, dict[str, Any], dict[str,
     data = json.loads(stats.read_text())
     data["round_trips"], data["release_queries"] = _fetches(trace)
     state_dir = folder / "state"
-    writes = [Path(w).relative_to(state_dir).as_posix() for w in data.pop("writes")]
+    written = [Path(w) for w in data.pop("writes")]  # cache files (the notes memo) aside
+    writes = [w.relative_to(state_dir).as_posix() for w in written if w.is_relative_to(state_dir)]
     data["state_writes"] = sum(w == f"{REPO.replace('/', '__')}.json" for w in writes)
     data["issue_docs"] = sum(w.startswith("issues/") and w.endswith(".md") for w in writes)
     data["bookkeeping"] = len(writes) - data["state_writes"] - data["issue_docs"]
