@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -128,13 +127,11 @@ def stamp(note: Note, results: Sequence[Result], keys: frozenset[str]) -> str | 
     source = _renderer()
     if source is None:
         return None
-    data = [
-        source,
-        note.model_dump(mode="json"),
-        [r.model_dump(mode="json") for r in results],
-        sorted(keys),
-    ]
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:24]
+    digest = hashlib.sha256(source.encode())
+    for part in (note, *results):  # pydantic's own JSON: the same model, the same bytes
+        digest.update(b"\0" + part.model_dump_json().encode())
+    digest.update("\0".join(sorted(keys)).encode())
+    return digest.hexdigest()[:24]
 
 
 def recorded(mark: str, body: str) -> dict[str, str]:
