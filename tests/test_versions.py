@@ -1,5 +1,5 @@
 """Release order as projects tag (issue 8 item 6): semver and PEP 440 pre-releases before
-their release, `v` prefixes, package-prefixed monorepo tags; unreadable tags last."""
+their release, `v` prefixes, package-prefixed monorepo tags; unreadable tags skipped."""
 
 from __future__ import annotations
 
@@ -35,17 +35,34 @@ def test_release_order(expected: list[str]) -> None:
     assert versions.ordered(shuffled) == expected
 
 
-def test_unreadable_tags_come_last_with_one_debug_line_each(
+def test_unreadable_tags_are_skipped_with_one_debug_line_each(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="watch")
+    versions.key.cache_clear()  # another test may have read these tags already
 
-    assert versions.ordered(["nightly", "v1.0.0", "release-2026-01-02"]) == [
-        "v1.0.0", "nightly", "release-2026-01-02",
-    ]  # fmt: skip
-    assert [r.getMessage().split(":")[0] for r in caplog.records] == [
-        "release tag nightly", "release tag release-2026-01-02",
-    ]  # fmt: skip
+    assert versions.ordered(["nightly", "v1.0.0", "release-2026-01-02"]) == ["v1.0.0"]
+    assert versions.ordered(["release-2026-01-02", "v0.9.0", "nightly"]) == ["v0.9.0"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "release tag nightly: no version in it; skipped",
+        "release tag release-2026-01-02: 2026-01-02 is neither PEP 440 nor semver; skipped",
+    ]  # asked twice, said once: once per run, not once per item
+
+
+def test_a_commit_only_unreadable_tags_contain_is_in_no_release(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lib = "src/lib.py"
+    base = upstream.commit("v1", {lib: "def mode():\n    return 1\n"})
+    upstream.tag("v1.0.0")
+    project.note("n", f"{base} {lib}:1-2")
+    upstream.commit("change (#5)", {lib: "def mode():\n    return 2\n"})
+    upstream.tag("vnext")  # matches the default release_tags, reads as no version
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    (result,) = json.loads(out)["results"]
+    assert result["verdict"] == "changed" and result["released_in"] is None
 
 
 def test_released_in_is_the_first_pep440_pre_release(

@@ -519,10 +519,7 @@ class Mirror:
         self.release_passes += 1
         listing = _git(
             self.path,
-            "-c",
-            "versionsort.suffix=-",
             "for-each-ref",
-            "--sort=version:refname",  # the order of tags that read as no version
             "--format=%(refname:short) %(objecttype) %(objectname) %(*objecttype) %(*objectname)",
             f"refs/tags/{pattern}",
         )
@@ -534,7 +531,8 @@ class Mirror:
         from watcher import versions
 
         order = {n: i for i, n in enumerate(versions.ordered(n for n, _ in tags))}
-        tags.sort(key=lambda nt: order[nt[0]])  # release order, as first_release's
+        # Release order, as first_release's; a tag that reads as no version is no release.
+        tags = sorted((nt for nt in tags if nt[0] in order), key=lambda nt: order[nt[0]])
         tips = "".join(f"{tip}\n" for tip in dict.fromkeys(tip for _, tip in tags))
         graph = _git(self.path, "rev-list", "--parents", "--stdin", stdin=tips) if tips else ""
         parents = {line[:40]: line.split()[1:] for line in graph.splitlines()}
@@ -569,10 +567,9 @@ class Mirror:
         self.release_queries += 1
         from watcher import versions
 
-        out = self.repo.git(c="versionsort.suffix=-").for_each_ref(
+        out = self.repo.git.for_each_ref(
             "--contains",
             commit,
-            "--sort=version:refname",  # the order of tags that read as no version
             "--format=%(refname:short)",
             f"refs/tags/{pattern}",
         )

@@ -4,12 +4,13 @@
 
 PEP 440 versions (which cover most semver pre-releases too: `-rc.1` is `rc1`) are read
 by `packaging`, other semver ones (`1.0.0-canary.3`) by `semver`. A tag neither reads
-(one debug line says so) comes after every tag that reads as a version, in git's own
-version order: it is used only when no versioned release contains the commit.
+(`nightly`, `release-2026-01-02`) is no release: it is skipped, with one debug line per
+tag in a process, however many commits and items ask.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterable
@@ -23,31 +24,25 @@ TAG = re.compile(r"^(?:(?P<package>.+?)[-@/_])?[vV]?(?P<version>\d[\w.+-]*)$")
 Key = tuple[tuple[int, ...], int, tuple[tuple[int, int | str], ...], int]
 
 
+@functools.cache  # each tag is read (and a bad one reported) once per process
 def key(tag: str) -> tuple[Key, str] | None:
     """A tag's place in release order (its version, then its package), or None."""
     match = TAG.match(tag)
     if match is None:
-        log.debug("release tag %s: no version in it; ordered after versioned tags", tag)
+        log.debug("release tag %s: no version in it; skipped", tag)
         return None
     version = _pep440(match["version"]) or _semver(match["version"])
     if version is None:
-        log.debug("release tag %s: %s is neither PEP 440 nor semver; ordered after versioned "
-                  "tags", tag, match["version"])  # fmt: skip
+        log.debug("release tag %s: %s is neither PEP 440 nor semver; skipped",
+                  tag, match["version"])  # fmt: skip
         return None
     return version, match["package"] or ""
 
 
 def ordered(tags: Iterable[str]) -> list[str]:
-    """The tags in release order: those that read as versions, earliest first, then the
-    others in the order given."""
-    keyed, others = [], []
-    for tag in tags:
-        found = key(tag)
-        if found is None:
-            others.append(tag)
-        else:
-            keyed.append((found, tag))
-    return [tag for _, tag in sorted(keyed)] + others
+    """The tags that read as versions, earliest release first; the others are skipped."""
+    keyed = [(found, tag) for tag in tags if (found := key(tag)) is not None]
+    return [tag for _, tag in sorted(keyed)]
 
 
 def _pep440(text: str) -> Key | None:
