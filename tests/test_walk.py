@@ -52,6 +52,7 @@ def target_lines() -> str:
 def check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     syntax.STATS.reset()
     walk.STATS.reset()
+    walk.HISTORY.reset()
     _, out, _ = project.run("check", "--format", "json", capsys=capsys)
     return {r["id"]: r for r in json.loads(out)["results"]}
 
@@ -86,7 +87,11 @@ def test_commits_that_do_not_touch_the_item_are_not_parsed(
     # item is judged (once per item), the 30 after it are followed without parsing.
     assert walk.STATS.judged_commits == [change, change]
     assert walk.STATS.skipped == 2 * 30
+    # Their history walks on to the baseline (43 versions) and judges the same one only.
+    assert walk.HISTORY.judged_commits == [change, change]
+    assert walk.HISTORY.skipped == 2 * 42
     assert syntax.STATS.parses <= 3  # the baseline, HEAD, and the version before the change
+    assert [c["commit"] for c in citation["history"]] == [change]
 
 
 def test_a_change_made_reverted_and_made_again_is_blamed_on_the_second_time(
@@ -138,15 +143,15 @@ def test_backtest_shares_the_walk_and_judges_only_touching_commits(
     noise(upstream, 6, step_20=(4, ""))
     back = upstream.commit("scale 3 again (#3)", {LIB: module()})
     noise(upstream, 6)
-    walk.STATS.reset()
+    walk.HISTORY.reset()
 
     code, out, _ = project.run("backtest", "target-scale", capsys=capsys)
 
     assert code == 0
     assert f"{flip[:10]} same -> broken" in out
     assert f"{back[:10]} broken -> same" in out
-    assert walk.STATS.judged_commits == [flip, back]
-    assert walk.STATS.skipped == 18
+    assert walk.HISTORY.judged_commits == [back, flip]  # walked back from HEAD
+    assert walk.HISTORY.skipped == 18
 
 
 def test_renaming_the_scope_outside_the_target_lines_is_judged(

@@ -11,26 +11,48 @@ Walks run in lock-step: each asks for the blobs it needs next, and one fetch ser
 every walk's request, so a cold run on a big site makes as many blob round trips as
 its longest walk needs (one, then one per doubling of the distance), not a few per
 walk.
+
+`history` is every first-parent commit since the baseline that changed a stale item
+(its state, or its tokens: a rename or move is no change), oldest first. It comes from a
+walk forward from the baseline, run in lock-step with the walk back (one fetch serves
+both, and each version is judged once for both); `watch log` and `backtest` use the same
+walk.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from watcher import classify
 from watcher import walk as lines
 from watcher.classify import Plan
-from watcher.errors import TooLarge
+from watcher.errors import TooLarge, WatchError
 from watcher.mirrors import Mirror
-from watcher.models import Attribution, Candidate, Result, Verdict
+from watcher.models import Attribution, Candidate, Change, Result, Verdict
 from watcher.paths import Files, Step
 
 STALE = (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING)
 PR = re.compile(r"\(#(\d+)\)|Merge pull request #(\d+)")
 
-# A walk yields the blobs it needs next (the driver fetches them) and returns the commits.
-Walk = Generator[list[str], None, list[str | None]]
+A = TypeVar("A")
+B = TypeVar("B")
+Changes = list[tuple[str, str]]  # (commit, the item's state after it), oldest first
+
+
+@dataclass(frozen=True)
+class Told:
+    """What the walks of items sharing their files found, per item: the commit that
+    introduced its HEAD state, and every commit that changed it (None: not told)."""
+
+    commits: list[str | None]
+    changes: list[Changes | None]
+
+
+# A walk yields the blobs it needs next (the driver fetches them) and returns what it found.
+Walk = Generator[list[str], None, Told]
 
 
 def attribute(
@@ -49,22 +71,54 @@ def attribute(
             groups.setdefault(key, []).append(index)
     out = [result for _, result in judged]
     walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
-    found = [
-        commits or [None] * len(members)  # a walk stopped by a too-large version
-        for members, commits in zip(groups.values(), run_walks(mirror, walks), strict=True)
-    ]
-    mirror.releases(release_tags, (c for commits in found for c in commits if c is not None))
-    for members, commits in zip(groups.values(), found, strict=True):
-        for index, commit in zip(members, commits, strict=True):
+    found = run_walks(mirror, walks)
+    commits = [c for told in found for c in told.commits if c is not None]
+    commits += [c for told in found for changes in told.changes for c, _ in changes or ()]
+    mirror.releases(release_tags, commits)  # every release asked in one pass
+    for members, told in zip(groups.values(), found, strict=True):
+        if not told.commits:  # the walk was stopped: nothing told
+            told = Told([None] * len(members), [None] * len(members))
+        for index, commit, changes in zip(members, told.commits, told.changes, strict=True):
+            update: dict[str, object] = {"history": history(mirror, changes or (), release_tags)}
             if commit is not None:
-                out[index] = out[index].model_copy(
-                    update={
-                        "introduced_by": attribution(mirror, commit),
-                        "released_in": mirror.first_release(commit, release_tags),
-                        "candidates": _candidates(mirror, judged[index][0], out[index], commit),
-                    }
-                )
+                update |= {
+                    "introduced_by": attribution(mirror, commit),
+                    "released_in": mirror.first_release(commit, release_tags),
+                    "candidates": _candidates(mirror, judged[index][0], out[index], commit),
+                }
+            out[index] = out[index].model_copy(update=update)
     return out
+
+
+def history(mirror: Mirror, changes: Iterable[tuple[str, str]], tags: str) -> tuple[Change, ...]:
+    """The item's changes as told in results: each commit's PR, date and first release."""
+    found = []
+    for commit, state in changes:
+        blame = attribution(mirror, commit)
+        release = mirror.first_release(commit, tags)
+        found.append(Change(commit=commit, state=state, pr=blame.pr, released_in=release,
+                            date=blame.date, summary=blame.summary))  # fmt: skip
+    return tuple(found)
+
+
+def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change, ...]:
+    """Every first-parent commit since the baseline that changed the item, oldest first
+    (`watch log`): the walk `check` gives stale results, for any item."""
+    judge = lines.judge_function(mirror, plan)
+    if judge is None:
+        raise WatchError(f"{plan.item.id}: the rule does not hold at its baseline; run "
+                         "`watch rules lint`")  # fmt: skip
+    mirror.prefetch(plan.blobs)
+    start, steps = versions(mirror, plan, classify.judge(mirror, plan))
+    walked = [(step.commit, step.files) for step in steps]
+    walks = lines.changes(mirror, start, walked, [judge])
+    try:
+        while True:
+            mirror.prefetch(walks.send(None))
+    except StopIteration as stop:
+        ((_, changes),) = stop.value
+    mirror.releases(release_tags, (c for c, _ in changes))
+    return history(mirror, changes, release_tags)
 
 
 def _candidates(mirror: Mirror, plan: Plan, result: Result, commit: str) -> tuple[Candidate, ...]:
@@ -81,16 +135,10 @@ def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None
     return mirror.first_release(result.introduced_by.commit, release_tags)
 
 
-def introduced_by(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> list[str | None]:
-    """For items with one baseline and the same files: the first commit of the run of
-    commits in which each has its HEAD state (None when it cannot be told)."""
-    return run_walks(mirror, [walk(mirror, items)])[0]
-
-
-def run_walks(mirror: Mirror, walks: Sequence[Walk]) -> list[list[str | None]]:
+def run_walks(mirror: Mirror, walks: Sequence[Walk]) -> list[Told]:
     """Drive walks in lock-step: each round fetches what every unfinished walk asks for
     in one batch, then lets each go on until it needs more."""
-    answers: list[list[str | None]] = [[] for _ in walks]
+    answers: list[Told] = [Told([], []) for _ in walks]
     wanted: dict[int, list[str]] = {}
 
     def advance(index: int) -> None:
@@ -100,7 +148,6 @@ def run_walks(mirror: Mirror, walks: Sequence[Walk]) -> list[list[str | None]]:
             answers[index] = stop.value
             wanted.pop(index, None)
         except TooLarge:  # a version above [limits] file_bytes: no blame rather than a guess
-            answers[index] = []
             wanted.pop(index, None)
 
     for index in range(len(walks)):
@@ -113,23 +160,51 @@ def run_walks(mirror: Mirror, walks: Sequence[Walk]) -> list[list[str | None]]:
 
 
 def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
-    """The walk behind `introduced_by`, yielding the blobs it needs before reading them.
-    Only the versions whose commit touched an item's lines are judged (`watcher.walk`)."""
+    """The walks behind `introduced_by` (back from HEAD, to the answer) and `history`
+    (forward from the baseline), in lock-step, yielding the blobs they need before
+    reading them. Only the versions whose commit touched an item's lines are judged
+    (`watcher.walk`), each once for both walks."""
     plan, result = items[0]
-    found: list[str | None] = [None] * len(items)
     judges: dict[int, tuple[lines.Judge, str]] = {}
     for index, (item_plan, item_result) in enumerate(items):
         judge = lines.judge_function(mirror, item_plan)
         if judge is not None:
             judges[index] = (judge, _category(item_result.verdict))
+    told = Told([None] * len(items), [None] * len(items))
     if not judges:
-        return found
+        return told
     start, steps = versions(mirror, plan, result)
     walked = [(step.commit, step.files) for step in steps]
-    answers = yield from lines.first_of_run(mirror, start, walked, list(judges.values()))
-    for index, answer in zip(judges, answers, strict=True):
-        found[index] = answer
-    return found
+    answers, histories = yield from _both(
+        lines.first_of_run(mirror, start, walked, list(judges.values())),
+        lines.changes(mirror, start, walked, [judge for judge, _ in judges.values()]),
+    )
+    for n, index in enumerate(judges):
+        told.commits[index] = answers[n] if answers else None
+        told.changes[index] = histories[n][1] if histories else None
+    return told
+
+
+def _both(
+    first: Generator[list[str], None, A], second: Generator[list[str], None, B]
+) -> Generator[list[str], None, tuple[A | None, B | None]]:
+    """Two walks in lock-step, asking for their blobs together. A walk stopped by a
+    version above [limits] file_bytes answers None: no blame rather than a guess."""
+    walks: dict[int, Generator[list[str], None, Any]] = {0: first, 1: second}
+    done: dict[int, Any] = {0: None, 1: None}
+    while walks:
+        wanted: list[str] = []
+        for key in list(walks):
+            try:
+                wanted += walks[key].send(None)
+            except StopIteration as stop:
+                done[key] = stop.value
+                del walks[key]
+            except TooLarge:
+                del walks[key]
+        if walks:
+            yield wanted
+    return done[0], done[1]
 
 
 def versions(
@@ -162,16 +237,6 @@ def attribution(mirror: Mirror, commit: str) -> Attribution:
     return Attribution(
         commit=commit, date=info.date, author=info.author, summary=info.summary, pr=pr
     )
-
-
-def state_function(mirror: Mirror, plan: Plan) -> Callable[[Files], str] | None:
-    """A function from the item's files at one commit to its state there: same, changed,
-    broken or missing (the walk engine's judge, without the lines). Each distinct set of
-    files is judged once."""
-    judge = lines.judge_function(mirror, plan)
-    if judge is None:
-        return None
-    return lambda files: judge(files).state
 
 
 def _category(verdict: Verdict) -> str:

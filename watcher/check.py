@@ -405,6 +405,7 @@ def judge_all(
         # Remembered per (commit, tag set): a re-judged item blamed on a known commit
         # asks git nothing; new tags start the memo afresh.
         blamed = {r.introduced_by.commit: r.released_in for r in results if r.introduced_by}
+        blamed |= {c.commit: c.released_in for r in results for c in r.history}
         releases = blamed if not options.partial else {**releases, **blamed}
     paths = mirror.paths.remembered((p.base, p.item.path) for p in plans if isinstance(p, Plan))
     if options.partial:  # keep what other items' runs remembered
@@ -452,10 +453,16 @@ def _blamed(cache: dict[str, Any], plans: list[Plan | Result]) -> list[str]:
         cached = cache.get(plan.item.id) if isinstance(plan, Plan) else None
         if isinstance(plan, Plan) and cached is not None and _cached(plan, cached):
             result = cached.get("result")
-            blamed = result.get("introduced_by") if isinstance(result, dict) else None
-            if isinstance(blamed, dict) and isinstance(blamed.get("commit"), str):
-                commits.append(blamed["commit"])
+            if not isinstance(result, dict):
+                continue
+            history = result.get("history")
+            told = [result.get("introduced_by"), *(history if isinstance(history, list) else ())]
+            commits += [c["commit"] for c in told if isinstance(c, dict) and _named(c)]
     return commits
+
+
+def _named(blamed: dict[str, Any]) -> bool:
+    return isinstance(blamed.get("commit"), str)
 
 
 def _from_cache(
@@ -480,8 +487,13 @@ def _from_cache(
         return result
     from watcher import attribute
 
+    tags = upstream.release_tags
+    history = tuple(
+        c.model_copy(update={"released_in": mirror.first_release(c.commit, tags)})
+        for c in result.history
+    )
     return result.model_copy(
-        update={"released_in": attribute.released_in(mirror, result, upstream.release_tags)}
+        update={"released_in": attribute.released_in(mirror, result, tags), "history": history}
     )
 
 

@@ -54,6 +54,7 @@ def _located_by(citation: Result, rule: Result) -> Result:
             "diff": rule.diff,
             "introduced_by": rule.introduced_by if stale else citation.introduced_by,
             "released_in": rule.released_in if stale else citation.released_in,
+            "history": rule.history if stale else citation.history,
             "message": (
                 f"the cited lines are not found verbatim; rule {rule.id}, which guards them, "
                 f"finds its target at {where.path}{lines}: re-verify the note"

@@ -182,6 +182,17 @@ class Attribution(Frozen):
     pr: int | None = None
 
 
+class Change(Frozen):
+    """One first-parent commit that changed an item since its baseline (`history`)."""
+
+    commit: str
+    state: str  # the item after it, against its baseline: same, changed, broken or missing
+    pr: int | None = None
+    released_in: str | None = None
+    date: str = ""
+    summary: str = ""
+
+
 class Candidate(Frozen):
     """One place at HEAD where an item whose file is gone could be now."""
 
@@ -211,6 +222,7 @@ class Result(Frozen):
     diff: str | None = None
     baseline_code: str | None = None  # what the item tracks at its baseline (not for fresh)
     candidates: tuple[Candidate, ...] = ()  # several places it could be: all of them
+    history: tuple[Change, ...] = ()  # stale items: every commit that changed it, oldest first
     message: str
     error: ErrorCode | None = None
 

@@ -20,9 +20,9 @@ import subprocess
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from watcher import classify, locate, quotes
+from watcher import classify, locate, quotes, syntax
 from watcher.classify import Plan
 from watcher.errors import UpstreamError
 from watcher.mirrors import Mirror
@@ -45,6 +45,9 @@ class Place:
     # Words whose count in the file must not change either: the names a rule's queries
     # insist on, the names around a citation's definition (a rename outside the lines).
     guards: tuple[str, ...] = ()
+    # The item's tokens there (None: not told, a quote): a version whose tokens differ
+    # from the version before is a change of the item, even in the same state.
+    tokens: tuple[str, ...] | None = None
 
 
 Judge = Callable[[Files], Place]
@@ -63,7 +66,8 @@ class Stats:
         self.judged_commits.clear()
 
 
-STATS = Stats()
+STATS = Stats()  # the walks back from HEAD (`introduced_by`)
+HISTORY = Stats()  # the walks forward from the baseline (`history`, `backtest`, `watch log`)
 
 
 class _Sources:
@@ -193,7 +197,7 @@ class _Tracked:
         if self.at < 0 or judged.start is None or judged.end is None:
             return judged
         line = self.source.count(b"\n", 0, self.at) + 1
-        return Place(judged.state, self.path, line, line + judged.end - judged.start, judged.guards)
+        return replace(judged, path=self.path, start=line, end=line + judged.end - judged.start)
 
 
 def first_of_run(
@@ -246,33 +250,69 @@ def transitions(
     mirror: Mirror, start: Files, steps: Sequence[tuple[str, Files]], judge: Judge
 ) -> tuple[str, list[tuple[str, str, str]]]:
     """Forward from `start`: the item's state there, and each (commit, state before,
-    state after) where a commit changed it. Commits that did not touch the item's lines
-    are followed without judging, as in `first_of_run`."""
+    state after) where a commit changed it: the state changes of `changes`."""
+    walk = changes(mirror, start, steps, [judge])
+    try:
+        while True:
+            mirror.prefetch(walk.send(None))
+    except StopIteration as stop:
+        ((first, changed),) = stop.value
+    found, state = [], first
+    for commit, after in changed:
+        if after != state:
+            found.append((commit, state, after))
+        state = after
+    return first, found
+
+
+def changes(
+    mirror: Mirror,
+    start: Files,
+    steps: Sequence[tuple[str, Files]],
+    judges: Sequence[Judge],
+) -> Generator[list[str], None, list[tuple[str, list[tuple[str, str]]]]]:
+    """For each judge: the item's state at `start`, and each (commit, state after it),
+    oldest first, where a step changed the item: its state, or its tokens (a rename or
+    a move leaves them as they were, and is no change). The history behind `watch log`,
+    `backtest` and a stale result's `history`.
+
+    It walks back from HEAD as `first_of_run` does, following the lines of commits that
+    did not touch the item and judging the version before each one that did, so the
+    versions `first_of_run` judges are the same ones (judged once, for both). A generator
+    like it: it first yields every version's blobs, since it reads them all, in one
+    batch with the other walks' requests."""
+    found: list[tuple[str, list[tuple[str, str]]]] = []
+    if not judges:
+        return found
+    yield _blobs(start, *(files for _, files in steps))
     read = _Sources(mirror)
     try:
-        mirror.prefetch(_blobs(start))
-        place = judge(start)
-        first, item = place.state, _track(read, place, start)
-        changes: list[tuple[str, str, str]] = []
-        for index, (commit, files) in enumerate(steps):
-            if index % (4 * BATCH) == 0:
-                mirror.prefetch(_blobs(*(f for _, f in steps[index : index + 4 * BATCH])))
-            if any(b not in read.held for _, b in files):
-                read.load(_blobs(*(f for _, f in steps[index : index + AHEAD])))
-            after = _follow(read, item, files)
-            if after is None:
-                STATS.judged += 1
-                STATS.judged_commits.append(commit)
-                place = judge(files)
-                after = _track(read, place, files)
-            else:
-                STATS.skipped += 1
-            if after.state != item.state:
-                changes.append((commit, item.state, after.state))
-            item = after
-        return first, changes
+        head = steps[-1][1] if steps else start
+        items = [_track(read, judge(head), head) for judge in judges]
+        told: list[list[tuple[str, str]]] = [[] for _ in judges]
+        for position in range(len(steps) - 1, -1, -1):
+            before = steps[position - 1][1] if position else start
+            if any(b not in read.held for _, b in before):
+                earlier = [files for _, files in steps[max(0, position - AHEAD) : position]]
+                read.load(_blobs(*reversed(earlier), start))
+            commit = steps[position][0]
+            for n, judge in enumerate(judges):
+                after, item = items[n], _follow(read, items[n], before)
+                if item is None:
+                    HISTORY.judged += 1
+                    HISTORY.judged_commits.append(commit)
+                    item = _track(read, judge(before), before)
+                else:
+                    HISTORY.skipped += 1
+                if (item.state, item.judged.tokens) != (
+                    after.state, after.judged.tokens,
+                ):  # fmt: skip
+                    told[n].append((commit, after.state))
+                items[n] = item
+        found = [(item.state, t[::-1]) for item, t in zip(items, told, strict=True)]
     finally:
         read.close()
+    return found
 
 
 def _step(
@@ -397,7 +437,9 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
 
         def citation(files: Files) -> Place:
             parsed = [(p, classify.parse_at(mirror, p, b)) for p, b in files]
-            return Place(*locate.place(anchor, parsed), guards=names)
+            state, path, start, end = locate.place(anchor, parsed)
+            tokens = _tokens(dict(parsed)[path], start, end) if path is not None else ()
+            return Place(state, path, start, end, names, tokens)
 
         return functools.cache(citation)
     base = classify.rule_baseline(mirror, plan, rule)
@@ -418,13 +460,26 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
             ],
         )
         if found is None:
-            return Place("missing")
+            return Place("missing", tokens=())
         if not all(c.holds for c in classify.claims(rule, found)):
             state = "broken"
         else:
             state = "same" if found.identical else "changed"
         # The target's lines, and the names its queries insist on (renaming the function
         # it looks inside changes their count): the rest of the scope may change freely.
-        return Place(state, found.path, found.start_line, found.end_line, guards)
+        return Place(state, found.path, found.start_line, found.end_line, guards, found.tokens)
 
     return functools.cache(rule_place)
+
+
+def _tokens(parsed: syntax.Parsed, start: int | None, end: int | None) -> tuple[str, ...]:
+    """The tokens of lines start..end (the whole file without lines). Only those lines
+    are tokenized: a walk judging a big file pays for the item, not the file."""
+    if start is None or end is None:
+        return parsed.token_texts()
+    if parsed.tree is None:  # a file no grammar reads: its words
+        return parsed.token_texts(*parsed.token_range(start, end))
+    starts = parsed.line_starts
+    low = starts[start - 1] if start - 1 < len(starts) else parsed.size
+    high = starts[end] if end < len(starts) else parsed.size
+    return tuple(syntax.tokens_between(parsed.tree.root_node, parsed.source, low, high).texts)
