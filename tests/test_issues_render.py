@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 from tests.issues_support import HEAD, note, result
 from watcher.issues import markdown as md
 from watcher.issues import markers, render
-from watcher.models import Attribution, ClaimResult, Location, Result, Verdict
+from watcher.models import Attribution, Change, ClaimResult, Location, Result, Verdict
 
 GOLDEN = Path(__file__).parent / "golden"
 PARSER = MarkdownIt("commonmark").enable("table")
@@ -89,6 +89,17 @@ def hostile_result() -> list[Result]:
             summary="Fix @octocat's bug (#1), see https://github.com/o/r/issues/2 and o/r#4 ```",
             pr=1,
         ),
+        history=tuple(
+            Change(
+                commit=f"{n:040x}",
+                state="broken",
+                pr=n,
+                released_in=f"v1.{n}` <!-- watch:note=x -->",
+                date="2026-10-01",
+                summary=f"@octocat #{n} </details> <!-- watch:seen=0 --> ```",
+            )
+            for n in range(1, 80)
+        ),
         claims=(
             ClaimResult(
                 capture="v",
@@ -116,7 +127,28 @@ def test_hostile_upstream_text_gives_a_safe_readable_body() -> None:
     assert "200,000 characters" not in body and "more characters cut" in body
     assert "Diff cut" in body or "x" * 600 not in body
     assert "@org/team please review" in body  # still readable, inside the code block
+    assert "History: 79 commits changed it" in body and "29 more: `watch log" in body
     assert_inert(body)
+
+
+def test_a_later_change_of_a_stale_item_is_news_and_history_alone_is_not() -> None:
+    """Keys of items changed once read as before history existed (no comment on upgrade);
+    a commit that changes an already-changed item again is news for a closed issue."""
+    once = result(Verdict.CHANGED)
+    intro = once.introduced_by
+    assert intro is not None
+    first = Change(commit=intro.commit, state="changed", pr=intro.pr)
+    again = Change(commit="f" * 40, state="changed", pr=2511)
+
+    with_history = once.model_copy(update={"history": (first,)})
+    changed_again = once.model_copy(update={"history": (first, again)})
+
+    assert markers.news_key(with_history) == markers.news_key(once)
+    assert markers.news_key(changed_again) != markers.news_key(once)
+    comment = render.news_comment(
+        [changed_again], markers.news_keys([changed_again]), reopened=True
+    )
+    assert "changed again by [`ffffffffff`]" in comment and "/pull/2511)" in comment
 
 
 def test_a_note_with_many_huge_items_stays_under_the_limit() -> None:

@@ -342,3 +342,38 @@ def test_a_rule_whose_file_vanished_reports_every_candidate(
     assert "2 candidates" in rule["message"] and "src/server/constants.ts" in rule["message"]
     assert cited["verdict"] == "missing"  # listTools went nowhere: no file has it
     assert cited["introduced_by"]["commit"] == gone
+
+
+def test_three_changes_across_a_rename_read_the_same_in_json_issue_and_log(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Like `connect` in typescript-sdk: changed, moved by a package split, left alone by
+    a commit to its file, changed twice more. The check's JSON, the issue body and
+    `watch log` list the same three commits, oldest first; the move and the no-op never."""
+    base = upstream.commit("client (#0)", {OLD: client(NAMES)})
+    project.note("n", f"{base} {CITED}")
+    project.config(sink="files")
+    first = upstream.commit("page (#1591)", {OLD: client(NAMES, {"listTools": "return 1;"})})
+    upstream.move(OLD, NEW, "split into packages (#1606)")
+    upstream.commit("ping (#1700)", {NEW: client(NAMES, {"listTools": "return 1;", "ping": "y;"})})
+    upstream.tag("v2.0.0-alpha.1")
+    second = upstream.commit("page 2 (#2286)", {NEW: client(NAMES, {"listTools": "return 2;"})})
+    third = upstream.commit("page 3 (#2511)", {NEW: client(NAMES, {"listTools": "return 3;"})})
+    upstream.tag("v2.0.0")
+    item = f"n:{CITED}"
+
+    result = _check(project, capsys)[item]
+    body = (project.root / "state" / "issues" / "n.md").read_text(encoding="utf-8")
+    _, log, _ = project.run("log", item, capsys=capsys)
+
+    expected = [(first, 1591, "v2.0.0-alpha.1"), (second, 2286, "v2.0.0"), (third, 2511, "v2.0.0")]
+    history = [(c["commit"], c["pr"], c["released_in"]) for c in result["history"]]
+    assert history == expected and {c["state"] for c in result["history"]} == {"changed"}
+    assert result["introduced_by"]["commit"] == first
+    section = body.split("<summary>History: 3 commits changed it since the baseline</summary>")
+    assert len(section) == 2, body
+    listed = [line for line in section[1].split("</details>")[0].splitlines() if line]
+    assert len(listed) == 3
+    for line, (commit, pr, release) in zip(listed, expected, strict=True):
+        assert f"`{commit[:10]}`" in line and f"/pull/{pr})" in line and f"`{release}`" in line
+    assert [line.split()[1] for line in log.splitlines()[1:]] == [c[:10] for c, _, _ in expected]

@@ -39,8 +39,13 @@ def has_marker(body: str | None, marker: str) -> bool:
 
 
 def news_key(result: Result) -> str:
-    """What makes an item's staleness news: verdict, introducing commit, release."""
+    """What makes an item's staleness news: verdict, introducing commit, release, and a
+    later commit that changed the item again (the last of its history, when it is not the
+    introducing one: keys of items changed once stay what they were before history)."""
     commit = result.introduced_by.commit if result.introduced_by else ""
+    latest = result.history[-1].commit if result.history else commit
+    if latest != commit:
+        commit += f"+{latest}"
     raw = "\0".join((result.id, result.verdict.value, commit, result.released_in or ""))
     return hashlib.sha256(raw.encode("utf-8", "replace")).hexdigest()[:12]
 

@@ -12,12 +12,13 @@ from urllib.parse import quote
 
 from watcher.issues import markdown as md
 from watcher.issues import markers
-from watcher.models import Candidate, Location, Note, Result, Verdict, worst
+from watcher.models import Candidate, Change, Location, Note, Result, Verdict, worst
 
 MAX_BODY = 65_536  # GitHub's limit, in characters
 _BUDGET = 60_000  # leaves room for the footer and for a later reopen comment
 _DIFF_BUDGETS = (12_000, 4_000, 1_000, 0)  # per item, tried in turn until the body fits
 _LINE_LIMIT = 500  # one 200 kB minified line must not eat the whole body
+_HISTORY_LIMIT = 50  # commits listed per item; `watch log` has the rest
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 CODE_KINDS = ("citation", "rule", "quote")
@@ -127,7 +128,28 @@ def _item(n: int, r: Result, diff_budget: int) -> str:
         text += "\n\n" + _collapsed("Baseline code", r.baseline_code, _lang(r), diff_budget)
     if r.diff and diff_budget:
         text += "\n\n" + _collapsed("Diff (baseline → HEAD)", r.diff, "diff", diff_budget)
+    if len(r.history) > 1 and diff_budget:  # one commit is the "Introduced by" line above
+        text += "\n\n" + _history(r)
     return text
+
+
+def _history(r: Result) -> str:
+    """Every commit since the baseline that changed the item, oldest first: `watch log`."""
+    shown = r.history[:_HISTORY_LIMIT]
+    rows = [f"- {_change(r.repo, c)}" for c in shown]
+    if len(shown) < len(r.history):
+        more = len(r.history) - len(shown)
+        rows.append(f"- … {more} more: {md.code(f'watch log {r.id}', 200)}")
+    summary = f"History: {_count(len(r.history), 'commit')} changed it since the baseline"
+    return f"<details><summary>{summary}</summary>\n\n" + "\n".join(rows) + "\n\n</details>"
+
+
+def _change(repo: str, c: Change) -> str:
+    release = md.code(c.released_in, 100) if c.released_in else "not in a release yet"
+    return (
+        f"{md.text(c.date[:10], 10)} {_link(repo, c.commit, c.pr)} **{md.text(c.state, 10)}**"
+        f" ({release}): {md.text(c.summary, 200)}"
+    )
 
 
 def _lang(r: Result) -> str:
@@ -249,14 +271,17 @@ def _commit_link(r: Result) -> str:
     a = r.introduced_by
     if a is None or not r.verdict.stale:
         return ""
-    sha = a.commit if re.fullmatch(r"[0-9a-f]{7,40}", a.commit) else "0000000"
-    link = (
-        f"[`{sha[:10]}`](https://github.com/{r.repo}/commit/{sha})"
-        if _REPO.match(r.repo)
-        else f"`{sha[:10]}`"
-    )
-    if a.pr is not None and _REPO.match(r.repo):
-        link += f" ([PR {a.pr}](https://github.com/{r.repo}/pull/{a.pr}))"
+    return _link(r.repo, a.commit, a.pr)
+
+
+def _link(repo: str, commit: str, pr: int | None) -> str:
+    """A commit (and its pull request) linked on GitHub when the repository reads as one."""
+    sha = commit if re.fullmatch(r"[0-9a-f]{7,40}", commit) else "0000000"
+    if not _REPO.match(repo):
+        return f"`{sha[:10]}`"
+    link = f"[`{sha[:10]}`](https://github.com/{repo}/commit/{sha})"
+    if pr is not None:
+        link += f" ([PR {pr}](https://github.com/{repo}/pull/{pr}))"
     return link
 
 
@@ -318,6 +343,9 @@ def news_comment(results: Sequence[Result], news: frozenset[str], *, reopened: b
             line += f", introduced by {_commit_link(r)}"
         if r.introduced_by and r.kind != "issue":
             line += f", released in {_release(r)}"
+        latest = r.history[-1] if r.history else None
+        if latest and r.introduced_by and latest.commit != r.introduced_by.commit:
+            line += f"; changed again by {_link(r.repo, latest.commit, latest.pr)}"
         lines.append(line)
     lines += ["", "The issue body above shows every item as of this run."]
     return "\n".join(lines)
