@@ -63,3 +63,112 @@ def test_a_changed_definition_is_judged_without_tokenizing_the_file() -> None:
 
     assert locate.category(anchor, [("src/client.rs", version)]) == "changed"
     assert "_index" not in vars(version)  # tokens never read off the tree
+
+
+# The shape of rmcp's streamable_http_client.rs:359-417 at a32a9c83 (the end of the
+# handshake, the Worker impl, the start of `run`): at HEAD, lines were added near its
+# top and the part of `run` it ends in was rewritten.
+SPANNING = """\
+impl<C: HttpClient> Worker<C> {
+    async fn handshake(client: &C, uri: Uri, session: Option<String>) -> Result<Headers> {
+        let mut headers = Headers::new();
+        headers.insert("mcp-protocol-version", version());
+        let ready = Message::notification(Notification::Ready(ReadyNotification {
+            method: Default::default(),
+            extensions: Default::default(),
+        }));
+        client
+            .post(
+                uri,
+                ready,
+                session.clone(),
+                headers.clone(),
+            )
+            .await?
+            .expect_accepted::<C::Error>()?;
+
+        Ok((session, headers))
+    }
+}
+
+impl<C: HttpClient> Runner for Worker<C> {
+    type Role = ClientRole;
+    type Error = HttpError<C::Error>;
+    fn closed() -> Self::Error {
+        HttpError::Closed
+    }
+    fn joined(e: JoinError) -> Self::Error {
+        HttpError::Join(e)
+    }
+    fn settings(&self) -> Settings {
+        Settings {
+            name: Some("Worker".into()),
+            capacity: self.config.capacity,
+        }
+    }
+    async fn run(self, mut context: Context<Self>) -> Result<(), Quit<Self::Error>> {
+        let capacity = self.config.capacity;
+        let (tx, mut rx) = channel::<Message>(capacity);
+        let config = self.config.clone();
+        let token = context.token.clone();
+        let _guard = token.clone().drop_guard();
+        let Request {
+            responder,
+            message: init,
+        } = context.receive().await?;
+        let saved = init.clone();
+        let (reply, session) = match self
+            .client
+            .post(
+                config.uri.clone(),
+                init,
+                None,
+                config.auth.clone(),
+                config.headers.clone(),
+            )
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(())
+    }
+}
+"""
+SPANNING_ADDED = """\
+        }));
+        // notifications carry no parameters, so no tool cache is needed.
+        let ready_headers = build_headers(
+            &headers,
+            &ready,
+            &HashMap::new(),
+            &version,
+        );
+"""
+SPANNING_REWRITTEN = """\
+        let legacy = matches!(
+            &startup,
+            Message::Request(request)
+                if matches!(&request.request, ClientRequest::Init(_))
+        );
+"""
+
+
+def test_a_region_with_lines_added_near_its_top_is_found_where_it_starts() -> None:
+    """The longest run the two versions share starts below the added lines, so the start
+    it implies is off by them; the rarest tokens' vote puts the region where it starts."""
+    cited = SPANNING.index("        let ready = ")
+    end = SPANNING.index("        {\n            Ok(r)") + len("        {\n")
+    head = SPANNING.replace("        }));\n", SPANNING_ADDED, 1)
+    head = head.replace(".post(\n                uri,", ".post_with_limit(\n                uri,")
+    head = head.replace("message: init,", "message: startup,")
+    rewritten = head[head.index("        let saved = ") : head.index("            Ok(r) => r,")]
+    filler = "".join(f"fn helper_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n\n" for i in range(30))
+    head = filler + head.replace(rewritten, SPANNING_REWRITTEN)
+    start = SPANNING.count("\n", 0, cited) + 1
+    anchor = locate.anchor(_parsed(SPANNING), "a.rs", start, SPANNING.count("\n", 0, end))
+
+    found = locate.find(anchor, [("a.rs", _parsed(head))])
+
+    assert found is not None and not found.identical
+    assert found.start_line == head.count("\n", 0, head.index("        let ready = ")) + 1

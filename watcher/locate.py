@@ -397,11 +397,14 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         a, b, size = matcher.find_longest_match(0, n, 0, len(window))
         if size == 0:
             continue
-        start = max(0, low + b - a)
-        end = min(len(texts), start + n)
-        ratio = _ratio(anchor.tokens, texts[start:end])
-        if ratio >= SIMILAR_IN_FILE and (best is None or ratio > best[0]):
-            best = (ratio, start, end)
+        # The longest common run places the region by its own offset, which is off by
+        # as many tokens as were added above that run; the vote's offset is where the
+        # region's first tokens are. Both are tried: the better-aligned one wins.
+        for start in dict.fromkeys((max(0, low + b - a), max(0, offset))):
+            end = min(len(texts), start + n)
+            ratio = _ratio(anchor.tokens, texts[start:end])
+            if ratio >= SIMILAR_IN_FILE and (best is None or ratio > best[0]):
+                best = (ratio, start, end)
     return None if best is None else _found(anchor, path, parsed, best[1], best[2], False)
 
 
