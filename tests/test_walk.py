@@ -52,7 +52,6 @@ def target_lines() -> str:
 def check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     syntax.STATS.reset()
     walk.STATS.reset()
-    walk.HISTORY.reset()
     _, out, _ = project.run("check", "--format", "json", capsys=capsys)
     return {r["id"]: r for r in json.loads(out)["results"]}
 
@@ -83,13 +82,12 @@ def test_commits_that_do_not_touch_the_item_are_not_parsed(
     assert citation["introduced_by"]["commit"] == change
     assert results["target-scale"]["verdict"] == "broken"
     assert results["target-scale"]["introduced_by"]["commit"] == change
-    # 42 versions between HEAD and the baseline; only the one commit that touched the
-    # item is judged (once per item), the 30 after it are followed without parsing.
+    # 43 commits after the baseline; only the one that touched the item is judged (once
+    # per item), the others are followed without parsing. The walk behind `introduced_by`
+    # and `history` reads each of the 44 versions once, for both items.
     assert walk.STATS.judged_commits == [change, change]
-    assert walk.STATS.skipped == 2 * 30
-    # Their history walks on to the baseline (43 versions) and judges the same one only.
-    assert walk.HISTORY.judged_commits == [change, change]
-    assert walk.HISTORY.skipped == 2 * 42
+    assert walk.STATS.skipped == 2 * 42
+    assert walk.STATS.read == 44
     assert syntax.STATS.parses <= 3  # the baseline, HEAD, and the version before the change
     assert [c["commit"] for c in citation["history"]] == [change]
 
@@ -99,9 +97,9 @@ def test_a_change_made_reverted_and_made_again_is_blamed_on_the_second_time(
 ) -> None:
     base = upstream.commit("base (#1)", {LIB: module()})
     project.note("n", f"{base} {LIB}:{target_lines()}")
-    upstream.commit("first change (#2)", {LIB: module(step_20=(3, " + 1"))})
+    first = upstream.commit("first change (#2)", {LIB: module(step_20=(3, " + 1"))})
     noise(upstream, 5, step_20=(3, " + 1"))
-    upstream.commit("revert it (#3)", {LIB: module()})
+    revert = upstream.commit("revert it (#3)", {LIB: module()})
     noise(upstream, 5)
     again = upstream.commit("change it again (#4)", {LIB: module(step_20=(3, " + 1"))})
     noise(upstream, 5, step_20=(3, " + 1"))
@@ -110,7 +108,10 @@ def test_a_change_made_reverted_and_made_again_is_blamed_on_the_second_time(
 
     assert result["verdict"] == "changed"
     assert result["introduced_by"]["commit"] == again
-    assert walk.STATS.judged_commits == [again]
+    # The walk goes on to the baseline for the history, judging each commit that touched
+    # the item, and nothing else.
+    assert walk.STATS.judged_commits == [again, revert, first]
+    assert [c["commit"] for c in result["history"]] == [first, revert, again]
 
 
 def test_a_move_within_the_file_is_followed_to_the_earlier_change(
@@ -143,15 +144,15 @@ def test_backtest_shares_the_walk_and_judges_only_touching_commits(
     noise(upstream, 6, step_20=(4, ""))
     back = upstream.commit("scale 3 again (#3)", {LIB: module()})
     noise(upstream, 6)
-    walk.HISTORY.reset()
+    walk.STATS.reset()
 
     code, out, _ = project.run("backtest", "target-scale", capsys=capsys)
 
     assert code == 0
     assert f"{flip[:10]} same -> broken" in out
     assert f"{back[:10]} broken -> same" in out
-    assert walk.HISTORY.judged_commits == [back, flip]  # walked back from HEAD
-    assert walk.HISTORY.skipped == 18
+    assert walk.STATS.judged_commits == [back, flip]  # walked back from HEAD
+    assert walk.STATS.skipped == 18
 
 
 def test_renaming_the_scope_outside_the_target_lines_is_judged(

@@ -4,19 +4,18 @@
 first-parent history back from HEAD, the commit after which the item has been in its
 HEAD state (changed, broken or missing) without interruption. A change that was later
 reverted is therefore not blamed. The walk visits only commits that touched the item's
-files, parses only those whose diff touched the item's own lines (`watcher.walk`), judges
-each distinct version once, and stops at the first commit whose parent state differs.
+files, parses only those whose diff touched the item's own lines (`watcher.walk`), and
+judges each distinct version once.
 
-Walks run in lock-step: each asks for the blobs it needs next, and one fetch serves
-every walk's request, so a cold run on a big site makes as many blob round trips as
-its longest walk needs (one, then one per doubling of the distance), not a few per
+Walks run in lock-step: each asks for the blobs it needs, and one fetch serves every
+walk's request, so a cold run on a big site makes one blob round trip, not a few per
 walk.
 
 `history` is every first-parent commit since the baseline that changed a stale item
-(its state, or its tokens: a rename or move is no change), oldest first. It comes from a
-walk forward from the baseline, run in lock-step with the walk back (one fetch serves
-both, and each version is judged once for both); `watch log` and `backtest` use the same
-walk.
+(its state, or its tokens: a rename or move is no change), oldest first. One walk back
+from HEAD to the baseline finds it, and `introduced_by` is read off it (the last commit
+that gave the item its HEAD state): each version is read once, for both; `watch log` and
+`backtest` use the same walk.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from watcher import classify
 from watcher import walk as lines
@@ -37,8 +35,6 @@ from watcher.paths import Files, Step
 STALE = (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING)
 PR = re.compile(r"\(#(\d+)\)|Merge pull request #(\d+)")
 
-A = TypeVar("A")
-B = TypeVar("B")
 Changes = list[tuple[str, str]]  # (commit, the item's state after it), oldest first
 
 
@@ -160,10 +156,10 @@ def run_walks(mirror: Mirror, walks: Sequence[Walk]) -> list[Told]:
 
 
 def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
-    """The walks behind `introduced_by` (back from HEAD, to the answer) and `history`
-    (forward from the baseline), in lock-step, yielding the blobs they need before
-    reading them. Only the versions whose commit touched an item's lines are judged
-    (`watcher.walk`), each once for both walks."""
+    """The walk behind `introduced_by` and `history`: back from HEAD to the baseline,
+    yielding the blobs it needs before reading them, each version read once for every
+    item. Only the versions whose commit touched an item's lines are judged
+    (`watcher.walk`); `introduced_by` is read off the changes it finds."""
     plan, result = items[0]
     judges: dict[int, tuple[lines.Judge, str]] = {}
     for index, (item_plan, item_result) in enumerate(items):
@@ -175,36 +171,11 @@ def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
         return told
     start, steps = versions(mirror, plan, result)
     walked = [(step.commit, step.files) for step in steps]
-    answers, histories = yield from _both(
-        lines.first_of_run(mirror, start, walked, list(judges.values())),
-        lines.changes(mirror, start, walked, [judge for judge, _ in judges.values()]),
-    )
-    for n, index in enumerate(judges):
-        told.commits[index] = answers[n] if answers else None
-        told.changes[index] = histories[n][1] if histories else None
+    found = yield from lines.changes(mirror, start, walked, [j for j, _ in judges.values()])
+    for (index, (_, target)), (first, changes) in zip(judges.items(), found, strict=True):
+        told.commits[index] = lines.introduced(first, changes, target)
+        told.changes[index] = changes
     return told
-
-
-def _both(
-    first: Generator[list[str], None, A], second: Generator[list[str], None, B]
-) -> Generator[list[str], None, tuple[A | None, B | None]]:
-    """Two walks in lock-step, asking for their blobs together. A walk stopped by a
-    version above [limits] file_bytes answers None: no blame rather than a guess."""
-    walks: dict[int, Generator[list[str], None, Any]] = {0: first, 1: second}
-    done: dict[int, Any] = {0: None, 1: None}
-    while walks:
-        wanted: list[str] = []
-        for key in list(walks):
-            try:
-                wanted += walks[key].send(None)
-            except StopIteration as stop:
-                done[key] = stop.value
-                del walks[key]
-            except TooLarge:
-                del walks[key]
-        if walks:
-            yield wanted
-    return done[0], done[1]
 
 
 def versions(

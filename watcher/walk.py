@@ -29,7 +29,6 @@ from watcher.mirrors import Mirror
 from watcher.models import Result
 from watcher.paths import Files
 
-BATCH = 32  # versions fetched in the first round trip back; each later one doubles
 AHEAD = 16  # versions asked of git ahead of the one being read
 PIPE_BYTES = 2**20
 
@@ -55,19 +54,21 @@ Judge = Callable[[Files], Place]
 
 @dataclass
 class Stats:
-    """What walks did, for the cost model: versions judged (parsed) and skipped."""
+    """What walks did, for the cost model: versions judged (parsed) and followed without
+    parsing (per item), and the versions read (each once per walk, for all its items)."""
 
     judged: int = 0
     skipped: int = 0
+    read: int = 0
     judged_commits: list[str] = field(default_factory=list)
 
     def reset(self) -> None:
-        self.judged = self.skipped = 0
+        self.judged = self.skipped = self.read = 0
         self.judged_commits.clear()
 
 
-STATS = Stats()  # the walks back from HEAD (`introduced_by`)
-HISTORY = Stats()  # the walks forward from the baseline (`history`, `backtest`, `watch log`)
+# The walks back from HEAD behind `introduced_by`, `history`, `backtest` and `watch log`.
+STATS = Stats()
 
 
 class _Sources:
@@ -85,6 +86,7 @@ class _Sources:
         self.ready = threading.Condition()
         self.process: subprocess.Popen[bytes] | None = None
         self.reader: threading.Thread | None = None
+        self.count = 0  # blobs read from git
 
     def __call__(self, blob: str) -> bytes:
         if blob not in self.held:
@@ -97,6 +99,7 @@ class _Sources:
                 data = self.arrived.pop(blob, None)
             if data is None:
                 raise UpstreamError(f"{self.mirror.upstream.repo}: cannot read blob {blob}")
+            self.count += 1
             self.held[blob] = data
             if len(self.held) > self.size:
                 self.held.popitem(last=False)
@@ -124,13 +127,6 @@ class _Sources:
         assert self.process.stdin is not None
         self.process.stdin.write("".join(f"{b}\n" for b in wanted).encode())
         self.process.stdin.flush()
-
-    def load(self, blobs: Iterable[str]) -> None:
-        """Read these blobs now."""
-        wanted = list(blobs)
-        self.request(wanted)
-        for blob in wanted:
-            self(blob)
 
     def _read(self) -> None:
         """The reader thread: git's answers, in the order asked, until git stops."""
@@ -200,52 +196,6 @@ class _Tracked:
         return replace(judged, path=self.path, start=line, end=line + judged.end - judged.start)
 
 
-def first_of_run(
-    mirror: Mirror,
-    start: Files,
-    steps: Sequence[tuple[str, Files]],
-    items: Sequence[tuple[Judge, str]],
-) -> Generator[list[str], None, list[str | None]]:
-    """For each (judge, state at HEAD): the first commit of the run of commits after which
-    the item has had that state, walking `steps` (commit, files after it; oldest first)
-    back from HEAD. None when the item had it at `start` already, or cannot be judged.
-
-    A generator: it yields the blobs it needs next, which the caller fetches (in one
-    batch with other walks'), and returns the commits."""
-    found: list[str | None] = [None] * len(items)
-    if not steps or not items:
-        return found
-    read = _Sources(mirror)
-    try:
-        # Going back from HEAD, position p compares the version before steps[p]
-        # (steps[p - 1], or the start) with what the item is after it.
-        ready, batch = max(0, len(steps) - 1 - BATCH), BATCH  # steps[ready:] have blobs
-        yield _blobs(start, *(files for _, files in steps[ready:]))
-        asked = len(steps) - 1  # steps[asked:] have been asked of git
-        tracked: dict[int, _Tracked] = {}
-        for index, (judge, target) in enumerate(items):
-            place = judge(steps[-1][1])
-            if place.state == target:
-                tracked[index] = _track(read, place, steps[-1][1])
-        for position in range(len(steps) - 1, -1, -1):
-            if not tracked:
-                break
-            if 0 < position <= ready:
-                batch *= 2  # a long walk costs log2(versions) round trips, a short one one
-                ready = max(0, position - batch)
-                yield _blobs(*(files for _, files in steps[ready:position]))
-            if asked > max(ready, position - AHEAD // 2):  # keep git AHEAD versions ahead
-                low = max(ready, position - AHEAD)
-                earlier = [files for _, files in steps[low:asked]]
-                read.request(_blobs(*reversed(earlier), *([start] if low == 0 else [])))
-                asked = low
-            before = steps[position - 1][1] if position else start
-            _step(read, steps[position][0], before, items, tracked, found)
-    finally:
-        read.close()
-    return found
-
-
 def transitions(
     mirror: Mirror, start: Files, steps: Sequence[tuple[str, Files]], judge: Judge
 ) -> tuple[str, list[tuple[str, str, str]]]:
@@ -274,13 +224,13 @@ def changes(
     """For each judge: the item's state at `start`, and each (commit, state after it),
     oldest first, where a step changed the item: its state, or its tokens (a rename or
     a move leaves them as they were, and is no change). The history behind `watch log`,
-    `backtest` and a stale result's `history`.
+    `backtest` and a stale result's `history`, and (`introduced`) its `introduced_by`.
 
-    It walks back from HEAD as `first_of_run` does, following the lines of commits that
-    did not touch the item and judging the version before each one that did, so the
-    versions `first_of_run` judges are the same ones (judged once, for both). A generator
-    like it: it first yields every version's blobs, since it reads them all, in one
-    batch with the other walks' requests."""
+    It walks back from HEAD, following the lines of commits that did not touch the item
+    and judging the version before each one that did. A generator: it first yields every
+    version's blobs, since it reads them all, in one batch with the other walks'
+    requests; then it reads each version once, for all its items, asking git for the
+    next ones while it scans or parses the current one."""
     found: list[tuple[str, list[tuple[str, str]]]] = []
     if not judges:
         return found
@@ -290,27 +240,18 @@ def changes(
         head = steps[-1][1] if steps else start
         items = [_track(read, judge(head), head) for judge in judges]
         told: list[list[tuple[str, str]]] = [[] for _ in judges]
+        asked = len(steps) - 1  # steps[asked:] have been asked of git
         for position in range(len(steps) - 1, -1, -1):
+            if asked > max(0, position - AHEAD // 2):  # keep git AHEAD versions ahead
+                low = max(0, position - AHEAD)
+                earlier = [files for _, files in steps[low:asked]]
+                read.request(_blobs(*reversed(earlier), *([start] if low == 0 else [])))
+                asked = low
             before = steps[position - 1][1] if position else start
-            if any(b not in read.held for _, b in before):
-                earlier = [files for _, files in steps[max(0, position - AHEAD) : position]]
-                read.load(_blobs(*reversed(earlier), start))
-            commit = steps[position][0]
-            for n, judge in enumerate(judges):
-                after, item = items[n], _follow(read, items[n], before)
-                if item is None:
-                    HISTORY.judged += 1
-                    HISTORY.judged_commits.append(commit)
-                    item = _track(read, judge(before), before)
-                else:
-                    HISTORY.skipped += 1
-                if (item.state, item.judged.tokens) != (
-                    after.state, after.judged.tokens,
-                ):  # fmt: skip
-                    told[n].append((commit, after.state))
-                items[n] = item
+            _step(read, steps[position][0], before, judges, items, told)
         found = [(item.state, t[::-1]) for item, t in zip(items, told, strict=True)]
     finally:
+        STATS.read += read.count
         read.close()
     return found
 
@@ -319,28 +260,37 @@ def _step(
     read: _Sources,
     commit: str,
     before: Files,
-    items: Sequence[tuple[Judge, str]],
-    tracked: dict[int, _Tracked],
-    found: list[str | None],
+    judges: Sequence[Judge],
+    items: list[_Tracked],
+    told: list[list[tuple[str, str]]],
 ) -> None:
     """One commit back: follow each item's lines into the version before `commit`, or
-    judge that version when the commit touched them; an item whose state differs there
-    was made what it is by `commit`."""
-    for index in list(tracked):
-        judge, target = items[index]
-        item = _follow(read, tracked[index], before)
+    judge that version when the commit touched them; tell the commit when the item's
+    state or tokens differ there."""
+    for n, judge in enumerate(judges):
+        after, item = items[n], _follow(read, items[n], before)
         if item is None:
             STATS.judged += 1
             STATS.judged_commits.append(commit)
-            place = judge(before)
-            item = _track(read, place, before)
+            item = _track(read, judge(before), before)
         else:
             STATS.skipped += 1
-        if item.state != target:
-            found[index] = commit
-            del tracked[index]
-        else:
-            tracked[index] = item
+        if (item.state, item.judged.tokens) != (after.state, after.judged.tokens):
+            told[n].append((commit, after.state))
+        items[n] = item
+
+
+def introduced(first: str, changed: Sequence[tuple[str, str]], target: str) -> str | None:
+    """The first commit of the run of commits after which the item has had the state
+    `target` up to HEAD, from its state at the start and its changes (oldest first): a
+    change made, reverted and made again is the second time. None when it had that state
+    at the start already, or has another at HEAD."""
+    state, found = first, None
+    for commit, after in changed:
+        if after == target and state != target:
+            found = commit
+        state = after
+    return found if state == target else None
 
 
 def _blobs(*versions: Files) -> list[str]:
