@@ -33,9 +33,9 @@ VERSIONS = {
 }
 
 
-def _parsed(text: str) -> syntax.Parsed:
+def _parsed(text: str, language: str = "rust") -> syntax.Parsed:
     raw = text.encode()
-    return syntax.parse(hashlib.sha1(raw).hexdigest(), "rust", lambda: raw)
+    return syntax.parse(hashlib.sha1(raw).hexdigest(), language, lambda: raw)
 
 
 @pytest.mark.parametrize("name", VERSIONS)
@@ -172,3 +172,36 @@ def test_a_region_with_lines_added_near_its_top_is_found_where_it_starts() -> No
 
     assert found is not None and not found.identical
     assert found.start_line == head.count("\n", 0, head.index("        let ready = ")) + 1
+
+
+PYTHON_NAMES = """\
+LATEST: Final[str] = "2025-11-25"
+a, b = 1, 2
+
+
+class Session:
+    timeout = 30
+    self_made = None
+
+    def open(self):
+        retries = 3
+        self.url = "x"
+        return retries
+"""
+
+
+def test_python_module_and_class_values_are_definitions_and_locals_are_not() -> None:
+    """`NAME = value` of a module or a class is found by name, like a Rust const; an
+    assignment inside a function, to an attribute, or an unpacking is not a definition."""
+    keys = sorted(_parsed(PYTHON_NAMES, "python").by_key)
+
+    assert keys == [
+        ("assignment", ("LATEST",)),
+        ("assignment", ("Session", "self_made")),
+        ("assignment", ("Session", "timeout")),
+        ("class_definition", ("Session",)),
+        ("function_definition", ("Session", "open")),
+    ]
+    parsed = _parsed(PYTHON_NAMES, "python")  # the query path agrees with the index
+    assert locate.definition_span(parsed, ("assignment", ("Session", "timeout")), 1) == (6, 6)
+    assert locate.definition_span(parsed, ("assignment", ("Session", "open", "retries")), 1) is None

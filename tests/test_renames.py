@@ -377,3 +377,33 @@ def test_three_changes_across_a_rename_read_the_same_in_json_issue_and_log(
     for line, (commit, pr, release) in zip(listed, expected, strict=True):
         assert f"`{commit[:10]}`" in line and f"/pull/{pr})" in line and f"`{release}`" in line
     assert [line.split()[1] for line in log.splitlines()[1:]] == [c[:10] for c, _, _ in expected]
+
+
+TYPES = 'import json\n\nLATEST = "2025-11-25"\n\n\nclass Tool:\n    name: str\n'
+
+
+def test_a_python_constant_moved_to_a_module_a_split_added_is_followed(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's LATEST_PROTOCOL_VERSION: annotated in types.py, moved to version.py
+    with a new value, then both files moved into a package of their own. Found by name
+    in the file the split added; blamed on the two commits that changed it, not the moves."""
+    base = upstream.commit("types (#0)", {"src/mcp/types.py": TYPES})
+    project.note("n", f"{base} src/mcp/types.py:3")
+    typed = TYPES.replace("LATEST = ", "LATEST: Final[str] = ")
+    annotated = upstream.commit("annotate (#2849)", {"src/mcp/types.py": typed})
+    version = 'KNOWN = ["2025-11-25"]\nLATEST: Final[str] = KNOWN[-1]\n'
+    moved = upstream.commit("versions module (#2950)", {
+        "src/mcp/types.py": TYPES.replace('LATEST = "2025-11-25"\n', ""),
+        "src/mcp/shared/version.py": version})  # fmt: skip
+    upstream.commit("own package (#2973)", {
+        "src/mcp/types.py": None, "src/mcp/shared/version.py": None,
+        "src/types/types/_types.py": upstream.read("src/mcp/types.py"),
+        "src/types/types/version.py": version})  # fmt: skip
+
+    result = _check(project, capsys)["n:src/mcp/types.py:3"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["path"], result["current"]["start_line"]) == (
+        "src/types/types/version.py", 2)  # fmt: skip
+    assert [c["commit"] for c in result["history"]] == [annotated, moved]

@@ -63,7 +63,8 @@ LANGUAGES: dict[str, Spec] = {
         "tree_sitter_python",
         "language",
         (".py", ".pyi"),
-        frozenset({"function_definition", "class_definition"}),
+        # assignment: a module's or a class's own `NAME = value` (syntax.is_definition)
+        frozenset({"function_definition", "class_definition", "assignment"}),
     ),
     "go": Spec(
         "tree_sitter_go",

@@ -18,6 +18,7 @@ from watcher.syntax import (
     STATS,
     Parsed,
     definition_name,
+    is_definition,
     node_tokens,
     normalize,
     tokens_between,
@@ -289,7 +290,12 @@ def _of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
 
     assert parsed.tree is not None
     nodes = QueryCursor(_kind_query(parsed.language, kind)).captures(parsed.tree.root_node)
-    return [(_name_path(node, parsed.language), node) for node in nodes.get("d", [])]
+    kinds = LANGUAGES[parsed.language].definitions
+    return [
+        (_name_path(node, parsed.language), node)
+        for node in nodes.get("d", [])
+        if is_definition(node, kinds)
+    ]
 
 
 def _definition_survives(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
@@ -327,7 +333,7 @@ def _name_path(node: Node, language: str) -> tuple[str, ...]:
     names: list[str] = []
     current: Node | None = node
     while current is not None:
-        if current.type in kinds:
+        if is_definition(current, kinds):
             names.append(definition_name(current))
         current = current.parent
     return tuple(reversed(names))

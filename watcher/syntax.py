@@ -285,7 +285,7 @@ def _walk(
     while True:
         node = cursor.node
         if descend and node is not None and "comment" not in node.type:
-            if node.type in kinds:
+            if is_definition(node, kinds):
                 enclosing.append((depth, definition_name(node)))
                 spans.append((node, tuple(name for _, name in enclosing)))
             if node.child_count == 0:
@@ -327,9 +327,27 @@ def _words(source: bytes) -> Tokens:
     return tokens
 
 
+def is_definition(node: Node, kinds: frozenset[str]) -> bool:
+    """A node of one of the language's definition kinds. A Python assignment counts only
+    where it names a module's or a class's own value (`LATEST_PROTOCOL_VERSION = ...`),
+    never a local variable, an attribute or an unpacking."""
+    if node.type not in kinds:
+        return False
+    if node.type != "assignment":
+        return True
+    left, statement = node.child_by_field_name("left"), node.parent
+    scope = statement.parent if statement is not None else None
+    if left is None or left.type != "identifier" or scope is None:
+        return False
+    if statement is None or statement.type != "expression_statement":
+        return False
+    owner = scope.parent
+    return scope.type == "module" or (owner is not None and owner.type == "class_definition")
+
+
 def definition_name(node: Node) -> str:
-    """A readable name for a definition node: `fn foo`, `impl Trait for Type`, ..."""
-    for field_name in ("name", "type"):
+    """A readable name for a definition node: `fn foo`, `impl Trait for Type`, `NAME = `..."""
+    for field_name in ("name", "left", "type"):
         child = node.child_by_field_name(field_name)
         if child is not None:
             text = (child.text or b"").decode("utf-8", errors="replace")
