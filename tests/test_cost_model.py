@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Project
-from watcher import syntax
+from watcher import relocate, syntax
 from watcher.check import CheckOptions, run_check
 from watcher.config import Upstream as UpstreamConfig
 from watcher.config import load
@@ -519,3 +519,36 @@ def test_a_long_run_rolls_its_packs_up_as_it_goes(upstream: Upstream, tmp_path: 
     assert all(p.with_suffix(".promisor").exists() for p in mirror.packs())
     assert {p: mirror.read(b).decode() for p, b in blobs.items()} == files
     assert mirror.round_trips - synced == len(files)  # nothing was lost and fetched again
+
+
+def test_items_whose_files_vanished_share_one_search_of_head(
+    project: Project, upstream: Upstream, trace: Trace
+) -> None:
+    # Six cited files lose their functions to one new file, then are deleted in a later
+    # commit that adds nothing (no rename git could see): each item searches HEAD.
+    gone = [f"src/old{i}.rs" for i in range(6)]
+    names = {path: [f"f{i}_{n}" for n in NAMES] for i, path in enumerate(gone)}
+    base = upstream.commit(
+        "base (#1)", {p: module(names[p], salt=100 + 10 * i) for i, p in enumerate(gone)}
+    )
+    project.note("vanished", *(f"{base} {p}:{span(names[p], names[p][1])}" for p in gone))
+    home = "src/home.rs"
+    moved = "\n".join(module(names[p], salt=100 + 10 * i) for i, p in enumerate(gone))
+    others = {f"src/other{i}.rs": module([f"unrelated{i}_{n}" for n in NAMES]) for i in range(8)}
+    upstream.commit("gather (#2)", {home: moved, **others})
+    head = upstream.commit("drop the old files (#3)", dict.fromkeys(gone))
+    publish(upstream)
+    relocate.STATS.reset()
+
+    trace.start()
+    report = check(project)
+
+    assert [r.verdict for r in report.results] == [Verdict.MOVED] * len(gone)
+    assert {r.current.path for r in report.results if r.current} == {home}
+    assert relocate.STATS.searches == 1  # one word index of HEAD's Rust files
+    assert sum(args[-1] == head for args in trace.commands("ls-tree")) == 1
+    parsed = syntax.STATS.parsed_blobs
+    assert len(parsed) == len(set(parsed))  # every blob parsed once at most
+    head_blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in others}
+    assert head_blobs.isdisjoint(parsed)  # files without the names are never parsed
+    assert relocate.STATS.keys == 1  # the one file holding them: its definitions listed once

@@ -95,6 +95,7 @@ class Mirror:
         self.release_passes = 0  # walks of the release tags' history
         self.graph_writes = 0
         self.rollups = 0
+        self.listings = 0  # `ls-tree` of whole commits: one per commit a run reads
         self._repo: Repo | None = None
         self._presence: _Presence | None = None
         self._present: set[str] = set()  # blobs known to be in the mirror
@@ -393,7 +394,7 @@ class Mirror:
         # One `ls-tree -r` per commit serves every item: 200 items cost 2 processes, not
         # 400 Python walks of tree objects.
         if commit not in self._trees:
-            self._trees[commit] = self.files(commit, ("",))
+            self._trees[commit] = self._listing(commit)
         return self._trees[commit].get(path)
 
     def read(self, blob: str) -> bytes:
@@ -447,16 +448,45 @@ class Mirror:
         )
 
     def files(self, commit: str, suffixes: Sequence[str]) -> dict[str, str]:
-        """Every file at `commit` with one of the suffixes: path -> blob id."""
+        """Every file at `commit` with one of the suffixes: path -> blob id (one `ls-tree`
+        per commit, however many items ask: a commit's tree never changes)."""
+        if commit not in self._trees:
+            self._trees[commit] = self._listing(commit)
+        ends = tuple(suffixes)
+        return {p: b for p, b in self._trees[commit].items() if p.endswith(ends)}
+
+    def _listing(self, commit: str) -> dict[str, str]:
         self._require()
+        self.listings += 1
         out = _git(self.path, "ls-tree", "-r", "-z", "--full-tree", commit)
         files = {}
         for entry in out.split("\0"):
             meta, _, path = entry.partition("\t")
             parts = meta.split()
-            if len(parts) == 3 and parts[1] == "blob" and path.endswith(tuple(suffixes)):
+            if len(parts) == 3 and parts[1] == "blob":
                 files[path] = parts[2]
         return files
+
+    def contents(self, blobs: Sequence[str], chunk: int = 256) -> Iterator[tuple[str, bytes]]:
+        """The bytes of many blobs, through one `git cat-file --batch` per `chunk` of them
+        (call `prefetch` first); blobs above `[limits] file_bytes` are left out, as `read`
+        refuses them."""
+        self._require()
+        for at in range(0, len(blobs), chunk):
+            part = blobs[at : at + chunk]
+            batch = "".join(b + "\n" for b in part)
+            out = _git_output(self.path, ["cat-file", "--batch"], batch, self.env)
+            pos = 0
+            for blob in part:
+                end = out.index(b"\n", pos)
+                header = out[pos:end].split()
+                if len(header) < 3 or header[1] == b"missing":
+                    pos = end + 1
+                    continue
+                size = int(header[2])
+                if size <= self.limits.file_bytes:
+                    yield blob, out[end + 1 : end + 1 + size]
+                pos = end + 2 + size
 
     def git(self, *args: str) -> str:
         """Run a reading git command in the mirror (pathspecs taken literally)."""
@@ -652,6 +682,21 @@ def _git_bytes(cwd: Path, command: str, stdin: bytes) -> list[str]:
     if proc.returncode != 0:
         raise UpstreamError(f"git {command} failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout.decode().splitlines()
+
+
+def _git_output(cwd: Path, args: list[str], stdin: str, env: dict[str, str]) -> bytes:
+    """A reading git command's output as bytes (blob contents are not text); `env` as
+    the mirror's, should git fetch a missing object on its own."""
+    import subprocess
+
+    full_env = {**os.environ, **env, "GIT_TERMINAL_PROMPT": "0"}
+    proc = subprocess.run(
+        ["git", "-C", str(cwd), *args], input=stdin.encode(), capture_output=True, env=full_env,
+        check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise UpstreamError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace')}")
+    return proc.stdout
 
 
 class GitTimeout(UpstreamError):

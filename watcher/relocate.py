@@ -12,8 +12,9 @@ None is picked without the others being reported.
 from __future__ import annotations
 
 import difflib
+import weakref
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,82 @@ if TYPE_CHECKING:
 Parse = Callable[[str, str], "Parsed"]  # (path, blob) -> parsed file
 
 
+@dataclass
+class Stats:
+    """What repo-wide searches cost, for the cost model (tests read it, then reset it)."""
+
+    searches: int = 0  # word indexes built: one per (mirror, language, HEAD)
+    keys: int = 0  # blobs whose definitions were listed: once each per run
+
+    def reset(self) -> None:
+        self.searches = self.keys = 0
+
+
+STATS = Stats()
+# Bytes of identifier words (ASCII letters, digits, `_`); every other byte separates them.
+_WORDS = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) == "_") else 32
+               for c in range(256))  # fmt: skip
+
+
+def words(text: bytes) -> set[bytes]:
+    """The identifier words of a text: runs of ASCII letters, digits and `_`."""
+    return set(text.translate(_WORDS).split())
+
+
+class HeadSearch:
+    """Every file at HEAD in one language, indexed once by the identifier words of its
+    bytes, shared by every item of the run whose file is gone.
+
+    A definition's name is a token of its file, so each of its words is a whole word
+    of the file's bytes: only the files holding every word of the definition's name
+    path are candidates, and only those are parsed. What definitions a parsed blob holds
+    is remembered, so no blob is parsed twice to answer that.
+    """
+
+    def __init__(self, mirror: Mirror, head: str, language: str) -> None:
+        STATS.searches += 1
+        at_head = mirror.files(head, languages.LANGUAGES[language].extensions)
+        self.files = sorted(at_head.items())
+        mirror.prefetch(at_head.values())
+        where: dict[str, list[int]] = {}
+        for n, (_, blob) in enumerate(self.files):
+            where.setdefault(blob, []).append(n)
+        self.index: dict[bytes, list[int]] = {}  # word -> positions in self.files
+        for blob, data in mirror.contents(list(where)):  # a blob above the limit: no candidate
+            for word in words(data):
+                self.index.setdefault(word, []).extend(where[blob])
+        self.keys: dict[str, frozenset[tuple[str, tuple[str, ...]]]] = {}
+
+    def holding(self, names: Sequence[str]) -> list[tuple[str, str]]:
+        """The files whose bytes hold every word of `names`, in path order."""
+        wanted = set().union(*(words(n.encode()) for n in names))
+        if not wanted:
+            return list(self.files)
+        postings = sorted((self.index.get(w, []) for w in wanted), key=len)
+        found = set(postings[0]).intersection(*postings[1:])
+        return [self.files[n] for n in sorted(found)]
+
+    def defines(self, parsed: Parsed, key: tuple[str, tuple[str, ...]]) -> bool:
+        """`locate.has_definition`, remembered per blob for every key at once."""
+        if parsed.blob not in self.keys:
+            STATS.keys += 1
+            self.keys[parsed.blob] = locate.definition_keys(parsed)
+        return key in self.keys[parsed.blob]
+
+
+_SEARCHES: weakref.WeakKeyDictionary[Mirror, dict[tuple[str, str], HeadSearch]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def head_search(mirror: Mirror, head: str, language: str) -> HeadSearch:
+    """The run's one search of HEAD in `language` for this mirror."""
+    searches = _SEARCHES.setdefault(mirror, {})
+    if (language, head) not in searches:
+        searches[(language, head)] = HeadSearch(mirror, head, language)
+    return searches[(language, head)]
+
+
 def citation(
     mirror: Mirror, plan: Plan, anchor: Anchor, parse: Parse
 ) -> tuple[Found | None, tuple[Candidate, ...]]:
@@ -38,13 +115,17 @@ def citation(
     if anchor.definition is None:
         return None, ()  # nothing to look for by name
     name = anchor.definition[1][-1].encode()
-    for found_in, files in _places(mirror, plan, plan.item.path):
+    language = languages.for_path(plan.item.path)
+    for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
+        defines = locate.has_definition
+        if found_in == ELSEWHERE and language is not None:  # every blob's definitions, once
+            defines = head_search(mirror, plan.head, language).defines
         matches = []
         for path, blob in files:
             if not _holds(mirror, blob, [name]):
                 continue
             parsed = parse(path, blob)
-            if locate.has_definition(parsed, anchor.definition):
+            if defines(parsed, anchor.definition):
                 found = locate.find(anchor, [(path, parsed)])
                 if found is not None:
                     matches.append(found)
@@ -112,13 +193,20 @@ def rule_targets(
     return None, ()
 
 
+ELSEWHERE = "elsewhere at HEAD"
+
+
 def _places(
-    mirror: Mirror, plan: Plan, path: str, language: str | None = None
+    mirror: Mirror,
+    plan: Plan,
+    path: str,
+    language: str | None = None,
+    names: Sequence[str] | None = None,
 ) -> Iterator[tuple[str, list[tuple[str, str]]]]:
     """Where to look, in order: the files added by each commit that removed a followed path
     (still at HEAD, not followed already), then, when the file is gone, every file at HEAD
-    in the language; each place's blobs fetched in one batch, and only when the places
-    before it held nothing."""
+    in the language (with a definition's `names`: those holding their words); each place's
+    blobs fetched in one batch, and only when the places before it held nothing."""
     language = language or languages.for_path(path)
     if language is None:
         return
@@ -129,9 +217,11 @@ def _places(
         files = [(p, at_head[p]) for p in sorted(added) if p in at_head and p not in followed]
         mirror.prefetch(b for _, b in files)
         yield f"added by {commit[:12]}", files
-    if plan.search_repo:  # the file is gone: anywhere
+    if plan.search_repo and names is not None:  # the file is gone: anywhere
+        yield ELSEWHERE, head_search(mirror, plan.head, language).holding(names)
+    elif plan.search_repo:
         mirror.prefetch(at_head.values())
-        yield "elsewhere at HEAD", sorted(at_head.items())
+        yield ELSEWHERE, sorted(at_head.items())
 
 
 def _choose(
