@@ -194,3 +194,27 @@ def test_a_longer_name_containing_a_guard_word_is_not_a_rename(
     # Guards count whole words: the four helpers are followed, not judged, for either item.
     assert walk.STATS.judged_commits == [change, change]
     assert walk.STATS.skipped == 2 * 4
+
+
+def test_following_searches_only_the_bytes_each_commit_changed(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    edits = {TARGET: (4, "")}
+    change = upstream.commit("change the target (#2)", {LIB: module("", **edits)})
+    for index in range(20):  # one function each, above or below the target
+        edits[NAMES[index * 7 % 30]] = (100 + index, "")
+        upstream.commit(f"tune (#{3 + index})", {LIB: module("", **edits)})
+    edits |= {NAMES[2]: (7, ""), NAMES[25]: (7, "")}  # above and below it at once
+    upstream.commit("tune two (#30)", {LIB: module("", **edits)})
+
+    result = check(project, capsys)[f"n:{LIB}:{target_lines()}"]
+
+    assert result["introduced_by"]["commit"] == change
+    assert walk.STATS.judged_commits == [change]
+    assert walk.STATS.skipped == 21
+    # Each version is compared with the one after it, and only the bytes that differ (and
+    # the item's length around them) are searched for its lines and names: a few hundred
+    # bytes a version, where searching each version whole takes its size at least.
+    assert walk.STATS.searched < 21 * len(module()) // 4

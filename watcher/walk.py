@@ -20,9 +20,9 @@ import subprocess
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from watcher import classify, locate, quotes, syntax
+from watcher import classify, follow, locate, quotes, syntax
 from watcher.classify import Plan
 from watcher.errors import UpstreamError
 from watcher.mirrors import Mirror
@@ -60,10 +60,11 @@ class Stats:
     judged: int = 0
     skipped: int = 0
     read: int = 0
+    searched: int = 0  # bytes searched for an item's lines and guard words, following it
     judged_commits: list[str] = field(default_factory=list)
 
     def reset(self) -> None:
-        self.judged = self.skipped = self.read = 0
+        self.judged = self.skipped = self.read = self.searched = 0
         self.judged_commits.clear()
 
 
@@ -172,9 +173,8 @@ def _widen(process: subprocess.Popen[bytes]) -> None:
 
 @dataclass
 class _Tracked:
-    """Where an item is in the version being walked, its lines' bytes and how often each
-    guard word occurs in its file there. A followed item keeps the byte offset of its
-    lines and counts the line number only when asked (most never are)."""
+    """Where an item is in the version being walked: its lines' bytes, their offset in
+    that version's bytes, and how often each guard word occurs in its file there."""
 
     judged: Place  # as last judged: its state, guards and extent
     region: bytes | None
@@ -186,14 +186,6 @@ class _Tracked:
     @property
     def state(self) -> str:
         return self.judged.state
-
-    @property
-    def place(self) -> Place:
-        judged = self.judged
-        if self.at < 0 or judged.start is None or judged.end is None:
-            return judged
-        line = self.source.count(b"\n", 0, self.at) + 1
-        return replace(judged, path=self.path, start=line, end=line + judged.end - judged.start)
 
 
 def transitions(
@@ -307,8 +299,11 @@ def _track(read: Callable[[str], bytes], place: Place, files: Files) -> _Tracked
     region = b"\n".join(source.split(b"\n")[place.start - 1 : place.end])
     # Lines that occur more than once (a common statement) could be found again in the
     # wrong place: such an item is judged at every version instead.
-    unique = region.strip() and len(list(_line_aligned(source, region))) == 1
-    return _Tracked(place, region if unique else None, _counts(source, place.guards))
+    found = list(_line_aligned(source, region)) if region.strip() else []
+    counts = _counts(source, place.guards)
+    if len(found) != 1:
+        return _Tracked(place, None, counts)
+    return _Tracked(place, region, counts, place.path, source, found[0])
 
 
 def _counts(source: bytes, guards: tuple[str, ...]) -> tuple[int, ...]:
@@ -337,16 +332,26 @@ def _is_word(byte: int) -> bool:
 def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tracked | None:
     """The item in `before`, when its lines are there byte for byte, once, and its guard
     words as many times (the commit did not touch it); None when it was touched (judge
-    it)."""
+    it). A file followed into one file is compared with it, and only the bytes that
+    differ are searched (`watcher.follow`); otherwise every file of `before` is."""
     region = item.region
     if region is None:
         return None
+    if len(before) == 1 and item.source:
+        path, blob = before[0]
+        source = read(blob)
+        words = tuple(g.encode() for g in item.judged.guards)
+        at, searched = follow.moved(item.source, source, item.at, region, words)
+        STATS.searched += searched
+        if at is not None:
+            return _Tracked(item.judged, region, item.counts, path, source, at)
     found = [
         (path, source, at)
         for path, blob in before
         for source in [read(blob)]
         for at in _line_aligned(source, region)
     ]
+    STATS.searched += sum(len(read(b)) for _, b in before) * (1 + len(item.judged.guards))
     if len(found) != 1:  # touched, or no longer unique: judge the version
         return None
     path, source, at = found[0]

@@ -1,0 +1,49 @@
+"""`follow.moved` answers as searching the whole older version would, or not at all."""
+
+from __future__ import annotations
+
+import random
+
+from watcher import follow, walk
+
+LINES = [b"fn a() {", b"}", b"let x = 1;", b"hot_path(x)", b"", b"hot", b"ab", b"aba"]
+GUARDS = ["hot_path", "hot", "a", "x", "aba"]
+
+
+def edited(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """One to three lines added, removed or changed, anywhere."""
+    lines = list(lines)
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(lines) + 1)
+        if at == len(lines) or rng.random() < 0.4:
+            lines.insert(at, rng.choice(LINES))
+        elif rng.random() < 0.5:
+            del lines[at]
+        else:
+            lines[at] += rng.choice([b"1", b"x", b" hot", b"ab"])
+    return lines
+
+
+def test_moved_agrees_with_a_search_of_the_whole_version() -> None:
+    rng = random.Random(12)
+    told = 0
+    for _ in range(5000):
+        lines = [
+            rng.choice(LINES) + rng.choice([b"", b"1", b"2"]) for _ in range(rng.randint(1, 30))
+        ]
+        new = b"\n".join(lines) + rng.choice([b"", b"\n"])
+        first = rng.randrange(len(lines))
+        region = b"\n".join(lines[first : first + rng.randint(1, 4)])
+        found = list(walk._line_aligned(new, region))
+        if not region.strip() or len(found) != 1:
+            continue
+        guards = tuple(rng.sample(GUARDS, rng.randint(0, 2)))
+        old = b"\n".join(edited(rng, lines))
+        whole = list(walk._line_aligned(old, region))
+        same = len(whole) == 1 and walk._counts(old, guards) == walk._counts(new, guards)
+        words = tuple(g.encode() for g in guards)
+        at, _ = follow.moved(new, old, found[0], region, words)
+        if at is not None:
+            told += 1
+            assert same and at == whole[0], (new, old, region, guards)
+    assert told > 500  # most edits leave the lines alone, and are told without a search
