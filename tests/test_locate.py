@@ -205,3 +205,12 @@ def test_python_module_and_class_values_are_definitions_and_locals_are_not() -> 
     parsed = _parsed(PYTHON_NAMES, "python")  # the query path agrees with the index
     assert locate.definition_span(parsed, ("assignment", ("Session", "timeout")), 1) == (6, 6)
     assert locate.definition_span(parsed, ("assignment", ("Session", "open", "retries")), 1) is None
+
+
+@pytest.mark.parametrize(("text", "language"), [(BASE, "rust"), (PYTHON_NAMES, "python")])
+def test_one_query_lists_the_definitions_the_index_holds(text: str, language: str) -> None:
+    """A repo-wide search asks which definitions a file holds with one query (no token
+    walk): it must name exactly the index's definitions, locals left out."""
+    parsed = _parsed(text, language)
+
+    assert locate.definition_keys(parsed) == set(parsed.by_key)

@@ -330,7 +330,12 @@ def definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
 
     query = _kinds_query(parsed.language)
     nodes = QueryCursor(query).captures(parsed.tree.root_node).get("d", [])
-    return frozenset((node.type, _name_path(node, parsed.language)) for node in nodes)
+    kinds = LANGUAGES[parsed.language].definitions
+    return frozenset(
+        (node.type, _name_path(node, parsed.language))
+        for node in nodes
+        if is_definition(node, kinds)
+    )
 
 
 @functools.cache
