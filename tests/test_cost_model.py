@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Project
-from watcher import relocate, syntax
+from watcher import paths, relocate, syntax
 from watcher.check import CheckOptions, run_check
 from watcher.config import Upstream as UpstreamConfig
 from watcher.config import load
@@ -552,3 +552,32 @@ def test_items_whose_files_vanished_share_one_search_of_head(
     head_blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in others}
     assert head_blobs.isdisjoint(parsed)  # files without the names are never parsed
     assert relocate.STATS.keys == 1  # the one file holding them: its definitions listed once
+
+
+def test_renames_made_by_many_commits_are_detected_from_one_batch_of_blobs(
+    project: Project, upstream: Upstream, trace: Trace
+) -> None:
+    # Six cited files, each renamed with an edit (git must compare contents to see it)
+    # by a commit of its own.
+    files = [f"src/r{i}.rs" for i in range(6)]
+    cite_everything(project, upstream, files)
+    for i, old in enumerate(files):
+        new = old.replace("src/", "src/moved/")
+        upstream.commit(
+            f"move {old} (#{i + 10})", {old: None, new: module(NAMES, salt=10 * i, gamma=-i)}
+        )
+    publish(upstream)
+    paths.STATS.reset()
+
+    trace.start()
+    report = check(project)
+
+    alphas = {r.id: r for r in report.results if r.id.endswith(span(NAMES, "alpha"))}
+    assert {r.verdict for r in alphas.values()} == {Verdict.MOVED}
+    assert {r.current.path for r in alphas.values() if r.current} == {
+        f.replace("src/", "src/moved/") for f in files
+    }
+    assert paths.STATS.diffs == len(files)  # one similarity detection per removing commit
+    # The clone, then the blobs every removal's detection compares, all six commits at
+    # once (the files at HEAD the verdicts read among them). Not one fetch per commit.
+    assert trace.upload_packs() == 2

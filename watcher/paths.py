@@ -159,15 +159,22 @@ class Paths:
             if known is None or known.get("head") != head:
                 since, paths, links = self._origin(base, path, head)
                 groups.setdefault(since, []).append((f"{base}:{path}", paths, links))
+        removals: list[tuple[str, str, str]] = []  # (commit, path, blob before)
         for since, members in groups.items():
             if len(members) < 2:
                 continue  # `where` does it: one log either way
             every = list(dict.fromkeys(p for _, paths, _ in members for p in paths))
-            removed = {path for _, path, blob, _ in self._log(since, head, every) if blob is None}
+            gone = [(c, path, old) for c, path, blob, old in self._log(since, head, every)
+                    if blob is None]  # fmt: skip
+            removals += gone
+            removed = {path for _, path, _ in gone}
             for key, paths, links in members:
                 if removed.isdisjoint(paths):
                     files = tuple((p, b) for p in paths if (b := self.mirror.blob_id(head, p)))
                     self.memo[key] = Where(head, files, links).dump()
+        # What similarity detection will read where those files were removed: one batch
+        # for every removing commit, not one fetch each when `where` follows them.
+        self.mirror.prefetch(b for c, p, old in removals for b in self._compared(c, p, old))
 
     def _origin(self, base: str, path: str, head: str) -> tuple[str, list[str], tuple[Link, ...]]:
         """Where a walk to `head` starts: at the HEAD an earlier run reached, when `head`
@@ -200,7 +207,11 @@ class Paths:
         parallel = len(paths) > 1  # chains live at once: their events need sorting
         while queue:
             since, followed = queue.pop(0)
-            for commit, path, blob, old in self._log(since, head, followed):
+            found = self._log(since, head, followed)
+            # Every removal's similarity blobs in one batch, not one fetch per commit.
+            self.mirror.prefetch(b for c, p, after, old in found if after is None
+                                 for b in self._compared(c, p, old))  # fmt: skip
+            for commit, path, blob, old in found:
                 if path in self._stopped(links, commit):
                     continue  # renamed away earlier: a new file at the old path is not ours
                 events.append((commit, path, blob))
@@ -274,11 +285,19 @@ class Paths:
                 found.append((lines[0], path, blob, parts[2]))
         return found
 
+    def _candidates(self, commit: str, path: str) -> dict[str, str]:
+        """The files `commit` added that `path` may have gone to (same suffix)."""
+        suffix = PurePosixPath(path).suffix
+        return {p: b for p, b in self.added(commit).items() if PurePosixPath(p).suffix == suffix}
+
+    def _compared(self, commit: str, path: str, old_blob: str) -> list[str]:
+        """The blobs similarity detection reads where `commit` removed `path`."""
+        candidates = self._candidates(commit, path)
+        return [old_blob, *candidates.values()] if candidates else []
+
     def _successors(self, commit: str, path: str, old_blob: str) -> list[tuple[Link, str]]:
         """Where `commit` moved or copied `path` (with the new blob), best first."""
-        added = self.added(commit)
-        suffix = PurePosixPath(path).suffix
-        candidates = {p: b for p, b in added.items() if PurePosixPath(p).suffix == suffix}
+        candidates = self._candidates(commit, path)
         if not candidates:
             return []
         STATS.diffs += 1
