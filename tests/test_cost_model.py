@@ -274,15 +274,17 @@ def test_long_walk_parses_each_distinct_blob_once(project: Project, upstream: Up
     assert len(parsed) <= 1 + 8  # the base and the distinct versions, each once
 
 
-def test_long_walk_stops_once_the_answer_is_known(project: Project, upstream: Upstream) -> None:
+def test_long_walk_parses_only_the_versions_whose_commit_touched_the_item(
+    project: Project, upstream: Upstream
+) -> None:
     # 48 edits, all distinct; the flip is 12 commits before HEAD.
     flip = walk_history(project, upstream, list(range(48)), flip_at=36)
 
     report = check(project)
 
     assert verdicts(report)["legacy-cursor"] == (Verdict.BROKEN, flip)
-    # The walk back from HEAD needs HEAD, the 12 versions down to the flip's parent, and the
-    # base; the 36 older versions are never read: the cost is the distance to the answer.
+    # The walk back to the base (for the item's history) reads every version, but the rule's
+    # target lines are touched by the flip alone: the other edits are followed, not parsed.
     assert syntax.STATS.parses <= 14
 
 

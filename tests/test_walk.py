@@ -88,6 +88,7 @@ def test_commits_that_do_not_touch_the_item_are_not_parsed(
     assert walk.STATS.judged_commits == [change, change]
     assert walk.STATS.skipped == 2 * 42
     assert walk.STATS.read == 44
+    assert walk.STATS.handed == 1  # the version judged is parsed from the walk's own read
     assert syntax.STATS.parses <= 3  # the baseline, HEAD, and the version before the change
     assert [c["commit"] for c in citation["history"]] == [change]
 

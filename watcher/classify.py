@@ -11,7 +11,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -249,9 +249,17 @@ def judge(mirror: Mirror, plan: Plan) -> Result:
         )
 
 
-def parse_at(mirror: Mirror, path: str, blob: str, language: str | None = None) -> syntax.Parsed:
+def parse_at(
+    mirror: Mirror,
+    path: str,
+    blob: str,
+    language: str | None = None,
+    read: Callable[[str], bytes] | None = None,
+) -> syntax.Parsed:
+    """The parse of a blob at `path`; its bytes read by `read` (a walk's own `cat-file`)
+    when given, else from the mirror, and only when it is not parsed already."""
     language = language or languages.for_path(path) or syntax.TEXT
-    return syntax.parse(blob, language, lambda: mirror.read(blob))
+    return syntax.parse(blob, language, lambda: (read or mirror.read)(blob))
 
 
 # --- citations ------------------------------------------------------------------------

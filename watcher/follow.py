@@ -45,6 +45,8 @@ def moved(
         return None, searched
     left = _common_end(new, old, at, found, before)
     right = _common_start(new, old, at + size, found + size, after)
+    if any(size + left + right <= len(w) for w in words):  # the windows' reaches would meet
+        return None, searched
     windows = [
         (start, found - left, start, at - left),
         (found + size + right, len(old) - end, at + size + right, len(new) - end),
@@ -61,22 +63,55 @@ def _checked(
     region: bytes,
     words: tuple[bytes, ...],
 ) -> tuple[int | None, int]:
-    """`place` when no window holds the region (in `old`) or a guard word (in either),
-    reaching each window's edges by a word's length; and the bytes searched."""
+    """`place` when no window of `old` holds the region but there, and each guard word
+    occurs as often in the windows of both, reaching each window's edges by the word's
+    length (what lies outside is the same bytes); and the bytes searched."""
     searched = 0
-    for old_lo, old_hi, new_lo, new_hi in windows:
-        for word in (region, *words):
-            low, high = max(0, old_lo - len(word)), min(len(old), old_hi + len(word))
-            searched += max(0, high - low)
-            if _holds(old, word, low, high, place if word is region else -1):
-                return None, searched
-            if word is region:
-                continue  # `new` holds the region once, where it was followed from
-            low, high = max(0, new_lo - len(word)), min(len(new), new_hi + len(word))
-            searched += max(0, high - low)
-            if _holds(new, word, low, high, -1):
+    for old_lo, old_hi, _, _ in windows:
+        low, high = max(0, old_lo - len(region)), min(len(old), old_hi + len(region))
+        searched += max(0, high - low)
+        if _holds(old, region, low, high, place):
+            return None, searched
+    for word in words:
+        for old_lo, old_hi, new_lo, new_hi in windows:
+            searched += old_hi - old_lo + new_hi - new_lo + 4 * len(word)
+            if _bordered(word):  # its occurrences may overlap: none may be in what differs
+                if _holds(old, word, max(0, old_lo - len(word)), old_hi + len(word), -1):
+                    return None, searched
+                if _holds(new, word, max(0, new_lo - len(word)), new_hi + len(word), -1):
+                    return None, searched
+            elif count(old, word, old_lo - len(word), old_hi) != count(
+                new, word, new_lo - len(word), new_hi
+            ):
                 return None, searched
     return place, searched
+
+
+def count(source: bytes, word: bytes, first: int = 0, last: int | None = None) -> int:
+    """How often `word` occurs in `source` as a whole word (`build` in `builder` or
+    `build_inner` is another name), starting between `first` and `last` (inclusive)."""
+    size = len(word)
+    stop = len(source) if last is None else min(len(source), last + size)
+    found, at = 0, source.find(word, max(0, first), stop)
+    head, tail = _is_word(word[0]), _is_word(word[-1])
+    while at >= 0:
+        end = at + size
+        if not (head and at and _is_word(source[at - 1])) and not (
+            tail and end < len(source) and _is_word(source[end])
+        ):
+            found += 1
+        at = source.find(word, end, stop)
+    return found
+
+
+def _is_word(byte: int) -> bool:
+    return byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
+
+
+def _bordered(word: bytes) -> bool:
+    """Whether two occurrences of `word` can overlap (`aba` in `ababa`): a count that
+    starts inside one could then differ from a count over the whole file."""
+    return any(word[:k] == word[-k:] for k in range(1, len(word)))
 
 
 def _holds(source: bytes, word: bytes, low: int, high: int, own: int) -> bool:

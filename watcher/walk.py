@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from watcher import classify, follow, locate, quotes, syntax
 from watcher.classify import Plan
-from watcher.errors import UpstreamError
+from watcher.errors import TooLarge, UpstreamError
 from watcher.mirrors import Mirror
 from watcher.models import Result
 from watcher.paths import Files
@@ -49,7 +49,10 @@ class Place:
     tokens: tuple[str, ...] | None = None
 
 
-Judge = Callable[[Files], Place]
+Read = Callable[[str], bytes]  # a blob's bytes
+# The item's place in one version of its files, reading them through the walk's own
+# `cat-file` (the versions it follows are there already).
+Judge = Callable[[Files, Read], Place]
 
 
 @dataclass
@@ -61,10 +64,11 @@ class Stats:
     skipped: int = 0
     read: int = 0
     searched: int = 0  # bytes searched for an item's lines and guard words, following it
+    handed: int = 0  # versions parsed from the walk's own reads, not read again from the mirror
     judged_commits: list[str] = field(default_factory=list)
 
     def reset(self) -> None:
-        self.judged = self.skipped = self.read = self.searched = 0
+        self.judged = self.skipped = self.read = self.searched = self.handed = 0
         self.judged_commits.clear()
 
 
@@ -106,6 +110,14 @@ class _Sources:
                 self.held.popitem(last=False)
         self.held.move_to_end(blob)
         return self.held[blob]
+
+    def checked(self, blob: str) -> bytes:
+        """A version to parse: above `[limits] file_bytes`, TooLarge, as `Mirror.read`."""
+        data, limit = self(blob), self.mirror.limits.file_bytes
+        if len(data) > limit:
+            raise TooLarge(len(data), limit)
+        STATS.handed += 1
+        return data
 
     def request(self, blobs: Iterable[str]) -> None:
         """Ask git for these blobs now; they are read as git answers. Only blobs the
@@ -230,7 +242,7 @@ def changes(
     read = _Sources(mirror)
     try:
         head = steps[-1][1] if steps else start
-        items = [_track(read, judge(head), head) for judge in judges]
+        items = [_track(read, judge(head, read.checked), head) for judge in judges]
         told: list[list[tuple[str, str]]] = [[] for _ in judges]
         asked = len(steps) - 1  # steps[asked:] have been asked of git
         for position in range(len(steps) - 1, -1, -1):
@@ -264,7 +276,7 @@ def _step(
         if item is None:
             STATS.judged += 1
             STATS.judged_commits.append(commit)
-            item = _track(read, judge(before), before)
+            item = _track(read, judge(before, read.checked), before)
         else:
             STATS.skipped += 1
         if (item.state, item.judged.tokens) != (after.state, after.judged.tokens):
@@ -307,26 +319,7 @@ def _track(read: Callable[[str], bytes], place: Place, files: Files) -> _Tracked
 
 
 def _counts(source: bytes, guards: tuple[str, ...]) -> tuple[int, ...]:
-    return tuple(_words(source, g.encode()) for g in guards)
-
-
-def _words(source: bytes, word: bytes) -> int:
-    """How often `word` occurs in `source` as a whole word: `build` in `builder` or
-    `build_inner` is another name, whose every edit would otherwise be judged."""
-    count, size, at = 0, len(word), source.find(word)
-    head, tail = _is_word(word[0]), _is_word(word[-1])
-    while at >= 0:
-        end = at + size
-        if not (head and at and _is_word(source[at - 1])) and not (
-            tail and end < len(source) and _is_word(source[end])
-        ):
-            count += 1
-        at = source.find(word, end)
-    return count
-
-
-def _is_word(byte: int) -> bool:
-    return byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
+    return tuple(follow.count(source, g.encode()) for g in guards)
 
 
 def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tracked | None:
@@ -380,8 +373,8 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
             return None
         pattern = quoted[0]
 
-        def quote_place(files: Files) -> Place:  # no lines to follow: judged every version
-            parsed = [classify.parse_at(mirror, p, b) for p, b in files]
+        def quote_place(files: Files, read: Read) -> Place:  # no lines: judged every version
+            parsed = [classify.parse_at(mirror, p, b, read=read) for p, b in files]
             return Place(quotes.category(pattern, parsed))
 
         return functools.cache(quote_place)
@@ -390,8 +383,8 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
 
         names = tuple(anchor.definition[1]) if anchor.definition else ()
 
-        def citation(files: Files) -> Place:
-            parsed = [(p, classify.parse_at(mirror, p, b)) for p, b in files]
+        def citation(files: Files, read: Read) -> Place:
+            parsed = [(p, classify.parse_at(mirror, p, b, read=read)) for p, b in files]
             state, path, start, end = locate.place(anchor, parsed)
             tokens = _tokens(dict(parsed)[path], start, end) if path is not None else ()
             return Place(state, path, start, end, names, tokens)
@@ -403,14 +396,14 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
     compiled, target = base
     guards = tuple(locate.literals(rule.query) + locate.literals(rule.inside or ""))
 
-    def rule_place(files: Files) -> Place:
+    def rule_place(files: Files, read: Read) -> Place:
         found = locate.best_target(
             target,
             [
                 t
                 for p, b in files
                 for t in locate.targets(
-                    compiled, p, classify.parse_at(mirror, p, b, compiled.language)
+                    compiled, p, classify.parse_at(mirror, p, b, compiled.language, read)
                 )
             ],
         )
