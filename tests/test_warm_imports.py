@@ -92,3 +92,24 @@ def test_a_warm_run_imports_no_parser_git_library_github_or_scheduler(
 
     assert warm_code == 1
     assert heavy(warm) == []
+
+
+def test_an_unchanged_warm_run_decides_before_importing_pydantic(
+    project: Project, upstream: Upstream, tmp_path: Path
+) -> None:
+    """watcher.warm answers from the last run's record: no models, no config parsing."""
+    base = upstream.commit("base (#1)", {"src/lib.rs": LIB.replace("VALUE", "1")})
+    upstream.commit("alpha adds 3 (#2)", {"src/lib.rs": LIB.replace("VALUE", "3")})
+    project.note("lib", f"{base} src/lib.rs:1-4", f"{base} src/lib.rs:6-8")
+    project.rules(RULES)
+    args = ("check", "--no-issues", "--format", "json")
+    for _ in range(2):  # cold, then a warm run that changes nothing and is recorded
+        assert run_in_fresh_process(project, tmp_path, *args)[0] == 1
+
+    code, modules = run_in_fresh_process(project, tmp_path, *args)
+
+    assert code == 1
+    assert "watcher.warm" in modules and "watcher.mirrors" in modules  # it did fetch
+    loaded = [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "filelock")]
+    assert loaded == []
+    assert not {"watcher.models", "watcher.config", "watcher.check", "yaml"} & set(modules)

@@ -44,6 +44,9 @@ class CheckOptions(BaseModel):
     issue_citations: bool = True  # False: no GitHub reads (`watch fix`)
     read_only: bool = False  # no lock, no state written, no issues (`rules lint`, `fix`)
     wait: float = 0.0
+    # Upstreams this process fetched already (watcher.warm): repo -> the fetch's error,
+    # or None; they are not fetched again.
+    fetched: dict[str, str | None] = {}
 
     @field_validator("note", "rule", mode="before")
     @classmethod
@@ -298,7 +301,10 @@ def check_upstream(
         return status, [classify.error(i, ErrorCode.NO_UPSTREAM, message) for i in items]
     mirror = Mirror(upstream, config.cache, config.limits)
     try:
-        if options.offline:
+        if upstream.repo in options.fetched:
+            if (failed := options.fetched[upstream.repo]) is not None:
+                raise UpstreamError(failed)
+        elif options.offline:
             mirror.check_health()
         else:
             with progress.step(f"fetching {upstream.repo}"):

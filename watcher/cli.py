@@ -9,16 +9,30 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from watcher import __version__
 from watcher.errors import WatchError
 from watcher.logs import configure_logging
 from watcher.redact import RedactingStream
 
+if TYPE_CHECKING:
+    from watcher import warm
+
 Handler = Callable[[argparse.Namespace], int]
 
 
 def _check(args: argparse.Namespace) -> int:
+    from watcher import warm
+
+    return warm.check(
+        args, sys.stdout, lambda fetched, book, out: _full_check(args, fetched, book, out)
+    )
+
+
+def _full_check(
+    args: argparse.Namespace, fetched: dict[str, str | None], book: warm.Book | None, out: TextIO
+) -> int:
     from watcher import commands
     from watcher.check import CheckOptions
 
@@ -31,8 +45,9 @@ def _check(args: argparse.Namespace) -> int:
         no_issues=args.no_issues,
         implicit_upstreams=not args.no_implicit_upstreams,
         wait=args.wait,
+        fetched=fetched,
     )
-    return commands.check(args.config, options, args.format, sys.stdout)
+    return commands.check(args.config, options, args.format, out, book)
 
 
 def _sync(args: argparse.Namespace) -> int:

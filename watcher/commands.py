@@ -6,30 +6,49 @@ import contextlib
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from watcher import config as config_mod
+from watcher import warm
 from watcher.check import CheckOptions, Progress, gather, group, run_check
 from watcher.errors import UpstreamError, WatchError
 from watcher.models import CodeCitation, Report, Rule, Verdict
 from watcher.report import plural
 
+if TYPE_CHECKING:
+    from watcher.status import Run
 
-def check(config_file: Path, options: CheckOptions, fmt: str | None, out: TextIO) -> int:
-    """`watch check`: run the pipeline, print the report, exit 0/1/2."""
+
+def check(
+    config_file: Path,
+    options: CheckOptions,
+    fmt: str | None,
+    out: TextIO,
+    book: warm.Book | None = None,
+) -> int:
+    """`watch check`: run the pipeline, print the report, exit 0/1/2; with `book`, tell
+    watcher.warm what the run read and did, to answer the next run without one."""
     from watcher.report import render
 
     config = config_mod.load(config_file)
     fmt = fmt or ("table" if out.isatty() else "json")
-    report = checked(config, options, "check", _progress(fmt))
+    runs: list[tuple[str, Run]] = []
+    report = checked(config, options, "check", _progress(fmt), runs)
     render(report, fmt, out)
+    if book is not None:
+        _tell(book, config, options, report, runs)
     return report.exit_code
 
 
 def checked(
-    config: config_mod.Config, options: CheckOptions, by: str, progress: Progress | None = None
+    config: config_mod.Config,
+    options: CheckOptions,
+    by: str,
+    progress: Progress | None = None,
+    runs: list[tuple[str, Run]] | None = None,
 ) -> Report:
-    """Run a check and record it in `state/runs/` (so `watch status` sees every run).
+    """Run a check and record it in `state/runs/` (so `watch status` sees every run);
+    the runs recorded are added to `runs`.
 
     A dry run, or one filtered to a note or a rule, checks too little to say anything
     about an upstream's health, and is not recorded.
@@ -39,8 +58,48 @@ def checked(
     started = here(by)
     report = run_check(config, options, progress)
     if not (options.dry_run or options.read_only or options.note or options.rule):
-        record(config.state, report, started, wait=options.wait)
+        recorded = record(config.state, report, started, wait=options.wait)
+        if runs is not None:
+            runs += recorded
     return report
+
+
+def _tell(
+    book: warm.Book,
+    config: config_mod.Config,
+    options: CheckOptions,
+    report: Report,
+    runs: list[tuple[str, Run]],
+) -> None:
+    """What watcher.warm stores: the upstreams fetched, the run records without their
+    times, and whether the report depends on anything but files it can fingerprint."""
+    from watcher.config import Upstream
+
+    book.state, book.cache = config.state, config.cache
+    book.started_at, book.code = report.started_at, report.exit_code
+    fetched = [u for u in report.upstreams if u.url]
+    for status in fetched:
+        upstream = config.upstream_for(status.repo) or Upstream(repo=status.repo)
+        book.upstreams.append({
+            "repo": status.repo,
+            "branch": upstream.branch,
+            "fetch_seconds": config.fetch_seconds(upstream),
+            "stall_seconds": config.limits.stall_seconds,
+            "url": warm.digest(upstream.fetch_url),
+        })  # fmt: skip
+    timeless = {"started_at", "finished_at", "duration_s"}
+    book.runs = [
+        {"repo": repo, "run": run.model_dump(mode="json", exclude_none=True, exclude=timeless)}
+        for repo, run in runs
+    ]
+    filing = not options.no_issues and config.issues.sink != "none"
+    online = not options.offline and any(r.kind == "issue" for r in report.results)
+    book.storable = (
+        not (report.errors or any(u.error for u in report.upstreams))
+        and not (filing and config.issues.sink == "github")  # GitHub's issues are its truth
+        and not online  # tracked issues and pull requests are read from GitHub
+        and len(runs) == len(fetched)
+    )
 
 
 def sync(config_file: Path, upstream: str | None, out: TextIO) -> int:

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from watcher import redact
 from watcher.errors import TooLarge, UpstreamError
@@ -30,7 +30,6 @@ from watcher.errors import TooLarge, UpstreamError
 if TYPE_CHECKING:
     from git import Repo
 
-    from watcher.config import Limits, Upstream
     from watcher.paths import Paths
 
 log = logging.getLogger("watch")
@@ -48,6 +47,33 @@ MID_RUN_PACKS = 16  # a run that fetched this many packs rolls them up before go
 # More commits than this to place in releases at once: one walk of the tags' history
 # (two git processes) instead of one `for-each-ref --contains` each.
 RELEASE_PASS = 8
+
+
+class Source(Protocol):
+    """What a mirror reads of an [[upstream]] (watcher.config.Upstream; watcher.warm's
+    stand-in, which fetches before pydantic is imported)."""
+
+    @property
+    def repo(self) -> str: ...
+    @property
+    def fetch_url(self) -> str: ...
+    @property
+    def display_url(self) -> str: ...
+    @property
+    def branch(self) -> str: ...
+    @property
+    def fetch_seconds(self) -> float | None: ...
+
+
+class Bounds(Protocol):
+    """The limits a mirror obeys (watcher.config.Limits)."""
+
+    @property
+    def fetch_seconds(self) -> float: ...
+    @property
+    def stall_seconds(self) -> int: ...
+    @property
+    def file_bytes(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -78,11 +104,13 @@ class Mirror:
     from a credential helper reading this process's environment.
     """
 
-    def __init__(self, upstream: Upstream, cache: Path, limits: Limits | None = None) -> None:
-        from watcher.config import Limits
+    def __init__(self, upstream: Source, cache: Path, limits: Bounds | None = None) -> None:
+        if limits is None:
+            from watcher.config import Limits
 
+            limits = Limits()
         self.upstream = upstream
-        self.limits = limits or Limits()
+        self.limits = limits
         self.fetch_seconds = upstream.fetch_seconds or self.limits.fetch_seconds
         self.url, self.local = fetch_url(upstream.fetch_url)
         self.stored_url, self.env = _credentials(self.url, self.limits.stall_seconds)
@@ -179,13 +207,12 @@ class Mirror:
 
     @contextlib.contextmanager
     def _creation_lock(self) -> Iterator[None]:
-        from filelock import FileLock, Timeout
+        from watcher.state import hold
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(self.path) + ".lock")
-            lock.acquire(timeout=self.fetch_seconds)
-        except Timeout:
+            release = hold(Path(str(self.path) + ".lock"), wait=self.fetch_seconds)
+        except TimeoutError:
             raise UpstreamError(
                 f"{self.upstream.repo}: another process kept {self.path}.lock for "
                 f"{self.fetch_seconds:g} s; wait for it, or delete the lock if none runs"
@@ -198,7 +225,7 @@ class Mirror:
         try:
             yield
         finally:
-            lock.release()
+            release()
 
     def _create(self) -> None:
         # Build in a temp folder and rename: a failed first clone leaves nothing behind.

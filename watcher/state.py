@@ -20,8 +20,9 @@ import json
 import logging
 import os
 import tempfile
+import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,14 +43,13 @@ def locked(state_dir: Path, *, wait: float = 0) -> Iterator[None]:
     """Hold the state lock that `watch check` and `watch serve` jobs share.
 
     `wait` is how many seconds to wait for another run to finish; 0 fails at once.
+    Re-entrant within a thread: `watch check` holds it while it decides whether anything
+    changed (watcher.warm) and, when something did, through the whole run inside.
     """
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(state_dir / LOCK_NAME)
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        lock.acquire(timeout=wait)
-    except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
+        release = hold(state_dir / LOCK_NAME, wait=wait)
+    except TimeoutError:
         raise LockedError(
             f"{state_dir}: another watch run holds the state lock ({LOCK_NAME}); "
             "wait for it to finish, or pass --wait SECONDS"
@@ -62,7 +62,61 @@ def locked(state_dir: Path, *, wait: float = 0) -> Iterator[None]:
     try:
         yield
     finally:
-        lock.release()
+        release()
+
+
+_HELD = threading.local()  # lock file -> how many holders in this thread
+
+
+def hold(path: Path, *, wait: float) -> Callable[[], None]:
+    """Take an exclusive `flock` on `path` (created if absent), as filelock's FileLock
+    takes it on Unix; TimeoutError after `wait` seconds. Returns the release. Re-entrant
+    within a thread; other threads and processes wait. Plain fcntl: importing filelock
+    costs a warm run more than everything else it does before printing."""
+    import fcntl
+
+    held: dict[str, int] = _HELD.__dict__.setdefault("held", {})
+    key = os.path.abspath(path)
+    if key in held:
+        held[key] += 1
+        return lambda: held.__setitem__(key, held[key] - 1)
+    fd = _flock(key, wait)
+    held[key] = 1
+
+    def release() -> None:
+        if held[key] == 1:
+            del held[key]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        else:
+            held[key] -= 1
+
+    return release
+
+
+def _flock(path: str, wait: float) -> int:
+    """A descriptor of `path` holding its lock; a lock file replaced meanwhile is locked anew."""
+    import errno
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise  # not held by another: flock itself failed
+            if time.monotonic() >= deadline:
+                raise TimeoutError(path) from None
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                return fd
+        os.close(fd)  # deleted or replaced while we waited: that inode locks nothing
 
 
 def read_json(path: Path) -> dict[str, Any]:

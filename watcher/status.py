@@ -245,9 +245,13 @@ def run_from_report(report: Report, started: Started, now: datetime) -> Run:
     )
 
 
-def record(state_dir: Path, report: Report, started: Started, *, wait: float) -> None:
-    """Record a `watch check` or `watch action` run: one run per upstream it checked."""
+def record(
+    state_dir: Path, report: Report, started: Started, *, wait: float
+) -> list[tuple[str, Run]]:
+    """Record a `watch check` or `watch action` run: one run per upstream it checked;
+    the runs recorded, by upstream."""
     now = utcnow()
+    recorded = []
     for upstream in report.upstreams:
         if not upstream.url:
             continue  # cited but not configured, and implicit upstreams refused
@@ -258,12 +262,15 @@ def record(state_dir: Path, report: Report, started: Started, *, wait: float) ->
                 "results": tuple(r for r in report.results if r.repo.lower() in ("", repo)),
             }
         )
+        run = run_from_report(part, started, now)
         try:
-            mark_finished(state_dir, upstream.repo, run_from_report(part, started, now), wait=wait)
+            mark_finished(state_dir, upstream.repo, run, wait=wait)
+            recorded.append((upstream.repo, run))
         except WatchError as exc:  # held by the next run already: not worth failing for
             import logging
 
             logging.getLogger("watcher.status").warning("run not recorded: %s", exc)
+    return recorded
 
 
 def run_from_error(error: Exception, started: Started, now: datetime) -> Run:

@@ -1,0 +1,320 @@
+"""A warm `watch check` with nothing new answers from the last run (watcher.warm).
+
+Pinned by counters: `warm.STATS.replayed` (runs answered from a record, before pydantic
+is imported) and `warm.STATS.stored`. For every input that can change, the next run is
+a full one and prints what a full run prints; a run that did nothing new is answered
+again, with its own start time and its own line in the run record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Project
+from tests.test_cost_model import Trace
+from watcher import warm
+from watcher.gitbuild import Upstream
+from watcher.status import read_runs
+
+LIB = """\
+pub fn alpha(input: u32) -> u32 {
+    let doubled = input * 2;
+    doubled + VALUE
+}
+
+pub fn beta() -> &'static str {
+    "beta"
+}
+"""
+
+RULES = """\
+[[rule]]
+id = "beta-says-beta"
+note = "lib"
+path = "src/lib.rs"
+query = '''(function_item name: (identifier) @n (#eq? @n "beta") body: (block (string_literal) @s)) @target'''
+[[rule.claims]]
+capture = "s"
+equals = '"beta"'
+says = "SAYS"
+"""
+
+CHECK = ("check", "--format", "json")
+
+
+@pytest.fixture(autouse=True)
+def _counted() -> Iterator[None]:
+    warm.STATS.reset()
+    yield
+
+
+@pytest.fixture
+def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Trace:
+    return Trace(tmp_path / "trace", monkeypatch)
+
+
+@pytest.fixture
+def site(project: Project, upstream: Upstream) -> Project:
+    """Two citations and a rule, the upstream one commit past the cited one."""
+    base = upstream.commit("base (#1)", {"src/lib.rs": LIB.replace("VALUE", "1")})
+    upstream.commit("alpha adds 3 (#2)", {"src/lib.rs": LIB.replace("VALUE", "3")})
+    project.note("lib", f"{base} src/lib.rs:1-4", f"{base} src/lib.rs:6-8")
+    project.rules(RULES.replace("SAYS", "beta returns its name"))
+    return project
+
+
+def run(project: Project, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code, out, _ = project.run(*(args or CHECK), capsys=capsys)
+    return code, out
+
+
+def timeless(output: str) -> str:
+    return re.sub(r'"started_at": "[^"]*"', '"started_at": "-"', output)
+
+
+def settled(project: Project, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """Cold, then warm runs until one is answered from the record; that one's output,
+    the same as the run before it printed."""
+    last = run(project, capsys, *args)
+    for _ in range(3):
+        before = warm.STATS.replayed
+        code, out = run(project, capsys, *args)
+        if warm.STATS.replayed > before:
+            assert (code, timeless(out)) == (last[0], timeless(last[1]))
+            return code, out
+        last = (code, out)
+    raise AssertionError("no run was answered from the record")
+
+
+def full(project: Project, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """What a full run prints now (`-v` always runs in full)."""
+    before = warm.STATS.replayed
+    code, out, _ = project.run("-v", *(args or CHECK), capsys=capsys)
+    assert warm.STATS.replayed == before
+    return code, timeless(out)
+
+
+def test_an_unchanged_site_is_answered_from_the_record_with_its_own_time_and_run_line(
+    site: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = settled(site, capsys)
+    runs_before = read_runs(site.root / "state").of(site.repo).runs
+
+    again = run(site, capsys)
+
+    assert warm.STATS.replayed == 2
+    assert again[0] == code == 1
+    assert timeless(again[1]) == timeless(out)
+    assert json.loads(again[1])["started_at"] != "-"
+    recorded = read_runs(site.root / "state").of(site.repo)  # validated by the models
+    assert recorded.runs == runs_before + 1
+    assert recorded.last is not None and recorded.last.by == "check"
+    assert recorded.last.outcome == "stale" and recorded.last.summary["changed"] == 1
+    assert (code, timeless(out)) == full(site, capsys)
+
+
+def _edit_note(project: Project, upstream: Upstream) -> None:
+    note = project.root / "notes" / "lib.md"
+    note.write_text(note.read_text().replace("src/lib.rs:6-8", "src/lib.rs:1-4\n"))
+
+
+def _edit_rule(project: Project, upstream: Upstream) -> None:
+    project.rules(RULES.replace("SAYS", "beta says its name"))
+
+
+def _break_rule(project: Project, upstream: Upstream) -> None:
+    project.rules(RULES.replace("equals = '\"beta\"'", "equals = '\"gamma\"'"))
+
+
+def _edit_config(project: Project, upstream: Upstream) -> None:
+    project.config(extra="track_citations = false")
+
+
+def _new_commit(project: Project, upstream: Upstream) -> None:
+    upstream.commit("beta says more (#3)", {"src/lib.rs": LIB.replace("VALUE", "3") + "\n// x\n"})
+    upstream.commit("beta changes (#4)", {"src/lib.rs": LIB.replace('"beta"', '"b"')})
+
+
+def _new_tag(project: Project, upstream: Upstream) -> None:
+    upstream.tag("v1.0.0")
+
+
+def _state_removed(project: Project, upstream: Upstream) -> None:
+    (project.root / "state" / "acme__client.json").unlink()
+
+
+def _new_note_file(project: Project, upstream: Upstream) -> None:
+    (project.root / "notes" / "other.md").write_text("no front matter here\n")
+
+
+CHANGES = {
+    "a note's bytes": _edit_note,
+    "a note file added": _new_note_file,
+    "a rule's text": _edit_rule,
+    "a rule's claim": _break_rule,
+    "config.toml": _edit_config,
+    "a new upstream commit": _new_commit,
+    "a new release tag": _new_tag,
+    "state/ removed": _state_removed,
+}
+
+
+@pytest.mark.parametrize("change", CHANGES.values(), ids=list(CHANGES))
+def test_any_changed_input_runs_in_full_and_prints_what_a_full_run_prints(
+    site: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], change: object
+) -> None:
+    settled(site, capsys)
+    replayed = warm.STATS.replayed
+    assert callable(change)
+    change(site, upstream)
+
+    code, out = run(site, capsys)
+
+    assert warm.STATS.replayed == replayed  # not answered from the record
+    assert (code, timeless(out)) == full(site, capsys)
+
+
+def test_what_each_change_shows_is_in_the_output(
+    site: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The full run after a change sees it (the fast path's fetch is the run's)."""
+    _, out = settled(site, capsys)
+    _new_commit(site, upstream)
+    _, moved = run(site, capsys)
+    _new_tag(site, upstream)
+    _, tagged = run(site, capsys)
+
+    rule = {r["id"]: r for r in json.loads(moved)["results"]}["beta-says-beta"]
+    assert rule["verdict"] == "broken" and "beta-says-beta" not in {
+        r["id"] for r in json.loads(out)["results"] if r["verdict"] == "broken"
+    }
+    released = {r["id"]: r for r in json.loads(tagged)["results"]}["beta-says-beta"]
+    assert released["released_in"] == "v1.0.0"
+
+
+@pytest.mark.parametrize(
+    "option", [("--format", "markdown"), ("--offline",), ("--no-implicit-upstreams",)]
+)
+def test_other_options_are_other_records(
+    site: Project, capsys: pytest.CaptureFixture[str], option: tuple[str, ...]
+) -> None:
+    settled(site, capsys)
+    replayed = warm.STATS.replayed
+
+    code, out = run(site, capsys, *CHECK, *option)
+
+    assert warm.STATS.replayed == replayed
+    assert (code, timeless(out)) == full(site, capsys, *CHECK, *option)
+    assert settled(site, capsys, *CHECK, *option)[1].startswith(out[:20])
+
+
+def test_filtered_and_dry_runs_always_run_in_full(
+    site: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settled(site, capsys)
+    replayed = warm.STATS.replayed
+    for args in (("--note", "lib"), ("--rule", "beta-says-beta"), ("--dry-run",)):
+        for _ in range(3):
+            run(site, capsys, *CHECK, *args)
+    assert warm.STATS.replayed == replayed
+
+
+def test_with_the_files_sink_a_new_day_runs_in_full(
+    site: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Snoozes end on a date: the day is part of the fingerprint when issues are filed."""
+    site.config(sink="files")
+    settled(site, capsys)
+    replayed = warm.STATS.replayed
+    monkeypatch.setattr(warm, "today", lambda: "2999-01-01")
+
+    code, out = run(site, capsys)
+
+    assert warm.STATS.replayed == replayed
+    assert (code, timeless(out)) == full(site, capsys)
+
+
+def test_an_issue_file_edited_by_hand_runs_in_full(
+    site: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site.config(sink="files")
+    settled(site, capsys)
+    replayed = warm.STATS.replayed
+    issue = site.root / "state" / "issues" / "lib.md"
+    issue.write_text(issue.read_text().replace("state: open", "state: closed"))
+
+    run(site, capsys)
+
+    assert warm.STATS.replayed == replayed
+
+
+def test_a_github_sink_is_never_answered_from_a_record(
+    site: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GitHub's issues are the truth of the issue lifecycle: every run reads them."""
+    site.config(sink="github")  # no token: a dry run that reads nothing, yet not stored
+    for _ in range(4):
+        run(site, capsys)
+    assert warm.STATS.replayed == 0 and warm.STATS.stored == 0
+
+
+def test_a_moved_upstream_is_fetched_once(
+    site: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], trace: Trace
+) -> None:
+    settled(site, capsys)
+    _new_commit(site, upstream)
+
+    trace.start()
+    run(site, capsys)
+
+    refs = [c for c in trace.commands("fetch") if "--prune" in c]
+    assert len(refs) == 1  # the fetch that decided is the run's: not made twice
+
+
+HOLD = """\
+import sys
+from filelock import FileLock
+lock = FileLock(sys.argv[1])
+lock.acquire()
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_the_state_lock_is_taken(site: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    settled(site, capsys)
+    replayed = warm.STATS.replayed
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(site.root / "state" / ".lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        code, out, err = site.run(*CHECK, capsys=capsys)
+    finally:
+        holder.communicate("")
+    assert code == 2 and out == "" and "holds the state lock" in err
+    assert warm.STATS.replayed == replayed
+
+
+def test_an_upstream_that_cannot_be_fetched_is_tried_once(
+    site: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], trace: Trace
+) -> None:
+    settled(site, capsys)
+    upstream.path.rename(upstream.path.with_name("gone"))
+
+    trace.start()
+    code, out = run(site, capsys)
+
+    assert code == 2 and json.loads(out)["upstreams"][0]["error"]
+    assert len([c for c in trace.commands("fetch") if "--prune" in c]) == 1
+    assert warm.STATS.replayed == 1  # settling's; this one ran in full

@@ -1,0 +1,510 @@
+"""`watch check` when nothing changed: the last run's report again, decided before the
+models are imported (make's up-to-date check).
+
+Importing pydantic and building the models costs a warm run several times Python's own
+start, so this stage runs first and imports neither. A run that may be recorded leaves,
+next to the mirrors (`cache/warm-*.json`, a fact about this machine like `notes.json`), a
+fingerprint of everything it read, its report as printed, its exit code, its log lines
+and what it recorded in `state/runs/`. The next `watch check` with the same options
+takes the state lock, fetches the same upstreams (as every check does) and fingerprints
+its inputs again: the config file, every note and rule file, every file of `state/`
+but the run record, each mirror's refs after the fetch, the options, the watch code and
+the installed packages, the issue token, and the date when issues are filed (snoozes
+end on a date). If all are the same it prints the stored report (with its own start
+time), records itself in `state/runs/` and exits with the stored code; anything else
+runs the whole check, which reuses the fetch.
+
+A fingerprint is stored only by a run that changed nothing it reads: `state/` (the run
+record aside) is the same before and after it, and so are the inputs, so a run with the
+same fingerprint would do and print the same. Every part is taken before the run reads
+it, so whatever changes during a run shows up as a different fingerprint next time.
+Nothing is stored when a run depends on more than these files: a GitHub issue sink, a
+tracked GitHub issue or pull request read online, an upstream that could not be
+fetched, or log lines with a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+from watcher import redact, state
+from watcher.errors import UpstreamError, WatchError
+
+SCHEMA = "watch.warm/1"
+PREFIX = "warm-"  # cache/warm-DIGEST.json: one record per config file
+HEALTHY = ("fresh", "stale")  # as watcher.status.HEALTHY: a run that did its job
+log = logging.getLogger("watch")
+
+
+@dataclass
+class Stats:
+    """What this stage did in this process (tests pin it)."""
+
+    replayed: int = 0  # runs answered from a record
+    stored: int = 0  # reports stored for the next run
+
+    def reset(self) -> None:
+        self.replayed = self.stored = 0
+
+
+STATS = Stats()
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a mirror reads of an [[upstream]] (watcher.config.Upstream, without pydantic)."""
+
+    repo: str
+    fetch_url: str
+    branch: str
+    fetch_seconds: float | None
+
+    @property
+    def display_url(self) -> str:
+        return redact.strip_userinfo(self.fetch_url)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The limits a fetch obeys (watcher.config.Limits, without pydantic)."""
+
+    fetch_seconds: float
+    stall_seconds: int
+    file_bytes: int = 10_000_000  # nothing is read from a mirror here
+
+
+@dataclass
+class Book:
+    """What a full run tells this stage, filled in by `commands.check`."""
+
+    state: Path | None = None
+    cache: Path | None = None
+    output: str = ""
+    started_at: str = ""
+    code: int = 2
+    upstreams: list[dict[str, Any]] = field(default_factory=list)  # what to fetch next time
+    runs: list[dict[str, Any]] = field(default_factory=list)  # run records, times aside
+    storable: bool = False  # the report depends on nothing but the fingerprinted inputs
+
+
+@dataclass(frozen=True)
+class Site:
+    """The paths a run reads, resolved from config.toml as watcher.config resolves them."""
+
+    config: Path
+    raw: dict[str, Any]
+    notes: Path
+    rules: Path
+    state: Path
+    cache: Path
+    options: str  # the options that change what a run does or prints
+    filing: bool  # issues are filed: snoozes are compared with today's date
+
+    @property
+    def record(self) -> Path:
+        name = hashlib.sha256(str(self.config).encode()).hexdigest()[:16]
+        return self.cache / f"{PREFIX}{name}.json"
+
+
+FullRun = Callable[[dict[str, str | None], Book | None, TextIO], int]
+
+
+def check(args: Any, out: TextIO, full: FullRun) -> int:
+    """`watch check`: the stored report when nothing changed, else `full` (recorded).
+
+    The state lock is held from the first fingerprint to the record's last write; the
+    full run takes it again (the lock is re-entrant within a thread).
+    """
+    started = time.time()
+    site = _site(args, out)
+    if site is None:
+        return full({}, None, out)
+    held = contextlib.ExitStack()
+    try:
+        held.enter_context(state.locked(site.state, wait=args.wait))
+    except WatchError:  # held by another run: the full run says so, config checked first
+        return full({}, None, out)
+    with held:
+        return _under_lock(site, args.offline, started, _Tee(out), full)
+
+
+def _under_lock(site: Site, offline: bool, started: float, tee: _Tee, full: FullRun) -> int:
+    record = _read(site.record)
+    try:
+        before = _local(site)
+    except OSError:  # a file that cannot be read: the full run says which
+        return full({}, None, tee.inner)
+    upstreams = record.get("upstreams") if record.get("site") == before["site"] else None
+    fetched, refs = _sync(site, upstreams if isinstance(upstreams, list) else [], offline)
+    fingerprint = {**before, "refs": refs}
+    if record.get("fingerprint") == fingerprint and not any(fetched.values()):
+        replayed = _replay(site, record, started, tee.inner)
+        if replayed is not None:
+            return replayed
+    book = Book()
+    with _captured() as lines:
+        code = full(fetched, book, cast(TextIO, tee))
+    if book.state != site.state or book.cache != site.cache:
+        return code  # resolved otherwise than watcher.config does: never answer for it
+    try:
+        after = {**_local(site), "refs": _refs(site, book.upstreams)}
+    except OSError:
+        return code
+    same = after == fingerprint and _covers(fetched, book)
+    book.output = "".join(tee.parts)
+    seed = after["site"] if after["site"] == before["site"] else None
+    _remember(site, book, lines, fingerprint if same else None, seed=seed)
+    return code
+
+
+def _covers(fetched: dict[str, str | None], book: Book) -> bool:
+    """The fetch before the run was of every upstream the run checked, and all worked."""
+    repos = {u["repo"] for u in book.upstreams}
+    return repos == set(fetched) and all(v is None for v in fetched.values())
+
+
+# --- what a run reads -------------------------------------------------------------
+
+
+def _site(args: Any, out: TextIO) -> Site | None:
+    """The site, when this run may be answered from a record; None runs it in full."""
+    if args.note or args.rule or args.dry_run or args.verbose > args.quiet or out.isatty():
+        return None  # filtered, dry, debugging, or a terminal's table: always in full
+    try:
+        config = args.config.resolve()
+        raw = tomllib.loads(config.read_text(encoding="utf-8"))
+        root = config.parent
+        paths = {k: _path(root, raw.get(k, k)) for k in ("notes", "rules", "state")}
+        cache = _path(root, raw["cache"]) if "cache" in raw else _default_cache()
+    except (OSError, ValueError, TypeError):  # the full run explains what is wrong
+        return None
+    options = [args.format or "json", args.offline, args.no_issues, args.no_implicit_upstreams,
+               args.upstream, args.verbose - args.quiet, args.log_format, str(config),
+               *map(str, (*paths.values(), cache))]  # fmt: skip
+    issues = raw.get("issues")
+    sink = issues.get("sink", "none") if isinstance(issues, dict) else "none"
+    filing = sink != "none" and not args.no_issues
+    return Site(config, raw, cache=cache, options=json.dumps(options), filing=filing, **paths)
+
+
+def _path(root: Path, value: object) -> Path:
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return (root / Path(value).expanduser()).resolve()
+
+
+def _default_cache() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("watch", appauthor=False)) / "mirrors"
+
+
+def _local(site: Site) -> dict[str, str]:
+    """Digests of everything a run reads but the mirrors."""
+    issues = site.raw.get("issues", {})
+    issues = issues if isinstance(issues, dict) else {}
+    token = os.environ.get(str(issues.get("token_env", "GITHUB_TOKEN")), "")
+    return {
+        "site": digest(site.options, site.config.read_bytes(), _code()),
+        "notes": _files(site.notes, "*.md"),
+        "rules": _files(site.rules, "*.toml"),
+        "state": _files(site.state, "*", skip=(state.RUNS_DIR, state.LOCK_NAME)),
+        "env": digest(token, today() if site.filing else ""),
+    }
+
+
+def today() -> str:
+    """The UTC date, as the issue sync compares snoozes with it."""
+    return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+def digest(*parts: str | bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def _files(folder: Path, pattern: str, skip: tuple[str, ...] = ()) -> str:
+    """Names and bytes of every file below `folder` matching `pattern`."""
+    digest = hashlib.sha256()
+    for file in sorted(folder.rglob(pattern)) if folder.is_dir() else []:
+        name = file.relative_to(folder).as_posix()
+        if name.split("/")[0] in skip or not file.is_file():
+            continue
+        data = file.read_bytes()
+        digest.update(f"{name}\0{len(data)}\0".encode() + data)
+    return digest.hexdigest()
+
+
+_CODE: list[str] = []
+
+
+def _code() -> str:
+    """This watch's own files (by name, size and modification time: installing or
+    checking out another version rewrites them), Python, and the installed packages'
+    versions (their metadata folders are named by version)."""
+    if not _CODE:
+        files = []
+        for folder, dirs, names in os.walk(Path(__file__).parent):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(names):
+                info = os.stat(os.path.join(folder, name))
+                files.append(f"{folder}/{name} {info.st_size} {info.st_mtime_ns}")
+        installed = [
+            name
+            for entry in sys.path
+            if os.path.isdir(entry)
+            for name in sorted(os.listdir(entry))
+            if name.endswith((".dist-info", ".egg-info", ".pth"))
+        ]
+        _CODE.append(digest(sys.version, sys.executable, *files, *installed))
+    return _CODE[0]
+
+
+# --- the mirrors ------------------------------------------------------------------
+
+
+def _sync(
+    site: Site, upstreams: list[dict[str, Any]], offline: bool
+) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Fetch (or, offline, check) the mirrors the last run used: repo -> its error or
+    None, and repo -> its refs after the fetch."""
+    from watcher.mirrors import Mirror
+
+    fetched: dict[str, str | None] = {}
+    refs: dict[str, str] = {}
+    for entry in upstreams:
+        source = _source(site, entry)
+        if source is None:
+            continue
+        mirror = Mirror(source, site.cache, Bounds(entry["fetch_seconds"], entry["stall_seconds"]))
+        try:
+            mirror.check_health() if offline else mirror.sync()
+            fetched[source.repo] = None
+        except UpstreamError as exc:
+            fetched[source.repo] = str(exc)
+        finally:
+            mirror.close()
+        refs[source.repo] = _mirror_refs(_mirror_path(site, source.repo))
+    return fetched, refs
+
+
+def _source(site: Site, entry: dict[str, Any]) -> Source | None:
+    """The upstream as the last run fetched it: its URL is read from config.toml again
+    (a URL may hold a password: the record keeps only a digest of it)."""
+    try:
+        repo = str(entry["repo"])
+        tables = site.raw.get("upstream", [])
+        table: dict[str, Any] = next(
+            (t for t in tables if str(t.get("repo", "")).lower() == repo.lower()), {}
+        )
+        url = str(table.get("url") or f"https://github.com/{repo}.git")
+        source = Source(repo, url, str(entry["branch"]), float(entry["fetch_seconds"]))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return source if digest(url) == entry.get("url") else None
+
+
+def _refs(site: Site, upstreams: list[dict[str, Any]]) -> dict[str, str]:
+    """The refs of the mirrors a run used, as they are now (no fetch)."""
+    return {u["repo"]: _mirror_refs(_mirror_path(site, u["repo"])) for u in upstreams}
+
+
+def _mirror_path(site: Site, repo: str) -> Path:
+    return site.cache / (state.slug(repo) + ".git")  # as Mirror.path
+
+
+def _mirror_refs(path: Path) -> str:
+    """The refs as stored (a fetch that brought nothing leaves them byte for byte), and
+    the mirror's config (its default branch, its URL)."""
+    files = [path / "packed-refs", path / "config", path / "HEAD"]
+    files += sorted((path / "refs").rglob("*"))
+    return digest(*(f"{f.relative_to(path)}\0".encode() + f.read_bytes()
+                     for f in files if f.is_file()))  # fmt: skip
+
+
+# --- the record -------------------------------------------------------------------
+
+
+def _read(file: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(file.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else {}
+
+
+def _remember(
+    site: Site,
+    book: Book,
+    lines: list[list[Any]],
+    fingerprint: dict[str, Any] | None,
+    *,
+    seed: str | None,
+) -> None:
+    """Store what the run did: the upstreams it fetched, which the next run of the same
+    site (`seed`: config, options, code) fetches before deciding, and its report when it
+    may be given again."""
+    record: dict[str, Any] = {"schema": SCHEMA}
+    if seed is not None:
+        record |= {"site": seed, "upstreams": book.upstreams}
+    if fingerprint is not None and book.storable and all(line[0] >= 0 for line in lines):
+        STATS.stored += 1
+        record |= {
+            "fingerprint": fingerprint,
+            "output": book.output,
+            "started_at": book.started_at,
+            "code": book.code,
+            "logs": lines,
+            "runs": book.runs,
+        }
+    # Beside the mirrors, not in state/ (its writes are counted, and may be committed);
+    # replaced whole; a read-only cache costs only full runs.
+    with contextlib.suppress(OSError):
+        site.record.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{site.record.name}.", dir=site.record.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(redact.redact(json.dumps(record, ensure_ascii=False)))
+            os.replace(tmp, site.record)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+def _replay(site: Site, record: dict[str, Any], started: float, out: TextIO) -> int | None:
+    """Print the stored report and record this run; None when the record cannot be used."""
+    try:
+        output, code = str(record["output"]), int(record["code"])
+        logs = [(int(level), str(name), str(text)) for level, name, text in record["logs"]]
+        shards = _runs(site.state, record["runs"], started)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if shards is None:
+        return None
+    stamp = datetime.fromtimestamp(started, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # as run_check
+    old = f'"started_at": "{record.get("started_at")}"'
+    output = output.replace(old, f'"started_at": "{stamp}"', 1)
+    for path, doc in shards.items():
+        state.update_json(path, doc)
+    for level, name, text in logs:
+        logging.getLogger(name).log(level, "%s", text)
+    out.write(output)
+    out.flush()
+    STATS.replayed += 1
+    return code
+
+
+def _runs(
+    folder: Path, runs: list[dict[str, Any]], started: float
+) -> dict[Path, dict[str, Any]] | None:
+    """The run record (watcher.status.record) of this run: one shard per upstream.
+
+    None, for a full run to record it, when the record is not one this stage knows: the
+    one-file record of earlier versions, a serve daemon's marker, a shard it cannot read.
+    """
+    folder = folder / state.RUNS_DIR
+    if (folder.parent / "runs.json").exists() or (folder / "_serve.json").exists():
+        return None
+    for shard in folder.glob("*.json") if folder.is_dir() else []:
+        if not isinstance(_read_shard(shard), dict):
+            return None
+    finished = time.time()
+    docs = {}
+    for entry in runs:
+        repo, run = str(entry["repo"]), dict(entry["run"])
+        path = folder / f"{state.slug(repo)}.json"
+        old = _read_shard(path) if path.exists() else {"repo": repo}
+        if not isinstance(old, dict) or old.get("repo") != repo:
+            return None
+        run |= {
+            "started_at": _stamp(started),
+            "finished_at": _stamp(finished),
+            "duration_s": round(finished - started, 3),
+        }
+        healthy = _stamp(finished) if run["outcome"] in HEALTHY else old.get("last_healthy_at")
+        doc = {"repo": repo, "last": run, "runs": int(old.get("runs", 0)) + 1}
+        docs[path] = doc | ({"last_healthy_at": healthy} if healthy else {})
+    return docs
+
+
+def _read_shard(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("repo"), str) else None
+
+
+def _stamp(moment: float) -> str:
+    """As watcher.status.stamp: microseconds, UTC."""
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# --- what a full run printed -----------------------------------------------------
+
+
+class _Tee(io.TextIOBase):
+    """The output stream, keeping what went through it (redacted, as printed)."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(redact.redact(text))
+        return self.inner.write(text)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return self.inner.isatty()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.inner, "encoding", "utf-8"))
+
+
+@contextlib.contextmanager
+def _captured() -> Iterator[list[list[Any]]]:
+    """The log lines of a full run, as emitted; a line with a traceback is marked -1
+    (such a run is not given again)."""
+    lines: list[list[Any]] = []
+    handler = _Capture(lines)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield lines
+    finally:
+        root.removeHandler(handler)
+
+
+class _Capture(logging.Handler):
+    def __init__(self, lines: list[list[Any]]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.lines.append([-1, record.name, ""])
+        self.lines.append([record.levelno, record.name, redact.redact(record.getMessage())])
