@@ -92,7 +92,7 @@ def test_a_region_outside_any_definition_is_found_in_windows_not_the_whole_file(
     assert costs[2000] == costs[10]
 
 
-def test_citations_of_one_blob_share_one_index() -> None:
+def test_citations_of_a_parsed_file_never_tokenize_the_whole_file() -> None:
     text = rust_file(50) + "\n// shared index\n"
     syntax.STATS.reset()
     base = parsed(text)
@@ -101,7 +101,39 @@ def test_citations_of_one_blob_share_one_index() -> None:
         anchor = locate.anchor(base, "src/lib.rs", start, start + 3)
         assert locate.find(anchor, [("src/lib.rs", base)]) is not None
     assert syntax.STATS.parses == 1
-    assert syntax.STATS.indexed == 1
+    assert syntax.STATS.indexed == 0  # anchored and found from the tree, by their own tokens
+    assert "_index" not in vars(base)
+
+
+@pytest.mark.parametrize("case", ["function", "part of a function", "attributes"])
+def test_anchoring_a_citation_reads_its_own_tokens_not_the_files(case: str) -> None:
+    costs, anchors = {}, {}
+    for count in (10, 2000):
+        text = rust_file(count) + f"\n// {case}\n"  # a blob of its own: no parse cached
+        start, end = target_lines(count)
+        if case == "attributes":
+            text = text.replace("pub fn target", "#[inline]\n#[must_use]\npub fn target")
+            end += 2
+        elif case == "part of a function":
+            start += 1
+        base = parsed(text)
+        costs[count] = scanned(
+            lambda b=base, s=start, e=end: anchors.__setitem__(
+                count, locate.anchor(b, "src/lib.rs", s, e)
+            )
+        )
+        assert "_index" not in vars(base)
+        # The same anchor the whole file's token index gives.
+        first, last = base.token_range(start, end)
+        definition = base.enclosing(first, last)
+        assert definition is not None
+        assert anchors[count].tokens == base.token_texts(first, last)
+        assert anchors[count].definition == definition.key == ("function_item", ("target",))
+        assert anchors[count].share == (last - first) / (
+            definition.end_token - definition.first_token
+        )
+    assert costs[2000] == costs[10]
+    assert costs[10] < 100  # the function's tokens, twice at most
 
 
 def test_lines_are_cut_from_the_source_by_newline() -> None:

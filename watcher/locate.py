@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from watcher.languages import LANGUAGES, grammar
 from watcher.syntax import (
+    ATTRIBUTES,
     STATS,
     Parsed,
     definition_name,
@@ -26,7 +27,7 @@ from watcher.syntax import (
 )
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Query
+    from tree_sitter import Node, Query, TreeCursor
 
     from watcher.rules import Compiled
 
@@ -71,12 +72,87 @@ class Found:
 
 
 def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anchor:
-    """Anchor cited lines (or the whole file) in the baseline parse."""
+    """Anchor cited lines (or the whole file) in the baseline parse.
+
+    Only the cited lines are tokenized, and the definition around them is found from
+    the tree: the cost is the citation's and its definition's, not the file's (the
+    whole file's token index is built only for a file no grammar reads)."""
     if start is None or end is None:
         return Anchor(path, None, None, parsed.token_texts(), None, 1.0, _text(parsed))
     lines = parsed.line_count()
     if end > lines:
         raise LocateError(f"lines {start}-{end} are past the end of the file ({lines} lines)")
+    if parsed.tree is None:
+        return _anchor_by_index(parsed, path, start, end)
+    starts, root = parsed.line_starts, parsed.tree.root_node
+    low = starts[max(0, start - 1)] if start - 1 < len(starts) else parsed.size
+    high = starts[end] if end < len(starts) else parsed.size
+    cited = tokens_between(root, parsed.source, low, high, starting=True)  # starting on them
+    if not cited.texts:
+        raise LocateError(f"lines {start}-{end} hold no code (only blank lines or comments)")
+    texts = tuple(cited.texts)
+    STATS.tokens_scanned += len(texts)
+    node = _enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
+    key, share = None, 0.0
+    if node is not None:
+        body = tokens_between(root, parsed.source, with_attributes(node).start_byte,
+                              node.end_byte, starting=True)  # fmt: skip
+        STATS.tokens_scanned += len(body.texts)
+        key = (node.type, _name_path(node, parsed.language))
+        share = len(texts) / max(1, len(body.texts))
+    return Anchor(
+        path,
+        start,
+        end,
+        texts,
+        key,
+        share,
+        _lines(parsed, start, end),
+        (cited.start_lines[0], cited.end_lines[-1]),
+        _rarest_bytes(parsed, texts),
+        (),
+    )
+
+
+def _enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
+    """The smallest definition holding the tokens that start at bytes `first`..`last`, as
+    the index counts them: a definition holds the tokens from its attributes to its end.
+    Such a definition encloses the first token, or (the citation starting in its
+    attributes) follows the attributes that do."""
+    assert parsed.tree is not None
+    kinds = LANGUAGES[parsed.language].definitions
+    found: list[Node] = []
+    node: Node | None = parsed.tree.root_node.descendant_for_byte_range(first, first + 1)
+    while node is not None:
+        if is_definition(node, kinds) and node.end_byte > last:
+            found.append(node)
+        if node.type in ATTRIBUTES:  # a citation that starts in a definition's attributes
+            after = _attributed(node, kinds)
+            if after is not None and after.end_byte > last:
+                found.append(after)
+        node = node.parent
+    return min(found, key=lambda d: d.end_byte - with_attributes(d).start_byte, default=None)
+
+
+def _attributed(attribute: Node, kinds: frozenset[str]) -> Node | None:
+    """The definition an attribute is written above, if any (as `with_attributes` reads it)."""
+    after = attribute.next_named_sibling
+    while after is not None and (after.type in ATTRIBUTES or "comment" in after.type):
+        after = after.next_named_sibling
+    if after is None or not is_definition(after, kinds):
+        return None
+    return after if with_attributes(after).start_byte <= attribute.start_byte else None
+
+
+def _rarest_bytes(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[str, ...]:
+    """`_rarest`, estimated from the raw bytes (how often each text occurs in the source)
+    with no token index: any of the cited tokens is a valid probe, rarer ones are cheaper."""
+    source = parsed.source
+    return tuple(sorted(set(tokens), key=lambda t: (source.count(t.encode()), -len(t)))[:count])
+
+
+def _anchor_by_index(parsed: Parsed, path: str, start: int, end: int) -> Anchor:
+    """`anchor` from the whole file's token index (a file no grammar reads)."""
     first, last = parsed.token_range(start, end)
     if first >= last:
         raise LocateError(f"lines {start}-{end} hold no code (only blank lines or comments)")
@@ -109,11 +185,7 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     """The anchor in `files` (the cited file, or its renames, first is preferred)."""
     if anchor.start_line is None:
         return _whole_file(anchor, files)
-    exact = [
-        _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
-        for path, parsed in files
-        for i in _occurrences(parsed, anchor.tokens)
-    ]
+    exact = [f for path, parsed in files for f in _verbatim(anchor, path, parsed)]
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         return _with_margins(anchor, best)
@@ -125,6 +197,98 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
         if found is not None:
             return found
     return None
+
+
+def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
+    """Every verbatim occurrence of the anchor's tokens in one file, in order.
+
+    In a parsed file, with no token index of it: each place where the bytes of the
+    anchor's rarest token start a token is compared token by token, outward from there,
+    so the cost is the anchor's length times that token's count, whatever the file's
+    size. Files no grammar reads (and probes that are not valid UTF-8) use the index."""
+    probe = anchor.probes[0] if anchor.probes else ""
+    if parsed.tree is None or not probe or "\ufffd" in probe:
+        return [
+            _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
+            for i in _occurrences(parsed, anchor.tokens)
+        ]
+    needle, source = probe.encode(), parsed.source
+    STATS.tokens_scanned += len(anchor.tokens)
+    found = []
+    at = source.find(needle)
+    while at >= 0:
+        lines = _match_at(parsed, anchor.tokens, anchor.tokens.index(probe), at, len(needle))
+        if lines is not None:
+            found.append(Found(path, *lines, True, _lines(parsed, *lines), anchor.tokens))
+        at = source.find(needle, at + 1)
+    return found
+
+
+def _match_at(
+    parsed: Parsed, needle: tuple[str, ...], k: int, at: int, size: int
+) -> tuple[int, int] | None:
+    """The first and last line of `needle` in the file when its token `k` is the token
+    at bytes [at, at + size); None when no token is there or the tokens differ."""
+    back = _token_at(parsed, at, size)
+    if back is None:
+        return None
+    source = parsed.source
+    start = back.node.start_point[0] + 1  # type: ignore[union-attr]
+    end = back.node.end_point[0] + 1  # type: ignore[union-attr]
+    for text in reversed(needle[:k]):
+        STATS.tokens_scanned += 1
+        if not _step(back, forward=False) or _text_of(back, source) != text:
+            return None
+        start = back.node.start_point[0] + 1  # type: ignore[union-attr]
+    ahead = _token_at(parsed, at, size) if k + 1 < len(needle) else None
+    for text in needle[k + 1 :]:
+        STATS.tokens_scanned += 1
+        if ahead is None or not _step(ahead, forward=True) or _text_of(ahead, source) != text:
+            return None
+        end = ahead.node.end_point[0] + 1  # type: ignore[union-attr]
+    return start, end
+
+
+def _token_at(parsed: Parsed, at: int, size: int) -> TreeCursor | None:
+    """A cursor on the token at bytes [at, at + size), or None when no token is there (a
+    part of a longer token, a comment). Its own cursor each time: a copied cursor is not
+    safe to walk backwards with."""
+    assert parsed.tree is not None
+    cursor = parsed.tree.walk()
+    while cursor.goto_first_child_for_byte(at) is not None:
+        if "comment" in cursor.node.type:  # type: ignore[union-attr]
+            return None
+    node = cursor.node
+    if node is None or node.child_count or (node.start_byte, node.end_byte) != (at, at + size):
+        return None
+    return cursor
+
+
+def _step(cursor: TreeCursor, *, forward: bool) -> bool:
+    """Move to the next (or previous) token in the file, as the index lists them:
+    non-empty leaves, comments left out. False at the file's edge."""
+    while True:
+        while not (cursor.goto_next_sibling() if forward else cursor.goto_previous_sibling()):
+            if not cursor.goto_parent():
+                return False
+        while True:
+            node = cursor.node
+            if node is None or "comment" in node.type:
+                break
+            if node.child_count == 0:
+                if node.end_byte > node.start_byte:
+                    return True
+                break
+            if forward:
+                cursor.goto_first_child()
+            else:
+                cursor.goto_last_child()
+
+
+def _text_of(cursor: TreeCursor, source: bytes) -> str:
+    node = cursor.node
+    assert node is not None
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
@@ -399,20 +563,26 @@ def _occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
 
 
 def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
-    if anchor.definition is None:
+    """The cited region in the definition that held it, found by a query: only that
+    definition's tokens are read."""
+    node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
+    if node is None or parsed.tree is None:
         return None
-    same = parsed.by_key.get(anchor.definition)
-    if not same:
+    root, source = parsed.tree.root_node, parsed.source
+    body = tokens_between(root, source, with_attributes(node).start_byte, node.end_byte,
+                          starting=True)  # fmt: skip
+    texts = tuple(body.texts)
+    if not texts:
         return None
-    target = min(same, key=lambda d: abs(d.start_line - (anchor.start_line or 0)))
-    if anchor.share >= WHOLE_DEFINITION:
-        return _found(anchor, path, parsed, target.first_token, target.end_token, False)
-    body = parsed.token_texts(target.first_token, target.end_token)
-    STATS.tokens_scanned += len(body)
-    start, end = _aligned(anchor.tokens, body)
-    if end <= start or _ratio(anchor.tokens, body[start:end]) < SIMILAR_IN_DEFINITION:
-        return None
-    return _found(anchor, path, parsed, target.first_token + start, target.first_token + end, False)
+    start, end = 0, len(texts)
+    if anchor.share < WHOLE_DEFINITION:
+        STATS.tokens_scanned += len(texts)
+        start, end = _aligned(anchor.tokens, texts)
+        if end <= start or _ratio(anchor.tokens, texts[start:end]) < SIMILAR_IN_DEFINITION:
+            return None
+    first_line, last_line = body.start_lines[start], body.end_lines[end - 1]
+    text = _lines(parsed, first_line, last_line)
+    return Found(path, first_line, last_line, False, text, texts[start:end])
 
 
 def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:

@@ -211,9 +211,12 @@ def _parse(blob: str, language: str, source: bytes) -> Parsed:
     return Parsed(blob, language, tree, source)
 
 
-def tokens_between(root: Node, source: bytes, low: int, high: int) -> Tokens:
-    """The tokens lying wholly within bytes [low, high): only the nodes that overlap the
-    range are visited, so a window of a big file costs the window, not the file."""
+def tokens_between(
+    root: Node, source: bytes, low: int, high: int, *, starting: bool = False
+) -> Tokens:
+    """The tokens lying wholly within bytes [low, high) (with `starting`: those that start
+    there, as the whole file's index counts a span's tokens): only the nodes that overlap
+    the range are visited, so a window of a big file costs the window, not the file."""
     tokens = Tokens()
     cursor = root.walk()
     while True:
@@ -221,7 +224,7 @@ def tokens_between(root: Node, source: bytes, low: int, high: int) -> Tokens:
         inside = node is not None and node.end_byte > low and node.start_byte < high
         if inside and node is not None and "comment" not in node.type:
             if node.child_count == 0:
-                if low <= node.start_byte < node.end_byte <= high:
+                if low <= node.start_byte < node.end_byte and (starting or node.end_byte <= high):
                     text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
                     tokens.add(
                         text, node.start_point[0] + 1, node.end_point[0] + 1, node.start_byte
