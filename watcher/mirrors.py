@@ -17,12 +17,9 @@ import contextlib
 import logging
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from watcher import redact
 from watcher.errors import TooLarge, UpstreamError
@@ -76,8 +73,7 @@ class Bounds(Protocol):
     def file_bytes(self) -> int: ...
 
 
-@dataclass(frozen=True)
-class CommitInfo:
+class CommitInfo(NamedTuple):  # not a dataclass: a warm run imports this module
     sha: str
     date: str
     author: str
@@ -133,6 +129,7 @@ class Mirror:
         self._releases: dict[tuple[str, str], str | None] = {}  # (pattern, commit) -> tag
         self._paths: Paths | None = None
         self._branch: str | None = None
+        self.refs: tuple[tuple[str, bytes], ...] | None = None  # as last read (a fetch's)
 
     # --- setup and fetch ----------------------------------------------------------
 
@@ -159,7 +156,7 @@ class Mirror:
         with self._creation_lock():
             for leftover in self.path.parent.glob(self.path.name + ".*"):
                 if leftover.is_dir():  # a first clone killed before its rename
-                    shutil.rmtree(leftover, ignore_errors=True)
+                    _remove(leftover)
             problem = health(self.path) if self.path.exists() else None
             if problem is not None:
                 self._reclone(problem)
@@ -171,10 +168,10 @@ class Mirror:
                     # A failed first clone (no network, wrong URL or branch) leaves
                     # nothing behind to be blamed by the next run.
                     self._reset()
-                    shutil.rmtree(self.path, ignore_errors=True)
+                    _remove(self.path)
                     raise
                 return
-            if _git(self.path, "config", "--get", "remote.origin.url").strip() != self.stored_url:
+            if not self._url_current():
                 _git(self.path, "config", "remote.origin.url", self.stored_url)  # config changed
                 if self.local:
                     _git(self.path, "config", "remote.origin.uploadpack", LOCAL_UPLOAD_PACK)
@@ -203,7 +200,7 @@ class Mirror:
         )
         self.recloned = True
         self._reset()
-        shutil.rmtree(self.path, ignore_errors=True)
+        _remove(self.path)
 
     @contextlib.contextmanager
     def _creation_lock(self) -> Iterator[None]:
@@ -230,6 +227,8 @@ class Mirror:
     def _create(self) -> None:
         # Build in a temp folder and rename: a failed first clone leaves nothing behind.
         try:
+            import tempfile
+
             tmp = Path(tempfile.mkdtemp(prefix=self.path.name + ".", dir=self.path.parent))
         except OSError as exc:
             raise UpstreamError(
@@ -254,7 +253,7 @@ class Mirror:
                 _git(tmp, "config", key, value)
             os.replace(tmp, self.path)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _remove(tmp)
             raise
 
     def _remote_default(self) -> str:
@@ -312,8 +311,29 @@ class Mirror:
     def _refs(self) -> tuple[tuple[str, bytes], ...]:
         """The refs as stored on disk (loose and packed): a fetch that brought nothing
         leaves them byte for byte as they were, and costs no commit-graph write."""
-        files = [self.path / "packed-refs", *sorted((self.path / "refs").rglob("*"))]
-        return tuple((str(f), f.read_bytes()) for f in files if f.is_file())
+        self.refs = stored_refs(self.path)
+        return self.refs
+
+    def _url_current(self) -> bool:
+        """Whether origin's URL is `stored_url`: read from the config as git writes a
+        plain value (one `url = VALUE` line under `[remote "origin"]`), else asked of git
+        (a process fewer on every warm run)."""
+        try:
+            text = (self.path / "config").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        section, urls = "", []
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("["):
+                section = stripped
+            elif section == '[remote "origin"]' and stripped.startswith("url = "):
+                urls.append(stripped.removeprefix("url = "))
+        url = self.stored_url
+        plain = not any(c in url for c in '"\\#;') and url == url.strip()  # written as it is
+        if plain and urls == [url]:
+            return True
+        return _git(self.path, "config", "--get", "remote.origin.url").strip() == self.stored_url
 
     def _write_graph(self) -> None:
         """Bring the commit-graph up to date with the refs, Bloom filters included.
@@ -699,6 +719,20 @@ class _Presence:
         self.packs.update_cache(force=True)
 
 
+def stored_refs(path: Path) -> tuple[tuple[str, bytes], ...]:
+    """Every ref file of the mirror at `path` (packed-refs, then refs/ in name order) and
+    its bytes; plain os, not pathlib: this runs around every fetch."""
+    files = [str(path / "packed-refs")]
+    for folder, dirs, names in os.walk(path / "refs"):
+        dirs.sort()
+        files += [os.path.join(folder, name) for name in sorted(names)]
+    found = []
+    for file in files:
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError), open(file, "rb") as f:
+            found.append((file, f.read()))
+    return tuple(found)
+
+
 def _git_bytes(cwd: Path, command: str, stdin: bytes) -> list[str]:
     """Lines of a git command fed binary input (e.g. `show-index` reading a pack index)."""
     import subprocess
@@ -724,6 +758,12 @@ def _git_output(cwd: Path, args: list[str], stdin: str, env: dict[str, str]) -> 
     if proc.returncode != 0:
         raise UpstreamError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout
+
+
+def _remove(folder: Path) -> None:
+    import shutil  # only when a mirror is made or thrown away: not on a warm run
+
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class GitTimeout(UpstreamError):

@@ -19,11 +19,10 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ BOOK_DIR = "bookkeeping"
 RUNS_DIR = "runs"
 HOME = "_site"  # the shard of notes that cite no upstream, when no upstream is configured
 WRITES: Counter[Path] = Counter()  # file -> times written in this process (tests pin it)
+_TEMPS = count()
 
 
 @contextlib.contextmanager
@@ -168,6 +168,8 @@ def dumps(data: dict[str, Any]) -> str:
 
 def set_aside(path: Path, why: str) -> None:
     """Rename a damaged state file to `NAME.corrupt-TIMESTAMP` and say so."""
+    from datetime import UTC, datetime
+
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     aside = path.with_name(f"{path.name}.corrupt-{stamp}")
     try:
@@ -236,7 +238,7 @@ def write_text(path: Path, text: str) -> None:
     text = redact(text)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        tmp, fd = _temp(path)
     except OSError as exc:
         raise WatchError(
             f"{path.parent}: cannot write state here ({exc.strerror}); "
@@ -258,6 +260,17 @@ def write_text(path: Path, text: str) -> None:
                 "the previous version is intact"
             ) from None
         raise
+
+
+def _temp(path: Path) -> tuple[str, int]:
+    """A new `.NAME.*.tmp` beside `path` (as remove_leftovers knows them), created
+    exclusively; named by hand, not by tempfile, whose imports cost a warm run."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{os.getpid()}-{next(_TEMPS)}.tmp")
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # a killed process's, of the same pid: take the next
+            continue
 
 
 def slug(repo: str) -> str:

@@ -26,22 +26,23 @@ fetched, or log lines with a traceback.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import logging
 import os
 import sys
-import tempfile
 import time
 import tomllib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, NamedTuple, TextIO, cast
 
 from watcher import redact, state
+
+try:  # blake2b without hashlib, whose OpenSSL costs a warm run more than hashing does
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - another Python
+    from hashlib import blake2b
 from watcher.errors import UpstreamError, WatchError
 
 SCHEMA = "watch.warm/1"
@@ -50,12 +51,14 @@ HEALTHY = ("fresh", "stale")  # as watcher.status.HEALTHY: a run that did its jo
 log = logging.getLogger("watch")
 
 
-@dataclass
+# Plain classes, not dataclasses: importing dataclasses (and inspect with it) is a
+# measurable part of what this stage exists to save.
 class Stats:
     """What this stage did in this process (tests pin it)."""
 
-    replayed: int = 0  # runs answered from a record
-    stored: int = 0  # reports stored for the next run
+    def __init__(self) -> None:
+        self.replayed = 0  # runs answered from a record
+        self.stored = 0  # reports stored for the next run
 
     def reset(self) -> None:
         self.replayed = self.stored = 0
@@ -64,8 +67,7 @@ class Stats:
 STATS = Stats()
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """What a mirror reads of an [[upstream]] (watcher.config.Upstream, without pydantic)."""
 
     repo: str
@@ -78,8 +80,7 @@ class Source:
         return redact.strip_userinfo(self.fetch_url)
 
 
-@dataclass(frozen=True)
-class Bounds:
+class Bounds(NamedTuple):
     """The limits a fetch obeys (watcher.config.Limits, without pydantic)."""
 
     fetch_seconds: float
@@ -87,22 +88,21 @@ class Bounds:
     file_bytes: int = 10_000_000  # nothing is read from a mirror here
 
 
-@dataclass
 class Book:
     """What a full run tells this stage, filled in by `commands.check`."""
 
-    state: Path | None = None
-    cache: Path | None = None
-    output: str = ""
-    started_at: str = ""
-    code: int = 2
-    upstreams: list[dict[str, Any]] = field(default_factory=list)  # what to fetch next time
-    runs: list[dict[str, Any]] = field(default_factory=list)  # run records, times aside
-    storable: bool = False  # the report depends on nothing but the fingerprinted inputs
+    def __init__(self) -> None:
+        self.state: Path | None = None
+        self.cache: Path | None = None
+        self.output = ""
+        self.started_at = ""
+        self.code = 2
+        self.upstreams: list[dict[str, Any]] = []  # what the next run fetches first
+        self.runs: list[dict[str, Any]] = []  # run records, their times aside
+        self.storable = False  # the report depends only on what is fingerprinted
 
 
-@dataclass(frozen=True)
-class Site:
+class Site(NamedTuple):
     """The paths a run reads, resolved from config.toml as watcher.config resolves them."""
 
     config: Path
@@ -116,7 +116,7 @@ class Site:
 
     @property
     def record(self) -> Path:
-        name = hashlib.sha256(str(self.config).encode()).hexdigest()[:16]
+        name = digest(str(self.config))[:16]
         return self.cache / f"{PREFIX}{name}.json"
 
 
@@ -220,36 +220,46 @@ def _local(site: Site) -> dict[str, str]:
     token = os.environ.get(str(issues.get("token_env", "GITHUB_TOKEN")), "")
     return {
         "site": digest(site.options, site.config.read_bytes(), _code()),
-        "notes": _files(site.notes, "*.md"),
-        "rules": _files(site.rules, "*.toml"),
-        "state": _files(site.state, "*", skip=(state.RUNS_DIR, state.LOCK_NAME)),
+        "notes": _files(site.notes, ".md"),
+        "rules": _files(site.rules, ".toml"),
+        "state": _files(site.state, "", skip=(state.RUNS_DIR, state.LOCK_NAME)),
         "env": digest(token, today() if site.filing else ""),
     }
 
 
 def today() -> str:
     """The UTC date, as the issue sync compares snoozes with it."""
-    return datetime.now(UTC).strftime("%Y-%m-%d")
+    return time.strftime("%Y-%m-%d", time.gmtime())
 
 
 def digest(*parts: str | bytes) -> str:
-    digest = hashlib.sha256()
+    hashed = blake2b(digest_size=32)
     for part in parts:
         data = part.encode() if isinstance(part, str) else part
-        digest.update(len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
+        hashed.update(len(data).to_bytes(8, "big") + data)
+    return hashed.hexdigest()
 
 
-def _files(folder: Path, pattern: str, skip: tuple[str, ...] = ()) -> str:
-    """Names and bytes of every file below `folder` matching `pattern`."""
-    digest = hashlib.sha256()
-    for file in sorted(folder.rglob(pattern)) if folder.is_dir() else []:
-        name = file.relative_to(folder).as_posix()
-        if name.split("/")[0] in skip or not file.is_file():
+def _files(folder: Path, suffix: str, skip: tuple[str, ...] = ()) -> str:
+    """Names and bytes of every file below `folder` whose name ends with `suffix`: a
+    superset of what the loaders' `rglob` reads (links to folders followed, as it does)."""
+    hashed = blake2b(digest_size=32)
+    root = str(folder)
+    for top, dirs, names in os.walk(root, followlinks=True):
+        dirs.sort()
+        where = os.path.relpath(top, root)
+        if where.split(os.sep)[0] in skip:
+            dirs.clear()
             continue
-        data = file.read_bytes()
-        digest.update(f"{name}\0{len(data)}\0".encode() + data)
-    return digest.hexdigest()
+        for name in sorted(names):
+            if not name.endswith(suffix) or (where == "." and name in skip):
+                continue
+            file = os.path.join(top, name)
+            if os.path.isfile(file):  # as the loaders: no folder, pipe or socket
+                with open(file, "rb") as handle:
+                    data = handle.read()
+                hashed.update(f"{where}/{name}\0{len(data)}\0".encode() + data)
+    return hashed.hexdigest()
 
 
 _CODE: list[str] = []
@@ -301,7 +311,7 @@ def _sync(
             fetched[source.repo] = str(exc)
         finally:
             mirror.close()
-        refs[source.repo] = _mirror_refs(_mirror_path(site, source.repo))
+        refs[source.repo] = _mirror_refs(mirror.path, mirror.refs)
     return fetched, refs
 
 
@@ -323,31 +333,51 @@ def _source(site: Site, entry: dict[str, Any]) -> Source | None:
 
 def _refs(site: Site, upstreams: list[dict[str, Any]]) -> dict[str, str]:
     """The refs of the mirrors a run used, as they are now (no fetch)."""
-    return {u["repo"]: _mirror_refs(_mirror_path(site, u["repo"])) for u in upstreams}
+    return {u["repo"]: _mirror_refs(_mirror_path(site, u["repo"]), None) for u in upstreams}
 
 
 def _mirror_path(site: Site, repo: str) -> Path:
     return site.cache / (state.slug(repo) + ".git")  # as Mirror.path
 
 
-def _mirror_refs(path: Path) -> str:
-    """The refs as stored (a fetch that brought nothing leaves them byte for byte), and
-    the mirror's config (its default branch, its URL)."""
-    files = [path / "packed-refs", path / "config", path / "HEAD"]
-    files += sorted((path / "refs").rglob("*"))
-    return digest(*(f"{f.relative_to(path)}\0".encode() + f.read_bytes()
-                     for f in files if f.is_file()))  # fmt: skip
+def _mirror_refs(path: Path, refs: tuple[tuple[str, bytes], ...] | None) -> str:
+    """The refs as stored (a fetch that brought nothing leaves them byte for byte; `refs`
+    when the fetch read them already), and the mirror's config (its default branch, its
+    URL) and HEAD."""
+    from watcher.mirrors import stored_refs
+
+    found = stored_refs(path) if refs is None else refs
+    files = [f"{name}\0".encode() + data for name, data in found]
+    return digest(*files, *(_bytes(path / name) for name in MIRROR_FILES))
+
+
+MIRROR_FILES = ("config", "HEAD")
+
+
+def _bytes(file: Path) -> bytes:
+    try:
+        return file.read_bytes()
+    except FileNotFoundError:
+        return b"\0absent"
 
 
 # --- the record -------------------------------------------------------------------
 
 
 def _read(file: Path) -> dict[str, Any]:
+    """The record: one line of JSON, then the report as printed (read as it is, not
+    decoded from a JSON string: it is most of the record, megabytes on a big site)."""
     try:
-        data = json.loads(file.read_bytes())
-    except (OSError, ValueError):
+        raw = file.read_bytes()
+        cut = raw.index(b"\n")
+        data, output = json.loads(raw[:cut]), raw[cut + 1 :].decode("utf-8")
+    except (OSError, ValueError):  # absent, cut short, or not UTF-8
         return {}
-    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else {}
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        return {}
+    if data.get("output_chars") != len(output):
+        data.pop("fingerprint", None)  # cut short: never given again
+    return data | {"output": output}
 
 
 def _remember(
@@ -368,24 +398,24 @@ def _remember(
         STATS.stored += 1
         record |= {
             "fingerprint": fingerprint,
-            "output": book.output,
+            "output_chars": len(book.output),
             "started_at": book.started_at,
             "code": book.code,
             "logs": lines,
             "runs": book.runs,
         }
+    header = redact.redact(json.dumps(record, ensure_ascii=False))  # one line
+    output = book.output if "fingerprint" in record else ""
     # Beside the mirrors, not in state/ (its writes are counted, and may be committed);
     # replaced whole; a read-only cache costs only full runs.
-    with contextlib.suppress(OSError):
+    tmp = site.record.with_name(f".{site.record.name}.{os.getpid()}.tmp")
+    try:
         site.record.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{site.record.name}.", dir=site.record.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(redact.redact(json.dumps(record, ensure_ascii=False)))
-            os.replace(tmp, site.record)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        tmp.write_bytes(f"{header}\n{output}".encode())
+        os.replace(tmp, site.record)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def _replay(site: Site, record: dict[str, Any], started: float, out: TextIO) -> int | None:
@@ -398,7 +428,7 @@ def _replay(site: Site, record: dict[str, Any], started: float, out: TextIO) -> 
         return None
     if shards is None:
         return None
-    stamp = datetime.fromtimestamp(started, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # as run_check
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))  # as run_check
     old = f'"started_at": "{record.get("started_at")}"'
     output = output.replace(old, f'"started_at": "{stamp}"', 1)
     for path, doc in shards.items():
@@ -454,7 +484,8 @@ def _read_shard(path: Path) -> dict[str, Any] | None:
 
 def _stamp(moment: float) -> str:
     """As watcher.status.stamp: microseconds, UTC."""
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    seconds, micro = divmod(round(moment * 1_000_000), 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micro:06d}Z"
 
 
 # --- what a full run printed -----------------------------------------------------
