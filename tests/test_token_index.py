@@ -141,3 +141,15 @@ def test_lines_are_cut_from_the_source_by_newline() -> None:
     assert one.lines(2, 2) == "fn b() {}"
     assert one.lines(1, 4) == "fn a() {}\nfn b() {}\n\nfn c() {}"
     assert one.lines(4, 9) == "fn c() {}"
+
+
+def test_a_definition_is_queried_where_its_name_occurs_not_over_the_whole_file() -> None:
+    captured = {}
+    for count in (10, 2000):
+        start, end = target_lines(count)
+        anchor = locate.anchor(parsed(rust_file(count)), "src/lib.rs", start, end)
+        head = parsed(rust_file(count, target=13))  # changed: found by its definition
+        syntax.STATS.reset()
+        assert locate.place(anchor, [("src/lib.rs", head)])[:2] == ("changed", "src/lib.rs")
+        captured[count] = syntax.STATS.captured
+    assert captured[2000] == captured[10] == 1  # `target` itself, not every function

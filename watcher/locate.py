@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 WHOLE_DEFINITION = 0.6
 SIMILAR_IN_DEFINITION = 0.5
 SIMILAR_IN_FILE = 0.8
+# A definition is looked for by a query around each place its name occurs, up to this
+# many places; a name that occurs more often is looked for by one query over the file.
+NAMED_PLACES = 64
+PLAIN_NAME = re.compile(r"\w+")
+_WORD_BYTE = re.compile(rb"[A-Za-z0-9_]")
 
 
 class LocateError(Exception):
@@ -442,8 +447,59 @@ def definition_node(
     if parsed.tree is None or key is None:
         return None
     kind, names = key
-    nodes = [node for path, node in _of_kind(parsed, kind) if path == names]
-    return min(nodes, key=lambda n: abs(with_attributes(n).start_point[0] + 1 - near), default=None)
+    nodes = _named(parsed, kind, names)
+
+    def distance(node: Node) -> int:
+        return abs(with_attributes(node).start_point[0] + 1 - near)
+
+    if len(nodes) > 1 and [distance(n) for n in nodes].count(min(map(distance, nodes))) > 1:
+        # A tie goes to the first in the order of a query over the whole file, which is
+        # not always the order of the file: ask that query.
+        nodes = [node for path, node in _of_kind(parsed, kind) if path == names]
+    return min(nodes, key=distance, default=None)
+
+
+@functools.lru_cache(maxsize=16)
+def _named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
+    """The definitions of one kind with this name path, in the file's order. A definition
+    named by a plain word holds that word (its name node): the query looks only where the
+    word occurs, unless it occurs more than NAMED_PLACES times (then the whole file)."""
+    from tree_sitter import QueryCursor
+
+    assert parsed.tree is not None
+    name = names[-1] if names else ""
+    places = None
+    if PLAIN_NAME.fullmatch(name) and name not in LANGUAGES[parsed.language].definitions:
+        places = _word_places(parsed.source, name.encode(), NAMED_PLACES)
+    if places is None:
+        return [node for path, node in _of_kind(parsed, kind) if path == names]
+    found: dict[tuple[int, int], Node] = {}
+    for low, high in places:
+        cursor = QueryCursor(_kind_query(parsed.language, kind))
+        cursor.set_byte_range(low, high)
+        for node in cursor.captures(parsed.tree.root_node).get("d", []):
+            STATS.captured += 1
+            found.setdefault((node.start_byte, node.end_byte), node)
+    kinds = LANGUAGES[parsed.language].definitions
+    return [
+        node
+        for _, node in sorted(found.items())
+        if is_definition(node, kinds) and _name_path(node, parsed.language) == names
+    ]
+
+
+def _word_places(source: bytes, word: bytes, most: int) -> list[tuple[int, int]] | None:
+    """The byte ranges where `word` occurs as a whole word; None past `most` of them."""
+    places: list[tuple[int, int]] = []
+    at = source.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not (at and _WORD_BYTE.match(source, at - 1)) and not _WORD_BYTE.match(source, end):
+            if len(places) == most:
+                return None
+            places.append((at, end))
+        at = source.find(word, at + 1)
+    return places
 
 
 @functools.lru_cache(maxsize=16)
@@ -455,6 +511,7 @@ def _of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
     assert parsed.tree is not None
     nodes = QueryCursor(_kind_query(parsed.language, kind)).captures(parsed.tree.root_node)
     kinds = LANGUAGES[parsed.language].definitions
+    STATS.captured += len(nodes.get("d", []))
     return [
         (_name_path(node, parsed.language), node)
         for node in nodes.get("d", [])
@@ -482,7 +539,7 @@ def has_definition(parsed: Parsed, key: tuple[str, tuple[str, ...]]) -> bool:
     if parsed.tree is None:
         return False
     kind, names = key
-    return any(path == names for path, _ in _of_kind(parsed, kind))
+    return bool(_named(parsed, kind, names))
 
 
 def definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:

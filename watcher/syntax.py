@@ -34,12 +34,14 @@ class Stats:
     parsed_blobs: list[str] = field(default_factory=list)
     indexed: int = 0  # blobs whose token index was built (once each, shared by citations)
     tokens_scanned: int = 0  # tokens compared while locating citations, index lookups included
+    captured: int = 0  # definition nodes that queries for one kind of definition returned
 
     def reset(self) -> None:
         self.parses = 0
         self.parsed_blobs.clear()
         self.indexed = 0
         self.tokens_scanned = 0
+        self.captured = 0
 
 
 STATS = Stats()
