@@ -280,34 +280,45 @@ def _walk(
 ) -> tuple[Tokens, list[tuple[Node, tuple[str, ...]]]]:
     """Leaf tokens (comments left out) and named definitions, in document order.
 
-    A cursor walk: it visits each node once without building lists of children.
-    """
+    A cursor walk: it visits each node once without building lists of children. The
+    whole file's index is built here, a token at a time: the loop binds what it calls."""
     tokens = Tokens()
     spans: list[tuple[Node, tuple[str, ...]]] = []
     enclosing: list[tuple[int, str]] = []  # (depth, name) of the definitions we are in
+    texts, intern = tokens.texts.append, sys.intern
+    start_lines, end_lines = tokens.start_lines.append, tokens.end_lines.append
+    start_bytes = tokens.start_bytes.append
     cursor = root.walk()
+    first_child, next_sibling, parent = (
+        cursor.goto_first_child,
+        cursor.goto_next_sibling,
+        cursor.goto_parent,
+    )
     depth, descend = 0, True
     while True:
-        node = cursor.node
-        if descend and node is not None and "comment" not in node.type:
-            if is_definition(node, kinds):
-                enclosing.append((depth, definition_name(node)))
-                spans.append((node, tuple(name for _, name in enclosing)))
-            if node.child_count == 0:
-                if node.end_byte > node.start_byte:
-                    text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-                    tokens.add(
-                        text, node.start_point[0] + 1, node.end_point[0] + 1, node.start_byte
-                    )
-            elif cursor.goto_first_child():
-                depth += 1
-                continue
+        if descend:
+            node = cursor.node
+            assert node is not None
+            kind = node.type
+            if "comment" not in kind:
+                if kind in kinds and is_definition(node, kinds):
+                    enclosing.append((depth, definition_name(node)))
+                    spans.append((node, tuple(name for _, name in enclosing)))
+                if first_child():
+                    depth += 1
+                    continue
+                low, high = node.start_byte, node.end_byte
+                if high > low:
+                    texts(intern(source[low:high].decode("utf-8", "replace")))
+                    start_lines(node.start_point[0] + 1)
+                    end_lines(node.end_point[0] + 1)
+                    start_bytes(low)
         while enclosing and enclosing[-1][0] >= depth:
             enclosing.pop()
-        if cursor.goto_next_sibling():
+        if next_sibling():
             descend = True
             continue
-        if not cursor.goto_parent():
+        if not parent():
             return tokens, spans
         depth, descend = depth - 1, False
 
