@@ -583,3 +583,24 @@ def test_renames_made_by_many_commits_are_detected_from_one_batch_of_blobs(
     # The clone, then the blobs every removal's detection compares, all six commits at
     # once (the files at HEAD the verdicts read among them). Not one fetch per commit.
     assert trace.upload_packs() == 2
+
+
+def test_citations_of_one_file_spread_over_notes_parse_it_once(
+    project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two files, cited in turn by two notes (A, B, A, B), with a parse cache that holds
+    # one file: judged in note order, each file would be parsed twice.
+    files = ["src/a.rs", "src/b.rs"]
+    base = upstream.commit(
+        "base (#1)", {p: module(NAMES, salt=500 + 10 * i) for i, p in enumerate(files)}
+    )
+    for n, name in enumerate(NAMES[:2]):
+        project.note(f"note-{n}", *(f"{base} {p}:{span(NAMES, name)}" for p in files))
+    publish(upstream)
+    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
+
+    report = check(project)
+
+    assert report.summary.fresh == 4
+    parsed = syntax.STATS.parsed_blobs
+    assert sorted(parsed) == sorted({upstream.git("rev-parse", f"HEAD:{p}") for p in files})

@@ -381,21 +381,26 @@ def judge_all(
     mirror.remember_releases(upstream.release_tags, releases)
     if not same_tags:  # every cached result's release is asked again: all in one pass
         mirror.releases(upstream.release_tags, _blamed(cache, plans))
-    results: list[Result] = []
-    judged: dict[int, tuple[Plan, Result]] = {}  # position -> judged now, not from the cache
-    for planned in plans:
+    found: dict[int, Result] = {}  # position -> result
+    waiting: list[tuple[int, Plan]] = []  # to judge afresh: not in the cache
+    for position, planned in enumerate(plans):
         cached = cache.get(planned.item.id) if isinstance(planned, Plan) else None
         if isinstance(planned, Result):
-            results.append(planned)
+            found[position] = planned
         elif (
             cached
             and _cached(planned, cached)
             and (hit := _from_cache(mirror, upstream, planned, cached, same_tags=same_tags))
         ):
-            results.append(hit)
+            found[position] = hit
         else:
-            judged[len(results)] = (planned, classify.judge(mirror, planned))
-            results.append(judged[len(results)][1])
+            waiting.append((position, planned))
+    # Judged file by file: the citations of one file parse its versions once, where the
+    # parse cache (a few files' worth) would drop them between citations in note order.
+    for position, planned in sorted(waiting, key=lambda pp: (pp[1].base_blob, pp[1].files)):
+        found[position] = classify.judge(mirror, planned)
+    judged = {position: (planned, found[position]) for position, planned in waiting}
+    results = [found[position] for position in range(len(plans))]
     if judged:  # history walks: imported only when an item was judged afresh
         from watcher import attribute
 
