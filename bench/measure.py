@@ -135,14 +135,19 @@ def cold(b: Bench, config: Path) -> Probe:
 
 
 def warm(b: Bench, config: Path) -> list[Probe]:
-    """Upstream unchanged: against the floor, process start + reading the cited blobs."""
+    """Upstream unchanged: against the floor, process start + reading the cited blobs.
+
+    One run settles first, as `bench.scale` does: the first warm run after a cold one is
+    a whole check that records its report (watcher.warm); the runs after it are answered
+    from that record, and the fastest of them counts."""
+    settle = b.watch(config)
     probes = [b.watch(config) for _ in range(REPEAT)]
     best = min(probes, key=lambda p: p.run.wall)
     floor = _floor(b)
     imports = min(
         run([sys.executable, "-c", "import watcher.check"], cwd=ROOT).wall for _ in range(REPEAT)
     )
-    parses = max(p.parses for p in probes)
+    parses = max(p.parses for p in [settle, *probes])
     heavy = sorted({m for p in probes for m in p.imported} & {"github", "apscheduler"})
     items = len(best.report["results"])
     b.add(
@@ -155,8 +160,9 @@ def warm(b: Bench, config: Path) -> list[Probe]:
         Row("warm, unchanged: fetches (connections)", str(best.connections), "1", "", "", None),
         Row("warm: PyGithub/APScheduler imported", ", ".join(heavy) or "none", "none", "",
             "none", not heavy),
-        Row("  (also imported: tree_sitter, git)",
-            ", ".join(m for m in best.imported if m in ("tree_sitter", "git")) or "none", "",
+        Row("  (also imported: tree_sitter, git, pydantic)",
+            ", ".join(m for m in best.imported if m in ("tree_sitter", "git", "pydantic"))
+            or "none", "",
             "", "", None),
     )  # fmt: skip
     return probes

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HEAVY = ("github", "apscheduler", "tree_sitter", "git")
+HEAVY = ("github", "apscheduler", "tree_sitter", "git", "pydantic")
 
 
 def main() -> int:
