@@ -621,9 +621,18 @@ def _occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
 
 def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     """The cited region in the definition that held it, found by a query: only that
-    definition's tokens are read."""
-    node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
-    if node is None or parsed.tree is None:
+    definition's tokens are read. Of two definitions as near the cited line, the first
+    in the file (as the whole file's index lists them, whatever order a query gives)."""
+    if anchor.definition is None or parsed.tree is None:
+        return None
+    kind, names = anchor.definition
+    near = anchor.start_line or 0
+
+    def place(node: Node) -> tuple[int, int]:  # nearest first; a tie to the first in the file
+        return abs(with_attributes(node).start_point[0] + 1 - near), node.start_byte
+
+    node = min(_named(parsed, kind, names), key=place, default=None)
+    if node is None:
         return None
     root, source = parsed.tree.root_node, parsed.source
     body = tokens_between(root, source, with_attributes(node).start_byte, node.end_byte,
