@@ -1,7 +1,7 @@
 """A warm `watch check` with nothing new answers from the last run (watcher.warm).
 
-Pinned by counters: `warm.STATS.replayed` (runs answered from a record, before pydantic
-is imported) and `warm.STATS.stored`. For every input that can change, the next run is
+Pinned by counters: `warmstore.STATS.replayed` (runs answered from a record, before pydantic
+is imported) and `warmstore.STATS.stored`. For every input that can change, the next run is
 a full one and prints what a full run prints; a run that did nothing new is answered
 again, with its own start time and its own line in the run record.
 """
@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import Project
 from tests.test_cost_model import Trace
-from watcher import warm
+from watcher import warm, warmstore
 from watcher.gitbuild import Upstream
 from watcher.status import read_runs
 
@@ -51,7 +51,7 @@ CHECK = ("check", "--format", "json")
 
 @pytest.fixture(autouse=True)
 def _counted() -> Iterator[None]:
-    warm.STATS.reset()
+    warmstore.STATS.reset()
     yield
 
 
@@ -84,9 +84,9 @@ def settled(project: Project, capsys: pytest.CaptureFixture[str], *args: str) ->
     the same as the run before it printed."""
     last = run(project, capsys, *args)
     for _ in range(3):
-        before = warm.STATS.replayed
+        before = warmstore.STATS.replayed
         code, out = run(project, capsys, *args)
-        if warm.STATS.replayed > before:
+        if warmstore.STATS.replayed > before:
             assert (code, timeless(out)) == (last[0], timeless(last[1]))
             return code, out
         last = (code, out)
@@ -95,9 +95,9 @@ def settled(project: Project, capsys: pytest.CaptureFixture[str], *args: str) ->
 
 def full(project: Project, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     """What a full run prints now (`-v` always runs in full)."""
-    before = warm.STATS.replayed
+    before = warmstore.STATS.replayed
     code, out, _ = project.run("-v", *(args or CHECK), capsys=capsys)
-    assert warm.STATS.replayed == before
+    assert warmstore.STATS.replayed == before
     return code, timeless(out)
 
 
@@ -109,7 +109,7 @@ def test_an_unchanged_site_is_answered_from_the_record_with_its_own_time_and_run
 
     again = run(site, capsys)
 
-    assert warm.STATS.replayed == 2
+    assert warmstore.STATS.replayed == 2
     assert again[0] == code == 1
     assert timeless(again[1]) == timeless(out)
     assert json.loads(again[1])["started_at"] != "-"
@@ -171,13 +171,13 @@ def test_any_changed_input_runs_in_full_and_prints_what_a_full_run_prints(
     site: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], change: object
 ) -> None:
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = warmstore.STATS.replayed
     assert callable(change)
     change(site, upstream)
 
     code, out = run(site, capsys)
 
-    assert warm.STATS.replayed == replayed  # not answered from the record
+    assert warmstore.STATS.replayed == replayed  # not answered from the record
     assert (code, timeless(out)) == full(site, capsys)
 
 
@@ -206,11 +206,11 @@ def test_other_options_are_other_records(
     site: Project, capsys: pytest.CaptureFixture[str], option: tuple[str, ...]
 ) -> None:
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = warmstore.STATS.replayed
 
     code, out = run(site, capsys, *CHECK, *option)
 
-    assert warm.STATS.replayed == replayed
+    assert warmstore.STATS.replayed == replayed
     assert (code, timeless(out)) == full(site, capsys, *CHECK, *option)
     assert settled(site, capsys, *CHECK, *option)[1].startswith(out[:20])
 
@@ -219,11 +219,11 @@ def test_filtered_and_dry_runs_always_run_in_full(
     site: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = warmstore.STATS.replayed
     for args in (("--note", "lib"), ("--rule", "beta-says-beta"), ("--dry-run",)):
         for _ in range(3):
             run(site, capsys, *CHECK, *args)
-    assert warm.STATS.replayed == replayed
+    assert warmstore.STATS.replayed == replayed
 
 
 def test_with_the_files_sink_a_new_day_runs_in_full(
@@ -232,12 +232,12 @@ def test_with_the_files_sink_a_new_day_runs_in_full(
     """Snoozes end on a date: the day is part of the fingerprint when issues are filed."""
     site.config(sink="files")
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = warmstore.STATS.replayed
     monkeypatch.setattr(warm, "today", lambda: "2999-01-01")
 
     code, out = run(site, capsys)
 
-    assert warm.STATS.replayed == replayed
+    assert warmstore.STATS.replayed == replayed
     assert (code, timeless(out)) == full(site, capsys)
 
 
@@ -246,13 +246,13 @@ def test_an_issue_file_edited_by_hand_runs_in_full(
 ) -> None:
     site.config(sink="files")
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = warmstore.STATS.replayed
     issue = site.root / "state" / "issues" / "lib.md"
     issue.write_text(issue.read_text().replace("state: open", "state: closed"))
 
     run(site, capsys)
 
-    assert warm.STATS.replayed == replayed
+    assert warmstore.STATS.replayed == replayed
 
 
 def test_a_github_sink_is_never_answered_from_a_record(
@@ -262,7 +262,7 @@ def test_a_github_sink_is_never_answered_from_a_record(
     site.config(sink="github")  # no token: a dry run that reads nothing, yet not stored
     for _ in range(4):
         run(site, capsys)
-    assert warm.STATS.replayed == 0 and warm.STATS.stored == 0
+    assert warmstore.STATS.replayed == 0 and warmstore.STATS.stored == 0
 
 
 def test_a_moved_upstream_is_fetched_once(
@@ -290,7 +290,7 @@ sys.stdin.read()
 
 def test_the_state_lock_is_taken(site: Project, capsys: pytest.CaptureFixture[str]) -> None:
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = warmstore.STATS.replayed
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(site.root / "state" / ".lock")],
         stdin=subprocess.PIPE,
@@ -303,7 +303,7 @@ def test_the_state_lock_is_taken(site: Project, capsys: pytest.CaptureFixture[st
     finally:
         holder.communicate("")
     assert code == 2 and out == "" and "holds the state lock" in err
-    assert warm.STATS.replayed == replayed
+    assert warmstore.STATS.replayed == replayed
 
 
 def test_an_upstream_that_cannot_be_fetched_is_tried_once(
@@ -317,4 +317,4 @@ def test_an_upstream_that_cannot_be_fetched_is_tried_once(
 
     assert code == 2 and json.loads(out)["upstreams"][0]["error"]
     assert len([c for c in trace.commands("fetch") if "--prune" in c]) == 1
-    assert warm.STATS.replayed == 1  # settling's; this one ran in full
+    assert warmstore.STATS.replayed == 1  # settling's; this one ran in full

@@ -17,7 +17,7 @@ from watcher.logs import configure_logging
 from watcher.redact import RedactingStream
 
 if TYPE_CHECKING:
-    from watcher import warm
+    from watcher import warmstore
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -31,7 +31,10 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _full_check(
-    args: argparse.Namespace, fetched: dict[str, str | None], book: warm.Book | None, out: TextIO
+    args: argparse.Namespace,
+    fetched: dict[str, str | None],
+    book: warmstore.Book | None,
+    out: TextIO,
 ) -> int:
     from watcher import commands
     from watcher.check import CheckOptions

@@ -16,6 +16,7 @@ from watcher.models import CodeCitation, Report, Rule, Verdict
 from watcher.report import plural
 
 if TYPE_CHECKING:
+    from watcher import warmstore
     from watcher.status import Run
 
 
@@ -24,7 +25,7 @@ def check(
     options: CheckOptions,
     fmt: str | None,
     out: TextIO,
-    book: warm.Book | None = None,
+    book: warmstore.Book | None = None,
 ) -> int:
     """`watch check`: run the pipeline, print the report, exit 0/1/2; with `book`, tell
     watcher.warm what the run read and did, to answer the next run without one."""
@@ -65,7 +66,7 @@ def checked(
 
 
 def _tell(
-    book: warm.Book,
+    book: warmstore.Book,
     config: config_mod.Config,
     options: CheckOptions,
     report: Report,

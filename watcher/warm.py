@@ -12,7 +12,8 @@ but the run record, each mirror's refs after the fetch, the options, the watch c
 the installed packages, the issue token, and the date when issues are filed (snoozes
 end on a date). If all are the same it prints the stored report (with its own start
 time), records itself in `state/runs/` and exits with the stored code; anything else
-runs the whole check, which reuses the fetch.
+runs the whole check, which reuses the fetch. What is stored and how it is given again
+is watcher.warmstore.
 
 A fingerprint is stored only by a run that changed nothing it reads: `state/` (the run
 record aside) is the same before and after it, and so are the inputs, so a run with the
@@ -26,47 +27,31 @@ fetched, or log lines with a traceback.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import logging
 import os
 import sys
 import time
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO, cast
 
 from watcher import redact, state
+from watcher.errors import UpstreamError, WatchError
+from watcher.warmstore import Book, Tee, captured, read, replay, store
 
 try:  # blake2b without hashlib, whose OpenSSL costs a warm run more than hashing does
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - another Python
     from hashlib import blake2b
-from watcher.errors import UpstreamError, WatchError
 
-SCHEMA = "watch.warm/1"
 PREFIX = "warm-"  # cache/warm-DIGEST.json: one record per config file
-HEALTHY = ("fresh", "stale")  # as watcher.status.HEALTHY: a run that did its job
 log = logging.getLogger("watch")
 
 
-# Plain classes, not dataclasses: importing dataclasses (and inspect with it) is a
-# measurable part of what this stage exists to save.
-class Stats:
-    """What this stage did in this process (tests pin it)."""
-
-    def __init__(self) -> None:
-        self.replayed = 0  # runs answered from a record
-        self.stored = 0  # reports stored for the next run
-
-    def reset(self) -> None:
-        self.replayed = self.stored = 0
-
-
-STATS = Stats()
-
-
+# Plain classes and tuples, not dataclasses: importing dataclasses (and inspect with
+# it) is a measurable part of what this stage exists to save.
 class Source(NamedTuple):
     """What a mirror reads of an [[upstream]] (watcher.config.Upstream, without pydantic)."""
 
@@ -86,20 +71,6 @@ class Bounds(NamedTuple):
     fetch_seconds: float
     stall_seconds: int
     file_bytes: int = 10_000_000  # nothing is read from a mirror here
-
-
-class Book:
-    """What a full run tells this stage, filled in by `commands.check`."""
-
-    def __init__(self) -> None:
-        self.state: Path | None = None
-        self.cache: Path | None = None
-        self.output = ""
-        self.started_at = ""
-        self.code = 2
-        self.upstreams: list[dict[str, Any]] = []  # what the next run fetches first
-        self.runs: list[dict[str, Any]] = []  # run records, their times aside
-        self.storable = False  # the report depends only on what is fingerprinted
 
 
 class Site(NamedTuple):
@@ -139,11 +110,11 @@ def check(args: Any, out: TextIO, full: FullRun) -> int:
     except WatchError:  # held by another run: the full run says so, config checked first
         return full({}, None, out)
     with held:
-        return _under_lock(site, args.offline, started, _Tee(out), full)
+        return _under_lock(site, args.offline, started, Tee(out), full)
 
 
-def _under_lock(site: Site, offline: bool, started: float, tee: _Tee, full: FullRun) -> int:
-    record = _read(site.record)
+def _under_lock(site: Site, offline: bool, started: float, tee: Tee, full: FullRun) -> int:
+    record = read(site.record)
     try:
         before = _local(site)
     except OSError:  # a file that cannot be read: the full run says which
@@ -152,11 +123,11 @@ def _under_lock(site: Site, offline: bool, started: float, tee: _Tee, full: Full
     fetched, refs = _sync(site, upstreams if isinstance(upstreams, list) else [], offline)
     fingerprint = {**before, "refs": refs}
     if record.get("fingerprint") == fingerprint and not any(fetched.values()):
-        replayed = _replay(site, record, started, tee.inner)
+        replayed = replay(record, site.state, started, tee.inner)
         if replayed is not None:
             return replayed
     book = Book()
-    with _captured() as lines:
+    with captured() as lines:
         code = full(fetched, book, cast(TextIO, tee))
     if book.state != site.state or book.cache != site.cache:
         return code  # resolved otherwise than watcher.config does: never answer for it
@@ -167,7 +138,7 @@ def _under_lock(site: Site, offline: bool, started: float, tee: _Tee, full: Full
     same = after == fingerprint and _covers(fetched, book)
     book.output = "".join(tee.parts)
     seed = after["site"] if after["site"] == before["site"] else None
-    _remember(site, book, lines, fingerprint if same else None, seed=seed)
+    store(site.record, book, lines, fingerprint if same else None, seed=seed)
     return code
 
 
@@ -359,183 +330,3 @@ def _bytes(file: Path) -> bytes:
         return file.read_bytes()
     except FileNotFoundError:
         return b"\0absent"
-
-
-# --- the record -------------------------------------------------------------------
-
-
-def _read(file: Path) -> dict[str, Any]:
-    """The record: one line of JSON, then the report as printed (read as it is, not
-    decoded from a JSON string: it is most of the record, megabytes on a big site)."""
-    try:
-        raw = file.read_bytes()
-        cut = raw.index(b"\n")
-        data, output = json.loads(raw[:cut]), raw[cut + 1 :].decode("utf-8")
-    except (OSError, ValueError):  # absent, cut short, or not UTF-8
-        return {}
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        return {}
-    if data.get("output_chars") != len(output):
-        data.pop("fingerprint", None)  # cut short: never given again
-    return data | {"output": output}
-
-
-def _remember(
-    site: Site,
-    book: Book,
-    lines: list[list[Any]],
-    fingerprint: dict[str, Any] | None,
-    *,
-    seed: str | None,
-) -> None:
-    """Store what the run did: the upstreams it fetched, which the next run of the same
-    site (`seed`: config, options, code) fetches before deciding, and its report when it
-    may be given again."""
-    record: dict[str, Any] = {"schema": SCHEMA}
-    if seed is not None:
-        record |= {"site": seed, "upstreams": book.upstreams}
-    if fingerprint is not None and book.storable and all(line[0] >= 0 for line in lines):
-        STATS.stored += 1
-        record |= {
-            "fingerprint": fingerprint,
-            "output_chars": len(book.output),
-            "started_at": book.started_at,
-            "code": book.code,
-            "logs": lines,
-            "runs": book.runs,
-        }
-    header = redact.redact(json.dumps(record, ensure_ascii=False))  # one line
-    output = book.output if "fingerprint" in record else ""
-    # Beside the mirrors, not in state/ (its writes are counted, and may be committed);
-    # replaced whole; a read-only cache costs only full runs.
-    tmp = site.record.with_name(f".{site.record.name}.{os.getpid()}.tmp")
-    try:
-        site.record.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(f"{header}\n{output}".encode())
-        os.replace(tmp, site.record)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-
-
-def _replay(site: Site, record: dict[str, Any], started: float, out: TextIO) -> int | None:
-    """Print the stored report and record this run; None when the record cannot be used."""
-    try:
-        output, code = str(record["output"]), int(record["code"])
-        logs = [(int(level), str(name), str(text)) for level, name, text in record["logs"]]
-        shards = _runs(site.state, record["runs"], started)
-    except (KeyError, TypeError, ValueError):
-        return None
-    if shards is None:
-        return None
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))  # as run_check
-    old = f'"started_at": "{record.get("started_at")}"'
-    output = output.replace(old, f'"started_at": "{stamp}"', 1)
-    for path, doc in shards.items():
-        state.update_json(path, doc)
-    for level, name, text in logs:
-        logging.getLogger(name).log(level, "%s", text)
-    out.write(output)
-    out.flush()
-    STATS.replayed += 1
-    return code
-
-
-def _runs(
-    folder: Path, runs: list[dict[str, Any]], started: float
-) -> dict[Path, dict[str, Any]] | None:
-    """The run record (watcher.status.record) of this run: one shard per upstream.
-
-    None, for a full run to record it, when the record is not one this stage knows: the
-    one-file record of earlier versions, a serve daemon's marker, a shard it cannot read.
-    """
-    folder = folder / state.RUNS_DIR
-    if (folder.parent / "runs.json").exists() or (folder / "_serve.json").exists():
-        return None
-    for shard in folder.glob("*.json") if folder.is_dir() else []:
-        if not isinstance(_read_shard(shard), dict):
-            return None
-    finished = time.time()
-    docs = {}
-    for entry in runs:
-        repo, run = str(entry["repo"]), dict(entry["run"])
-        path = folder / f"{state.slug(repo)}.json"
-        old = _read_shard(path) if path.exists() else {"repo": repo}
-        if not isinstance(old, dict) or old.get("repo") != repo:
-            return None
-        run |= {
-            "started_at": _stamp(started),
-            "finished_at": _stamp(finished),
-            "duration_s": round(finished - started, 3),
-        }
-        healthy = _stamp(finished) if run["outcome"] in HEALTHY else old.get("last_healthy_at")
-        doc = {"repo": repo, "last": run, "runs": int(old.get("runs", 0)) + 1}
-        docs[path] = doc | ({"last_healthy_at": healthy} if healthy else {})
-    return docs
-
-
-def _read_shard(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("repo"), str) else None
-
-
-def _stamp(moment: float) -> str:
-    """As watcher.status.stamp: microseconds, UTC."""
-    seconds, micro = divmod(round(moment * 1_000_000), 1_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micro:06d}Z"
-
-
-# --- what a full run printed -----------------------------------------------------
-
-
-class _Tee(io.TextIOBase):
-    """The output stream, keeping what went through it (redacted, as printed)."""
-
-    def __init__(self, inner: TextIO) -> None:
-        self.inner = inner
-        self.parts: list[str] = []
-
-    def write(self, text: str) -> int:
-        self.parts.append(redact.redact(text))
-        return self.inner.write(text)
-
-    def flush(self) -> None:
-        self.inner.flush()
-
-    def isatty(self) -> bool:
-        return self.inner.isatty()
-
-    def fileno(self) -> int:
-        return self.inner.fileno()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return str(getattr(self.inner, "encoding", "utf-8"))
-
-
-@contextlib.contextmanager
-def _captured() -> Iterator[list[list[Any]]]:
-    """The log lines of a full run, as emitted; a line with a traceback is marked -1
-    (such a run is not given again)."""
-    lines: list[list[Any]] = []
-    handler = _Capture(lines)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        yield lines
-    finally:
-        root.removeHandler(handler)
-
-
-class _Capture(logging.Handler):
-    def __init__(self, lines: list[list[Any]]) -> None:
-        super().__init__()
-        self.lines = lines
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.exc_info:
-            self.lines.append([-1, record.name, ""])
-        self.lines.append([record.levelno, record.name, redact.redact(record.getMessage())])
