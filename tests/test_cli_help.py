@@ -75,3 +75,30 @@ def test_repeated_note_selects_several(
     assert sorted(r["note"] for r in json.loads(out)["results"]) == ["na", "nc"]
     code, _, err = project.run("check", "--note", "na", "--note", "typo", capsys=capsys)
     assert code == 2 and "--note typo" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "only"),
+    [
+        (["check", "--format", "json"], "check"),
+        (["-v", "-qq", "--log-format", "json", "check"], "check"),
+        (["--log-format=json", "--quiet", "check", "--offline"], "check"),
+        (["--help", "check"], None),
+        (["--verb", "check"], None),  # an abbreviation: the whole command line decides
+        (["status"], None),
+        ([], None),
+    ],
+)
+def test_a_check_builds_only_its_own_parser_with_the_same_options(
+    argv: list[str], only: str | None
+) -> None:
+    """A warm check spends less on its own work than on building twenty parsers."""
+    from watcher.cli import _only
+
+    assert _only(argv) == only
+    alone = dict(commands(build_parser("check")))
+    assert list(alone) == ["check"]
+    whole = dict(commands(build_parser()))
+    assert alone["check"].format_help() == whole["check"].format_help()
+    args = ["-v", "check", "--note", "a", "--note", "b", "--offline", "--config", "c.toml"]
+    assert vars(build_parser("check").parse_args(args)) == vars(build_parser().parse_args(args))
