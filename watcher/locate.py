@@ -459,7 +459,7 @@ def definition_node(
     return min(nodes, key=distance, default=None)
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4)  # each holds a parse: its tree stays alive
 def _named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
     """The definitions of one kind with this name path, in the file's order. A definition
     named by a plain word holds that word (its name node): the query looks only where the
@@ -502,7 +502,7 @@ def _word_places(source: bytes, word: bytes, most: int) -> list[tuple[int, int]]
     return places
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4)  # each holds a parse: its tree stays alive
 def _of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
     """Every definition of one kind in a parse, with its name path: one query per parse
     and kind, however many citations of it a walk judges."""

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # Node types written above a definition that belong to it (Rust's `#[derive(..)]`).
 ATTRIBUTES = frozenset({"attribute_item"})
-CACHE_BYTES = 4 * 2**20  # parses kept, in bytes of source (a tree takes ~20x its source)
+CACHE_BYTES = 2 * 2**20  # parses kept, in bytes of source (a tree takes ~30x its source)
 
 
 @dataclass
