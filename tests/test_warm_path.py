@@ -200,7 +200,15 @@ def test_what_each_change_shows_is_in_the_output(
 
 
 @pytest.mark.parametrize(
-    "option", [("--format", "markdown"), ("--offline",), ("--no-implicit-upstreams",)]
+    "option",
+    [
+        ("--format", "markdown"),
+        ("--format", "table"),
+        ("--offline",),
+        ("--no-implicit-upstreams",),
+        ("--upstream", "acme/client"),
+        ("-q",),
+    ],
 )
 def test_other_options_are_other_records(
     site: Project, capsys: pytest.CaptureFixture[str], option: tuple[str, ...]
@@ -208,11 +216,12 @@ def test_other_options_are_other_records(
     settled(site, capsys)
     replayed = warmstore.STATS.replayed
 
-    code, out = run(site, capsys, *CHECK, *option)
+    args = (*option, *CHECK) if option[0] == "-q" else (*CHECK, *option)
+    code, out = run(site, capsys, *args)
 
     assert warmstore.STATS.replayed == replayed
-    assert (code, timeless(out)) == full(site, capsys, *CHECK, *option)
-    assert settled(site, capsys, *CHECK, *option)[1].startswith(out[:20])
+    assert (code, timeless(out)) == full(site, capsys, *args)
+    assert settled(site, capsys, *args)[1].startswith(out[:20])
 
 
 def test_filtered_and_dry_runs_always_run_in_full(
@@ -318,3 +327,17 @@ def test_an_upstream_that_cannot_be_fetched_is_tried_once(
     assert code == 2 and json.loads(out)["upstreams"][0]["error"]
     assert len([c for c in trace.commands("fetch") if "--prune" in c]) == 1
     assert warmstore.STATS.replayed == 1  # settling's; this one ran in full
+
+
+def test_another_issue_token_runs_in_full(
+    site: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token is a secret the output is redacted of: another one, another report."""
+    settled(site, capsys)
+    replayed = warmstore.STATS.replayed
+    monkeypatch.setenv("GITHUB_TOKEN", "a-new-token-value")
+
+    code, out = run(site, capsys)
+
+    assert warmstore.STATS.replayed == replayed
+    assert (code, timeless(out)) == full(site, capsys)
