@@ -153,3 +153,31 @@ def test_a_definition_is_queried_where_its_name_occurs_not_over_the_whole_file()
         assert locate.place(anchor, [("src/lib.rs", head)])[:2] == ("changed", "src/lib.rs")
         captured[count] = syntax.STATS.captured
     assert captured[2000] == captured[10] == 1  # `target` itself, not every function
+
+
+def test_a_judgment_over_the_cache_budget_keeps_both_of_its_versions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A baseline and a HEAD version each over the parse cache's budget (a 1.5 MB file)
+    must not evict each other: every citation of the file would parse both again."""
+    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
+    base, head = rust_file(50).encode(), rust_file(50, target=9).encode()
+    syntax.STATS.reset()
+    for _ in range(20):  # twenty citations, each reading both versions
+        syntax.parse("base", "rust", lambda: base)
+        syntax.parse("head", "rust", lambda: head)
+
+    assert syntax.STATS.parses == 2
+
+
+def test_the_rarest_cited_tokens_are_ranked_from_one_word_count_per_blob() -> None:
+    """Anchoring ranks a citation's tokens by how often their words occur in the file,
+    counted once per blob (not a scan of the file per token and per citation)."""
+    base = parsed(rust_file(200))
+    start, end = target_lines(200)
+
+    anchors = [locate.anchor(base, "src/lib.rs", start, end) for _ in range(3)]
+
+    assert "word_counts" in vars(base)  # built, and kept on the parse for the next citation
+    assert anchors[0].probes[0] == "target"  # the one word of the citation the file has once
+    assert anchors[0].probes[-1] in {"(", ")", "{", "}", ";", "->", ":", "*", "+"}

@@ -17,6 +17,7 @@ from watcher.languages import LANGUAGES, grammar
 from watcher.syntax import (
     ATTRIBUTES,
     STATS,
+    WORD,
     Parsed,
     definition_name,
     is_definition,
@@ -150,10 +151,18 @@ def _attributed(attribute: Node, kinds: frozenset[str]) -> Node | None:
 
 
 def _rarest_bytes(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[str, ...]:
-    """`_rarest`, estimated from the raw bytes (how often each text occurs in the source)
-    with no token index: any of the cited tokens is a valid probe, rarer ones are cheaper."""
-    source = parsed.source
-    return tuple(sorted(set(tokens), key=lambda t: (source.count(t.encode()), -len(t)))[:count])
+    """`_rarest`, estimated from the raw bytes with no token index: any of the cited tokens
+    is a valid probe, rarer ones are cheaper. A token's count is that of its rarest word in
+    the blob's word counts (shared by all its citations, so the cost is the citation's,
+    not the file's); a token with no word (punctuation) comes last."""
+    counts = parsed.word_counts
+    unknown = len(parsed.source) + 1
+
+    def rarity(text: str) -> tuple[int, int]:
+        words = WORD.findall(text.encode())
+        return min((counts.get(w, 0) for w in words), default=unknown), -len(text)
+
+    return tuple(sorted(set(tokens), key=rarity)[:count])
 
 
 def _anchor_by_index(parsed: Parsed, path: str, start: int, end: int) -> Anchor:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import bisect
 import functools
+import re
 import sys
 from array import array
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 # Node types written above a definition that belong to it (Rust's `#[derive(..)]`).
 ATTRIBUTES = frozenset({"attribute_item"})
+WORD = re.compile(rb"[A-Za-z0-9_]+")
 CACHE_BYTES = 2 * 2**20  # parses kept, in bytes of source (a tree takes ~30x its source)
 
 
@@ -110,6 +112,12 @@ class Parsed:
             found.append(position)
         return index
 
+    @functools.cached_property
+    def word_counts(self) -> dict[bytes, int]:
+        """How often each identifier-like word occurs in the source bytes: counted once per
+        blob, in C, and shared by every citation of it (no tokenizing)."""
+        return Counter(WORD.findall(self.source))
+
     def count(self, text: str) -> int:
         """How many tokens of the file have this text."""
         found = self.positions.get(text)
@@ -189,7 +197,9 @@ class _Cache:
         parsed = _parse(blob, language, load())
         self.items[key] = parsed
         self.held += parsed.size
-        while self.held > self.budget and len(self.items) > 1:
+        # At least the two latest stay, however big: a judgment reads a baseline and a
+        # HEAD version, and two files over the budget must not evict each other in turn.
+        while self.held > self.budget and len(self.items) > 2:
             _, dropped = self.items.popitem(last=False)
             self.held -= dropped.size
         return parsed
