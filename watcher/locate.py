@@ -158,9 +158,9 @@ def _rarest_bytes(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> t
     counts = parsed.word_counts
     unknown = len(parsed.source) + 1
 
-    def rarity(text: str) -> tuple[int, int]:
+    def rarity(text: str) -> tuple[int, int, str]:  # the text last: the same order every run
         words = WORD.findall(text.encode())
-        return min((counts.get(w, 0) for w in words), default=unknown), -len(text)
+        return min((counts.get(w, 0) for w in words), default=unknown), -len(text), text
 
     return tuple(sorted(set(tokens), key=rarity)[:count])
 
@@ -192,7 +192,7 @@ def _rarest(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[s
     """The cited tokens that occur least often in the whole baseline file: when a version
     drops one of them, it is most likely one of these (a literal, an identifier)."""
     STATS.tokens_scanned += len(tokens)
-    return tuple(sorted(set(tokens), key=lambda t: (parsed.count(t), -len(t)))[:count])
+    return tuple(sorted(set(tokens), key=lambda t: (parsed.count(t), -len(t), t))[:count])
 
 
 def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
