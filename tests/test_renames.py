@@ -407,3 +407,37 @@ def test_a_python_constant_moved_to_a_module_a_split_added_is_followed(
     assert (result["current"]["path"], result["current"]["start_line"]) == (
         "src/types/types/version.py", 2)  # fmt: skip
     assert [c["commit"] for c in result["history"]] == [annotated, moved]
+
+
+JS = """\
+export class Client {
+  async connect(transport) {
+    await transport.start();
+    this.transport = transport;
+  }
+
+  async listTools(params) {
+    return this.request({ method: 'tools/list', params });
+  }
+}
+"""
+
+
+def test_a_javascript_file_renamed_to_typescript_is_followed(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`client.js` -> `client.ts` (types added on the way) is a rename within one language
+    family: followed, and the move is not blamed; a later edit is."""
+    base = upstream.commit("client (#0)", {"src/client.js": JS})
+    project.note("n", f"{base} src/client.js:7-9")
+    typed = JS.replace("(transport)", "(transport: Transport)")
+    upstream.commit("typescript (#1)", {"src/client.js": None, "src/client.ts": typed})
+    change = upstream.commit(
+        "page (#2)", {"src/client.ts": typed.replace("params });", "params, cursor });")}
+    )
+
+    result = _check(project, capsys)["n:src/client.js:7-9"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["path"], result["current"]["start_line"]) == ("src/client.ts", 7)
+    assert result["introduced_by"]["commit"] == change and result["candidates"] == []

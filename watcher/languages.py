@@ -88,6 +88,13 @@ def for_path(path: str) -> str | None:
     return next((name for name, spec in LANGUAGES.items() if suffix in spec.extensions), None)
 
 
+def kin(path: str) -> str:
+    """What a file may be renamed to and still be followed: a file of the same language
+    family (`index.js` -> `index.ts`), or for files no grammar reads the same ending."""
+    language = for_path(path)
+    return family(language) if language else PurePosixPath(path).suffix.lower()
+
+
 @functools.cache
 def grammar(name: str) -> Language:
     """The tree-sitter Language for a registered name (loaded once per process)."""

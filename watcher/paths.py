@@ -19,10 +19,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
 from watcher.errors import UpstreamError
+from watcher.languages import kin
 
 if TYPE_CHECKING:
     from watcher.mirrors import Mirror
@@ -286,9 +286,9 @@ class Paths:
         return found
 
     def _candidates(self, commit: str, path: str) -> dict[str, str]:
-        """The files `commit` added that `path` may have gone to (same suffix)."""
-        suffix = PurePosixPath(path).suffix
-        return {p: b for p, b in self.added(commit).items() if PurePosixPath(p).suffix == suffix}
+        """The files `commit` added that `path` may have gone to (languages.family)."""
+        same = kin(path)
+        return {p: b for p, b in self.added(commit).items() if kin(p) == same}
 
     def _compared(self, commit: str, path: str, old_blob: str) -> list[str]:
         """The blobs similarity detection reads where `commit` removed `path`."""
@@ -345,7 +345,7 @@ class Paths:
         raw = self.mirror.git("diff", "--raw", "-z", "--no-abbrev", "--no-renames",
                               "--diff-filter=DMA", f"{commit}^1", commit)  # fmt: skip
         fields = raw.split("\0")
-        suffix = PurePosixPath(path).suffix
+        same = kin(path)
         blobs, sources = [], []
         for meta, name in zip(fields[::2], fields[1::2], strict=False):
             parts = meta.split()
@@ -353,7 +353,7 @@ class Paths:
                 continue
             if name == path:
                 blobs.append(parts[3])
-            elif parts[4][0] in "DM" and PurePosixPath(name).suffix == suffix:
+            elif parts[4][0] in "DM" and kin(name) == same:
                 sources.append(name)
                 blobs.append(parts[2])
         if not sources:
