@@ -74,14 +74,19 @@ def heavy(modules: list[str]) -> list[str]:
     )
 
 
-def test_a_warm_run_imports_no_parser_git_library_github_or_scheduler(
-    project: Project, upstream: Upstream, tmp_path: Path
-) -> None:
+def site(project: Project, upstream: Upstream) -> tuple[str, ...]:
+    """An upstream where `alpha` changed after the note's commit; the check's arguments."""
     base = upstream.commit("base (#1)", {"src/lib.rs": LIB.replace("VALUE", "1")})
     upstream.commit("alpha adds 3 (#2)", {"src/lib.rs": LIB.replace("VALUE", "3")})
     project.note("lib", f"{base} src/lib.rs:1-4", f"{base} src/lib.rs:6-8")
     project.rules(RULES)
-    args = ("check", "--no-issues", "--format", "json")
+    return ("check", "--no-issues", "--format", "json")
+
+
+def test_a_warm_run_imports_no_parser_git_library_github_or_scheduler(
+    project: Project, upstream: Upstream, tmp_path: Path
+) -> None:
+    args = site(project, upstream)
 
     cold_code, cold = run_in_fresh_process(project, tmp_path, *args)
     assert cold_code == 1  # alpha changed
@@ -98,11 +103,7 @@ def test_an_unchanged_warm_run_decides_before_importing_pydantic(
     project: Project, upstream: Upstream, tmp_path: Path
 ) -> None:
     """watcher.warm answers from the last run's record: no models, no config parsing."""
-    base = upstream.commit("base (#1)", {"src/lib.rs": LIB.replace("VALUE", "1")})
-    upstream.commit("alpha adds 3 (#2)", {"src/lib.rs": LIB.replace("VALUE", "3")})
-    project.note("lib", f"{base} src/lib.rs:1-4", f"{base} src/lib.rs:6-8")
-    project.rules(RULES)
-    args = ("check", "--no-issues", "--format", "json")
+    args = site(project, upstream)
     for _ in range(2):  # cold, then a warm run that changes nothing and is recorded
         assert run_in_fresh_process(project, tmp_path, *args)[0] == 1
 

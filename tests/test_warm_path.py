@@ -19,32 +19,10 @@ import pytest
 
 from tests.conftest import Project
 from tests.test_cost_model import Trace
+from tests.test_warm_imports import LIB, RULES
 from watcher import warm, warmstore
 from watcher.gitbuild import Upstream
 from watcher.status import read_runs
-
-LIB = """\
-pub fn alpha(input: u32) -> u32 {
-    let doubled = input * 2;
-    doubled + VALUE
-}
-
-pub fn beta() -> &'static str {
-    "beta"
-}
-"""
-
-RULES = """\
-[[rule]]
-id = "beta-says-beta"
-note = "lib"
-path = "src/lib.rs"
-query = '''(function_item name: (identifier) @n (#eq? @n "beta") body: (block (string_literal) @s)) @target'''
-[[rule.claims]]
-capture = "s"
-equals = '"beta"'
-says = "SAYS"
-"""
 
 CHECK = ("check", "--format", "json")
 
@@ -66,7 +44,7 @@ def site(project: Project, upstream: Upstream) -> Project:
     base = upstream.commit("base (#1)", {"src/lib.rs": LIB.replace("VALUE", "1")})
     upstream.commit("alpha adds 3 (#2)", {"src/lib.rs": LIB.replace("VALUE", "3")})
     project.note("lib", f"{base} src/lib.rs:1-4", f"{base} src/lib.rs:6-8")
-    project.rules(RULES.replace("SAYS", "beta returns its name"))
+    project.rules(RULES)
     return project
 
 
@@ -126,7 +104,7 @@ def _edit_note(project: Project, upstream: Upstream) -> None:
 
 
 def _edit_rule(project: Project, upstream: Upstream) -> None:
-    project.rules(RULES.replace("SAYS", "beta says its name"))
+    project.rules(RULES.replace("beta returns its name", "beta says its name"))
 
 
 def _break_rule(project: Project, upstream: Upstream) -> None:

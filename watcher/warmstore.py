@@ -10,7 +10,6 @@ watcher.status would; nothing here imports pydantic.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import logging
 import os
@@ -182,29 +181,17 @@ def _stamp(moment: float) -> str:
 # --- what a full run printed -----------------------------------------------------
 
 
-class Tee(io.TextIOBase):
-    """The output stream, keeping what went through it (redacted, as printed)."""
+class Tee(redact.RedactingStream):
+    """The output stream, keeping what went through it (redacted, as printed); the text
+    itself goes out as written."""
 
     def __init__(self, inner: TextIO) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.parts: list[str] = []
 
     def write(self, text: str) -> int:
         self.parts.append(redact.redact(text))
         return self.inner.write(text)
-
-    def flush(self) -> None:
-        self.inner.flush()
-
-    def isatty(self) -> bool:
-        return self.inner.isatty()
-
-    def fileno(self) -> int:
-        return self.inner.fileno()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return str(getattr(self.inner, "encoding", "utf-8"))
 
 
 @contextlib.contextmanager
