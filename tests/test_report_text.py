@@ -1,0 +1,29 @@
+"""The text of the JSON report: one top-level key per line, one list element per line."""
+
+from __future__ import annotations
+
+import json
+
+from watcher.models import Report, UpstreamStatus
+from watcher.report import to_json
+
+
+def test_to_json_layout() -> None:
+    upstreams = (
+        UpstreamStatus(repo="acme/a", url="u", branch="main"),
+        UpstreamStatus(repo="acme/b", url="u", branch="dev"),
+    )
+    report = Report(started_at="2026-12-03T00:00:00Z", upstreams=upstreams, errors=("x",))
+    lines = to_json(report).split("\n")
+    assert lines[:4] == [
+        "{",
+        '  "schema": "watch.check/1",',
+        '  "started_at": "2026-12-03T00:00:00Z",',
+        '  "upstreams": [',
+    ]
+    assert lines[4] == "    " + upstreams[0].model_dump_json(by_alias=True) + ","
+    assert lines[5] == "    " + upstreams[1].model_dump_json(by_alias=True)
+    assert lines[6:9] == ["  ],", '  "results": [],', '  "issues": [],']
+    assert lines[9].startswith('  "summary": {') and lines[9].endswith("},")
+    assert lines[10:] == ['  "errors": [', '    "x"', "  ]", "}", ""]
+    assert json.loads(to_json(report))["upstreams"][1]["branch"] == "dev"
