@@ -101,7 +101,9 @@ def store(
     tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(f"{header}\n{output}".encode())
+        with tmp.open("wb") as handle:  # the report is not copied into one more string
+            handle.write(f"{header}\n".encode())
+            handle.write(output.encode())
         os.replace(tmp, file)
     except OSError:
         with contextlib.suppress(OSError):
