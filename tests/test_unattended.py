@@ -7,6 +7,7 @@ Real upstream repositories, the real PyGithub client against the local GitHub se
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -290,26 +291,31 @@ sys.stdin.read()
 """
 
 
+@contextlib.contextmanager
+def lock_held_elsewhere(path: Path) -> Iterator[None]:
+    """filelock's FileLock on `path`, held by another process until the block ends."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        yield
+    finally:
+        holder.communicate("")
+
+
 def test_read_only_commands_take_no_lock_and_the_lock_message_names_a_flag(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     site(project, "", sink="files")
     assert check(project, capsys)[0] == 0
     (project.root / "state").mkdir(exist_ok=True)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(project.root / "state" / ".lock")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with lock_held_elsewhere(project.root / "state" / ".lock"):
         lint, _, lint_err = run(project, capsys, "rules", "lint")
         fix, fix_out, fix_err = run(project, capsys, "fix")
         notes, _, _ = run(project, capsys, "notes")
         busy, _, busy_err = run(project, capsys, "check")
-    finally:
-        holder.communicate("")
     assert (lint, fix, notes) == (0, 0, 0), lint_err + fix_err
     assert "no moved citations" in fix_out
     assert busy == 2 and "holds the state lock" in busy_err and "--wait SECONDS" in busy_err

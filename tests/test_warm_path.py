@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import pytest
 
 from tests.conftest import Project
 from tests.test_cost_model import Trace
+from tests.test_unattended import lock_held_elsewhere
 from tests.test_warm_imports import LIB, RULES
 from watcher import warm, warmstore
 from watcher.gitbuild import Upstream
@@ -265,30 +264,11 @@ def test_a_moved_upstream_is_fetched_once(
     assert len(refs) == 1  # the fetch that decided is the run's: not made twice
 
 
-HOLD = """\
-import sys
-from filelock import FileLock
-lock = FileLock(sys.argv[1])
-lock.acquire()
-print("held", flush=True)
-sys.stdin.read()
-"""
-
-
 def test_the_state_lock_is_taken(site: Project, capsys: pytest.CaptureFixture[str]) -> None:
     settled(site, capsys)
     replayed = warmstore.STATS.replayed
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(site.root / "state" / ".lock")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with lock_held_elsewhere(site.root / "state" / ".lock"):
         code, out, err = site.run(*CHECK, capsys=capsys)
-    finally:
-        holder.communicate("")
     assert code == 2 and out == "" and "holds the state lock" in err
     assert warmstore.STATS.replayed == replayed
 
