@@ -9,6 +9,8 @@ there once, and each guard word as often, as searching the whole version would t
 
 from __future__ import annotations
 
+from watcher.syntax import is_word_byte
+
 CHUNK = 4096  # bytes compared in the first step of a common start or end; each later doubles
 
 Window = tuple[int, int, int, int]  # bytes [lo, hi) of the older version, [lo, hi) of the newer
@@ -93,19 +95,15 @@ def count(source: bytes, word: bytes, first: int = 0, last: int | None = None) -
     size = len(word)
     stop = len(source) if last is None else min(len(source), last + size)
     found, at = 0, source.find(word, max(0, first), stop)
-    head, tail = _is_word(word[0]), _is_word(word[-1])
+    head, tail = is_word_byte(word[0]), is_word_byte(word[-1])
     while at >= 0:
         end = at + size
-        if not (head and at and _is_word(source[at - 1])) and not (
-            tail and end < len(source) and _is_word(source[end])
+        if not (head and at and is_word_byte(source[at - 1])) and not (
+            tail and end < len(source) and is_word_byte(source[end])
         ):
             found += 1
         at = source.find(word, end, stop)
     return found
-
-
-def _is_word(byte: int) -> bool:
-    return byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
 
 
 def _bordered(word: bytes) -> bool:

@@ -21,6 +21,7 @@ from watcher.syntax import (
     Parsed,
     definition_name,
     is_definition,
+    is_word_byte,
     node_tokens,
     normalize,
     tokens_between,
@@ -41,7 +42,6 @@ SIMILAR_IN_FILE = 0.8
 # many places; a name that occurs more often is looked for by one query over the file.
 NAMED_PLACES = 64
 PLAIN_NAME = re.compile(r"\w+")
-_WORD_BYTE = re.compile(rb"[A-Za-z0-9_]")
 
 
 class LocateError(Exception):
@@ -503,7 +503,8 @@ def _word_places(source: bytes, word: bytes, most: int) -> list[tuple[int, int]]
     at = source.find(word)
     while at >= 0:
         end = at + len(word)
-        if not (at and _WORD_BYTE.match(source, at - 1)) and not _WORD_BYTE.match(source, end):
+        before = at and is_word_byte(source[at - 1])
+        if not before and not (end < len(source) and is_word_byte(source[end])):
             if len(places) == most:
                 return None
             places.append((at, end))

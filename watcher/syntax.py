@@ -353,6 +353,12 @@ def _words(source: bytes) -> Tokens:
     return tokens
 
 
+def is_word_byte(byte: int) -> bool:
+    """Whether a byte can be part of an identifier word (ASCII letter, digit, `_`), as
+    `WORD` reads them: a name found next to one is part of a longer name."""
+    return byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
+
+
 def is_definition(node: Node, kinds: frozenset[str]) -> bool:
     """A node of one of the language's definition kinds. A Python assignment counts only
     where it names a module's or a class's own value (`LATEST_PROTOCOL_VERSION = ...`),
