@@ -24,9 +24,8 @@ def to_json(report: Report) -> str:
     # level of nesting (each copy as big as the whole report).
     parts = ["{\n"]
     for n, (name, field) in enumerate(Report.model_fields.items()):
-        parts.append(f",\n  {encode(field.serialization_alias or name)}: ")
-        if not n:
-            parts[-1] = parts[-1][2:]
+        parts.append(",\n  " if n else "  ")
+        parts.append(f"{encode(field.serialization_alias or name)}: ")
         value = getattr(report, name)
         if isinstance(value, tuple) and value:
             parts.append("[\n")
