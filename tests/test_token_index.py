@@ -105,6 +105,33 @@ def test_citations_of_a_parsed_file_never_tokenize_the_whole_file() -> None:
     assert "_index" not in vars(base)
 
 
+TARGET = """\
+pub fn target(input: u32) -> u32 {
+    let budget = input * 7;
+    budget + limit_of(input)
+}
+"""
+
+
+def test_a_renamed_and_edited_function_is_found_in_windows_not_the_whole_file() -> None:
+    """With its definition gone, the citation is looked for by likeness: its rarest words
+    vote for the lines it starts at, and only the lines around them are tokenized."""
+    costs = {}
+    for count in (10, 2000):
+        text = rust_file(count).replace(function("target", 7), TARGET)
+        base = parsed(text)
+        start, end = target_lines(count)
+        anchor = locate.anchor(base, "src/lib.rs", start, end)
+        edited = TARGET.replace("fn target", "fn aim").replace("* 7", "* 8")
+        head = parsed("// moved down\n" + text.replace(TARGET, edited))
+        found = locate.find(anchor, [("src/lib.rs", head)])
+        assert found is not None and not found.identical
+        assert (found.start_line, found.end_line) == (start + 1, end + 1)
+        assert "_index" not in vars(head)  # no token index of the whole file
+        costs[count] = scanned(lambda a=anchor, h=head: locate.find(a, [("src/lib.rs", h)]))
+    assert max(costs.values()) < 300  # a few windows of the construct's size, whatever the file
+
+
 @pytest.mark.parametrize("case", ["function", "part of a function", "attributes"])
 def test_anchoring_a_citation_reads_its_own_tokens_not_the_files(case: str) -> None:
     costs, anchors = {}, {}

@@ -5,6 +5,7 @@ Whitespace and comments are not tokens, so a reformat never looks like a change.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import re
@@ -19,6 +20,7 @@ from watcher.syntax import (
     STATS,
     WORD,
     Parsed,
+    Tokens,
     definition_name,
     is_definition,
     is_word_byte,
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
 WHOLE_DEFINITION = 0.6
 SIMILAR_IN_DEFINITION = 0.5
 SIMILAR_IN_FILE = 0.8
+# A region found by likeness alone holds one of the citation's this many rarest tokens:
+# one that shares only its shape (another method of the same class) is another construct.
+IDENTITY = 3
 # A definition is looked for by a query around each place its name occurs, up to this
 # many places; a name that occurs more often is looked for by one query over the file.
 NAMED_PLACES = 64
@@ -62,6 +67,9 @@ class Anchor:
     span: tuple[int, int] | None = None  # lines of the first and last cited token
     probes: tuple[str, ...] = ()  # its rarest tokens in the baseline file: see `category`
     context: tuple[str, ...] = ()  # a file no grammar reads: all its lines at the baseline
+    # Each token's line, counted from the first token's (a parsed file): where a similar
+    # region starts is voted for by lines (`_line_votes`), with no index of the file.
+    token_lines: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         (cited.start_lines[0], cited.end_lines[-1]),
         _rarest_bytes(parsed, texts),
         (),
+        tuple(line - cited.start_lines[0] for line in cited.start_lines),
     )
 
 
@@ -663,7 +672,85 @@ def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
 
 def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     """The region of the file most like the anchor, when it is similar enough. Only the
-    windows its rarest tokens point at are compared, never the whole file."""
+    windows its rarest words point at are read and compared, never the whole file."""
+    if parsed.tree is None or not anchor.token_lines:
+        return _in_index(anchor, path, parsed)
+    n, best = len(anchor.tokens), None
+    identity = set(anchor.probes[:IDENTITY])
+    for line in _line_votes(anchor, parsed):
+        window = _window(parsed, line, anchor.token_lines[-1] + 1, n)
+        texts = window.texts
+        offset = bisect.bisect_left(window.start_lines, line)
+        low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
+        STATS.tokens_scanned += high - low
+        matcher = difflib.SequenceMatcher(None, anchor.tokens, texts[low:high], autojunk=False)
+        a, b, size = matcher.find_longest_match(0, n, 0, high - low)
+        if size == 0:
+            continue
+        # The longest common run places the region by its own offset, which is off by
+        # as many tokens as were added above that run; the vote's line is where the
+        # region's first tokens are. Both are tried: the better-aligned one wins.
+        for start in dict.fromkeys((max(0, low + b - a), offset)):
+            end = min(len(texts), start + n)
+            if start >= end:
+                continue
+            region = texts[start:end]
+            ratio = _ratio(anchor.tokens, region)
+            if ratio < SIMILAR_IN_FILE or (best is not None and ratio <= best[0]):
+                continue
+            if not identity.isdisjoint(region):
+                first, last = window.start_lines[start], window.end_lines[end - 1]
+                best = (ratio, first, last, tuple(region))
+    if best is None:
+        return None
+    _, first, last, tokens = best
+    return Found(path, first, last, False, _lines(parsed, first, last), tokens)
+
+
+def _line_votes(anchor: Anchor, parsed: Parsed, tries: int = 3) -> list[int]:
+    """The lines where the anchor most likely starts in the file: each whole-word
+    occurrence of one of its rarest words votes for the line it implies, rarest words
+    first (counted in the blob's bytes, once per blob). The votes cast are bounded by the
+    anchor's length, not the file's."""
+    at: dict[str, list[int]] = {}
+    for text, line in zip(anchor.tokens, anchor.token_lines, strict=True):
+        if WORD.fullmatch(text.encode()):
+            at.setdefault(text, []).append(line)
+    counts, starts = parsed.word_counts, parsed.line_starts
+    budget = 4 * len(anchor.tokens) + 64
+    votes: Counter[int] = Counter()
+    for text in sorted(at, key=lambda t: (counts.get(t.encode(), 0), t)):
+        cost = counts.get(text.encode(), 0) * len(at[text])
+        if cost == 0:
+            continue  # not in the file
+        if votes and cost > budget:
+            break
+        budget -= cost
+        places = _word_places(parsed.source, text.encode(), len(parsed.source)) or []
+        lines = [bisect.bisect_right(starts, start) for start, _ in places]
+        votes.update(line - own for line in lines for own in at[text])
+    return [line for line, _ in votes.most_common(tries)]
+
+
+def _window(parsed: Parsed, line: int, span: int, n: int) -> Tokens:
+    """The tokens of the lines around `line`: `span` lines (the anchor's) before it, and
+    after it as many as hold 2n tokens (the regions compared start up to n tokens on)."""
+    assert parsed.tree is not None
+    starts, root = parsed.line_starts, parsed.tree.root_node
+    low = starts[max(0, min(len(starts), line - span) - 1)] if line - span > 1 else 0
+    reach = 3 * span
+    while True:
+        last = line + reach
+        high = starts[last - 1] if 0 < last <= len(starts) else parsed.size
+        window = tokens_between(root, parsed.source, low, high, starting=True)
+        after = len(window.texts) - bisect.bisect_left(window.start_lines, line)
+        if after >= 2 * n or high >= parsed.size:
+            return window
+        reach *= 2
+
+
+def _in_index(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """`_in_file` over the whole file's token index: a file no grammar reads."""
     texts, n = parsed.tokens.texts, len(anchor.tokens)
     best: tuple[float, int, int] | None = None
     for offset in _alignments(anchor.tokens, parsed):
@@ -674,9 +761,6 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         a, b, size = matcher.find_longest_match(0, n, 0, len(window))
         if size == 0:
             continue
-        # The longest common run places the region by its own offset, which is off by
-        # as many tokens as were added above that run; the vote's offset is where the
-        # region's first tokens are. Both are tried: the better-aligned one wins.
         for start in dict.fromkeys((max(0, low + b - a), max(0, offset))):
             end = min(len(texts), start + n)
             ratio = _ratio(anchor.tokens, texts[start:end])
