@@ -259,7 +259,7 @@ def parse_at(
     """The parse of a blob at `path`; its bytes read by `read` (a walk's own `cat-file`)
     when given, else from the mirror, and only when it is not parsed already."""
     language = language or languages.for_path(path) or syntax.TEXT
-    return syntax.parse(blob, language, lambda: (read or mirror.read)(blob))
+    return syntax.parse(blob, language, lambda: (read or mirror.read)(blob), path)
 
 
 # --- citations ------------------------------------------------------------------------

@@ -1,0 +1,137 @@
+"""A version parsed from another version's tree is the tree a fresh parse gives, and a
+walk over a file's history parses its versions that way (`syntax.STATS.reparsed`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from tests.conftest import Project
+from watcher import syntax
+from watcher.gitbuild import Upstream
+from watcher.languages import grammar
+
+RUST = """\
+// Résumé: naïve café
+pub fn mode() -> u32 {
+    let legacy = 1;
+    legacy
+}
+
+pub fn greet() -> &'static str {
+    "héllo 日本"
+}
+
+impl Thing for Other {
+    fn go(&self) {}
+}
+"""
+PYTHON = 'LIMIT = 10\n\n\nclass A:\n    NAME = "é"\n\n    def f(self):\n        return 1\n'
+
+
+def _series(base: str, edits: list[tuple[str, str]]) -> list[bytes]:
+    versions, text = [base.encode()], base
+    for old, new in edits:
+        text = text.replace(old, new, 1) if old else new
+        versions.append(text.encode())
+    return versions
+
+
+SERIES = {
+    "rust": _series(
+        RUST,
+        [
+            ("= 1", "= 22"),  # in the middle
+            ("héllo", "hèllo"),  # é -> è: the bytes differ inside one character
+            ("hèllo", "h😀llo"),  # a character of another length
+            ("日本", ""),  # multi-byte characters deleted
+            ("// Résumé", "use std::fmt;\n// Résumé"),  # at the very start
+            ("fn go(&self) {}\n}\n", "fn go(&self) {}\n}\nfn tail() {}"),  # at the end
+            ("pub fn mode() -> u32 {", "pub fn mode() -> u32 {{"),  # now a syntax error
+            ("u32 {{", "u32 {"),  # and fixed
+            ("", ""),  # everything deleted
+            ("", RUST),  # and written again
+        ],
+    ),
+    "python": _series(
+        PYTHON,
+        [
+            ('"é"', '"日本語"'),
+            ("LIMIT = 10", "LIMIT = 10\nOTHER = 2"),
+            ("return 1\n", "return 1\n\n\ndef g():\n    pass\n"),
+            ("", ""),
+            ("", "x = 'ü'"),
+        ],
+    ),
+}
+
+
+def _fresh(language: str, source: bytes) -> syntax.Parsed:
+    from tree_sitter import Parser
+
+    return syntax.Parsed("fresh", language, Parser(grammar(language)).parse(source), source)
+
+
+def _same(parsed: syntax.Parsed, fresh: syntax.Parsed) -> None:
+    assert parsed.tree is not None and fresh.tree is not None
+    assert str(parsed.tree.root_node) == str(fresh.tree.root_node)
+    assert parsed.tokens == fresh.tokens  # texts, lines and bytes of every token
+    assert parsed.definitions == fresh.definitions
+
+
+@pytest.mark.parametrize("language", sorted(SERIES))
+def test_each_version_parsed_from_the_last_is_a_fresh_parse(
+    language: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache())
+    monkeypatch.setattr(syntax, "REPARSE_SHARE", 1.0)  # whatever share differs
+    syntax.STATS.reset()
+    versions = SERIES[language]
+    held = []
+    for source in versions:
+        blob = hashlib.sha1(source).hexdigest()
+        parsed = syntax.parse(blob, language, lambda s=source: s, "src/file")
+        _same(parsed, _fresh(language, source))
+        held.append(parsed)
+
+    assert syntax.STATS.parses == len(set(versions))  # a version seen before is held
+    assert syntax.STATS.reparsed == syntax.STATS.parses - 1
+    for parsed in held:  # the trees reparsed from were copied, never edited
+        _same(parsed, _fresh(language, parsed.source))
+
+
+def test_versions_of_another_path_or_too_different_are_parsed_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache())
+    syntax.STATS.reset()
+    first, second = SERIES["rust"][:2]
+    syntax.parse("a", "rust", lambda: first, "src/a.rs")
+    syntax.parse("b", "rust", lambda: second, "src/b.rs")
+    syntax.parse("c", "rust", lambda: b"fn other() {}\n", "src/a.rs")  # all of it differs
+
+    assert (syntax.STATS.parses, syntax.STATS.reparsed) == (3, 0)
+
+
+FUNCTIONS = "".join(f"pub fn f{n}() -> u32 {{\n    {n}\n}}\n\n" for n in range(40))
+LIB = "src/lib.rs"
+V1 = "pub fn mode() -> u32 {\n    let legacy = 1;\n    legacy\n}\n\n" + FUNCTIONS
+
+
+def test_a_walk_parses_each_version_from_the_one_before(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:1-4")
+    for n in range(6):  # each commit edits the cited lines: every version is judged
+        upstream.commit(f"edit (#{n + 10})", {LIB: V1.replace("legacy\n}", f"legacy + {n}\n}}")})
+    syntax.STATS.reset()
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    (result,) = json.loads(out)["results"]
+    assert (result["verdict"], result["introduced_by"]["pr"]) == ("changed", 10)
+    # The baseline and six versions, each but the first parsed from the one before.
+    assert (syntax.STATS.parses, syntax.STATS.reparsed) == (7, 6)
