@@ -585,6 +585,70 @@ def test_renames_made_by_many_commits_are_detected_from_one_batch_of_blobs(
     assert trace.upload_packs() == 2
 
 
+def test_walks_read_their_files_histories_off_one_shared_log(
+    project: Project, upstream: Upstream
+) -> None:
+    # Six cited files, `beta` changed in each by a commit of its own: six walks back
+    # from HEAD. One of the files is then renamed with an edit: a chain of two paths.
+    files = [f"src/w{i}.rs" for i in range(6)]
+    cite_everything(project, upstream, files)
+    blamed = {
+        p: upstream.commit(f"beta {i} (#{i + 2})", {p: module(NAMES, salt=10 * i, beta=-i)})
+        for i, p in enumerate(files)
+    }
+    moved = "src/moved/w0.rs"
+    upstream.commit("move w0 (#9)", {files[0]: None, moved: module(NAMES, beta=0, gamma=-9)})
+    publish(upstream)
+    paths.STATS.reset()
+
+    report = check(project)
+
+    betas = {r.id.split(":")[1]: r for r in report.results if r.id.endswith(span(NAMES, "beta"))}
+    assert {p: r.introduced_by.commit for p, r in betas.items() if r.introduced_by} == blamed
+    assert betas[files[0]].current and betas[files[0]].current.path == moved
+    # One log of every cited file from the baseline, which each walk reads its own
+    # file's history off, and one log of the renamed file's new path. Not one per walk.
+    assert paths.STATS.logs == 2
+
+
+def test_a_shared_log_tells_each_path_what_its_own_log_does(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    # More files than a pathspec is worth (a log of every file is read by path): edited,
+    # deleted, renamed, changed on a side branch and merged, a directory holding a file
+    # whose name git quotes, and a file whose own name git quotes (logged on its own).
+    files = [f"src/f{i:02d}.rs" for i in range(paths.WHOLE_LOG + 2)]
+    odd = ['src/d/say "hi".rs', "src/d/caf\u00e9.rs", "src/back\\slash.rs"]
+    base = upstream.commit("base", {p: module(NAMES, salt=i) for i, p in enumerate(files + odd)})
+    upstream.commit("edit", {files[0]: module(NAMES, salt=-1), odd[0]: "fn a() {}\n"})
+    upstream.commit("drop", {files[1]: None, odd[2]: "fn b() {}\n"})
+    upstream.move(files[2], "src/g/f02.rs", "move")
+    upstream.branch_off("side")
+    upstream.commit("side edit", {files[3]: module(NAMES, salt=-3), files[4]: None})
+    upstream.checkout("main")
+    upstream.commit("main edit", {files[5]: module(NAMES, salt=-5)})
+    head = upstream.merge("side", "merge side")
+    wanted = [*files, "src/d", odd[2], "src/g/f02.rs"]
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    paths.STATS.reset()
+
+    shared = mirror.paths
+    shared.prelog(head, [(base, p) for p in wanted])
+    assert paths.STATS.logs == 1  # of every file
+    told = {p: shared.follow(base, head, [p]) for p in wanted}
+    told["pair"] = shared.follow(base, head, [files[3], "src/d"])
+    # Every walk read its log off that one, but the quoted name's (a log of its own) and
+    # the renamed file's (its new path, from the rename on).
+    assert paths.STATS.logs == 3
+    own = paths.Paths(mirror)
+    assert told == {
+        **{p: own.follow(base, head, [p]) for p in wanted},
+        "pair": own.follow(base, head, [files[3], "src/d"]),
+    }
+    assert paths.STATS.logs > 2 + len(told)  # each path's own log, and the renames'
+
+
 def test_citations_of_one_file_spread_over_notes_parse_it_once(
     project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -239,9 +239,10 @@ def test_warm_run_asks_git_nothing_and_a_new_commit_one_log(
     paths.STATS.reset()
     first = _check(project, capsys)
     assert first[f"n:{CITED}"]["current"]["path"] == "lib/c.ts"
-    # One log for both files, then one per path of the chain (a, b, c); the two removing
-    # commits each need one similarity detection. The walk for blame reuses all of it.
-    assert (paths.STATS.logs, paths.STATS.diffs) == (4, 2)
+    # One log for both files (the chain's first path read off it), then one per later
+    # path of the chain (b, c); the two removing commits each need one similarity
+    # detection. The walk for blame reuses all of it.
+    assert (paths.STATS.logs, paths.STATS.diffs) == (3, 2)
 
     paths.STATS.reset()
     assert _check(project, capsys) == first

@@ -66,6 +66,9 @@ def attribute(
             key = (plan.base, plan.head, tuple(_paths(plan, result)))  # one walk per key
             groups.setdefault(key, []).append(index)
     out = [result for _, result in judged]
+    # Every walk's first log of its file, one `git log` per baseline for all of them.
+    for head in {head for _, head, _ in groups}:
+        mirror.paths.prelog(head, [(base, paths[0]) for base, at, paths in groups if at == head])
     walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
     found = run_walks(mirror, walks)
     commits = [c for told in found for c in told.commits if c is not None]

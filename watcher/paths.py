@@ -9,8 +9,9 @@ successor is followed in turn. A chain A -> B -> C is found however much the fil
 changed in between, which one diff from baseline to HEAD cannot do.
 
 Cost: one `git log` per link of the chain (the first one shared by every path of a
-baseline), one `git diff` of trees and one of content per removing commit, whose blobs
-come in one batch. What a run learned is remembered by (baseline, HEAD, path): a warm run
+baseline: `prepare` and `prelog` log them all at once and each walk reads its own there),
+one `git diff` of trees and one of content per removing commit, whose blobs come in one
+batch. What a run learned is remembered by (baseline, HEAD, path): a warm run
 asks git nothing, and a moved HEAD continues from the last one.
 """
 
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("watch")
 
 Files = tuple[tuple[str, str], ...]  # (path, blob) of a followed file, best first
+Entry = tuple[str, str, str | None, str]  # commit, path, blob after (None: deleted), before
+# Past this many paths, one log of every file is cheaper than git matching each path in
+# every commit (a pathspec of one path reads the commit-graph's Bloom filters, not more).
+WHOLE_LOG = 32
 
 
 @dataclass
@@ -136,6 +141,7 @@ class Paths:
     _order: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     _ancestry: dict[tuple[str, str], bool] = field(default_factory=dict)
     _added: dict[str, dict[str, str]] = field(default_factory=dict)
+    _logged: dict[tuple[str, str], list[Logged]] = field(default_factory=dict)
 
     def where(self, base: str, head: str, path: str) -> Where:
         """The file `path` at `base`, followed to `head` (see `prepare` to batch the work)."""
@@ -164,7 +170,7 @@ class Paths:
             if len(members) < 2:
                 continue  # `where` does it: one log either way
             every = list(dict.fromkeys(p for _, paths, _ in members for p in paths))
-            gone = [(c, path, old) for c, path, blob, old in self._log(since, head, every)
+            gone = [(c, path, old) for c, path, blob, old in self._shared(since, head, every)
                     if blob is None]  # fmt: skip
             removals += gone
             removed = {path for _, path, _ in gone}
@@ -175,6 +181,40 @@ class Paths:
         # What similarity detection will read where those files were removed: one batch
         # for every removing commit, not one fetch each when `where` follows them.
         self.mirror.prefetch(b for c, p, old in removals for b in self._compared(c, p, old))
+
+    def prelog(self, head: str, wanted: Iterable[tuple[str, str]]) -> None:
+        """Log many (starting point, path) pairs to `head` with one `git log` per starting
+        point, for the walks to come: each walk's first log of a path is read there."""
+        groups: dict[str, list[str]] = {}
+        for since, path in dict.fromkeys(wanted):
+            if _literal(path) and self._answer(since, head, [path]) is None:
+                groups.setdefault(since, []).append(path)
+        for since, paths in groups.items():
+            if len(paths) > 1:  # one path: the walk's own log costs the same
+                self._shared(since, head, paths)
+
+    def _shared(self, since: str, head: str, paths: list[str]) -> list[Entry]:
+        """The entries of the logs of `paths` (each path's in log order), from one `git
+        log` kept for the logs of fewer paths to read: of every file, read here by path,
+        when there are many. Paths git would not read as they are get a log of their own."""
+        literal = [p for p in paths if _literal(p)]
+        others = [p for p in paths if not _literal(p)]
+        found = self._log(since, head, others) if others else []
+        if not literal:
+            return found
+        if (known := self._answer(since, head, literal)) is None:
+            whole = len(literal) > WHOLE_LOG
+            shared = Logged.of(literal, self._log(since, head, [] if whole else literal))
+            self._logged.setdefault((since, head), []).append(shared)
+            known = shared.read(literal)
+        return found + known
+
+    def _answer(self, since: str, head: str, paths: Sequence[str]) -> list[Entry] | None:
+        """What `git log` would say of `paths`, read off a shared log that covered them."""
+        for shared in self._logged.get((since, head), ()):
+            if shared.covered.issuperset(paths):
+                return shared.read(paths)
+        return None
 
     def _origin(self, base: str, path: str, head: str) -> tuple[str, list[str], tuple[Link, ...]]:
         """Where a walk to `head` starts: at the HEAD an earlier run reached, when `head`
@@ -263,15 +303,17 @@ class Paths:
         order = self._order[(base, head)]
         return sorted(events, key=lambda e: order.get(e[0], -1))  # stable within a commit
 
-    def _log(
-        self, since: str, head: str, paths: Sequence[str]
-    ) -> list[tuple[str, str, str | None, str]]:
+    def _log(self, since: str, head: str, paths: Sequence[str]) -> list[Entry]:
         """(commit, path, blob after, blob before) for each first-parent commit in
-        since..head touching `paths`, oldest first; blob after is None for a deletion."""
+        since..head touching `paths` (every file when none), oldest first; blob after is
+        None for a deletion. Read off a shared log of these paths when there is one."""
+        if paths and (known := self._answer(since, head, paths)) is not None:
+            return known
         STATS.logs += 1
         out = self.mirror.git(
             "log", "--first-parent", "--diff-merges=first-parent", "--reverse", "--raw",
-            "--no-abbrev", "--no-renames", "--format=%x00%H", f"{since}..{head}", "--", *paths,
+            "--no-abbrev", "--no-renames", "--format=%x00%H", f"{since}..{head}",
+            *(["--", *paths] if paths else []),
         )  # fmt: skip
         found = []
         for chunk in out.split("\x00")[1:]:
@@ -380,6 +422,50 @@ class Paths:
                                   "--diff-filter=A", f"{commit}^1", commit)  # fmt: skip
             self._added[commit] = _added(raw)
         return self._added[commit]
+
+
+@dataclass(frozen=True)
+class Logged:
+    """One `git log` of many paths: its entries, and which of them each path's own log
+    would list (the entries at that path or, a pathspec being a prefix, below it)."""
+
+    covered: frozenset[str]
+    entries: tuple[Entry, ...]  # those of the covered paths, in the log's order
+    by_path: dict[str, list[int]]  # path given -> indexes of its entries
+
+    @classmethod
+    def of(cls, paths: Sequence[str], logged: Sequence[Entry]) -> Logged:
+        covered = frozenset(paths)
+        entries: list[Entry] = []
+        by_path: dict[str, list[int]] = {}
+        for entry in logged:
+            # git quotes a path with special characters; the plain directories above it,
+            # which a given (literal) path may name, read the same inside the quotes.
+            parts = (entry[1][1:-1] if entry[1].startswith('"') else entry[1]).split("/")
+            given = [g for n in range(len(parts)) if (g := "/".join(parts[: n + 1])) in covered]
+            for path in given:
+                by_path.setdefault(path, []).append(len(entries))
+            if given:
+                entries.append(entry)
+        return cls(covered, tuple(entries), by_path)
+
+    def read(self, paths: Sequence[str]) -> list[Entry]:
+        """The entries a log of `paths` (all covered) lists, in this log's order."""
+        if len(paths) == 1:
+            return [self.entries[i] for i in self.by_path.get(paths[0], ())]
+        indexes = sorted({i for p in paths for i in self.by_path.get(p, ())})
+        return [self.entries[i] for i in indexes]
+
+
+def _literal(path: str) -> bool:
+    """Whether a log writes `path` as it is given (a literal pathspec: the file, or the
+    files below it): nothing git would quote (core.quotePath is off) or normalize."""
+    return (
+        path.isprintable()
+        and '"' not in path
+        and "\\" not in path
+        and all(part not in ("", ".", "..") for part in path.split("/"))
+    )
 
 
 def _added(raw: str) -> dict[str, str]:
