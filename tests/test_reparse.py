@@ -102,6 +102,30 @@ def test_each_version_parsed_from_the_last_is_a_fresh_parse(
         _same(parsed, _fresh(language, parsed.source))
 
 
+BIG = "".join(f'pub fn g{n}() -> &\'static str {{\n    "v{n} é"\n}}\n\n' for n in range(200))
+FAR = (
+    BIG.replace('"v5 é"', '"v5 ü 日本"')
+    .replace('pub fn g60() -> &\'static str {\n    "v60 é"\n}\n\n', "")
+    .replace('"v120 é"', '"v120 é"\n}\n\npub fn new() -> u8 {\n    1')
+    .replace('"v199 é"', "0")
+)
+
+
+def test_a_version_far_apart_is_told_each_stretch_that_differs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache())
+    syntax.STATS.reset()
+    old, new = BIG.encode(), FAR.encode()
+    held = syntax.parse("old", "rust", lambda: old, "src/big.rs")
+    parsed = syntax.parse("new", "rust", lambda: new, "src/big.rs")
+
+    assert len(syntax.differing(old, new, 0, len(old), 0, len(new))) == 4
+    assert syntax.STATS.reparsed == 1
+    _same(parsed, _fresh("rust", new))
+    _same(held, _fresh("rust", old))
+
+
 def test_versions_of_another_path_or_too_different_are_parsed_afresh(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

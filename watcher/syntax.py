@@ -27,9 +27,11 @@ ATTRIBUTES = frozenset({"attribute_item"})
 WORD = re.compile(rb"[A-Za-z0-9_]+")
 CACHE_BYTES = 2 * 2**20  # parses kept, in bytes of source (a tree takes ~30x its source)
 # A version is parsed from another's tree when what differs is at most this share of it:
-# beyond, tree-sitter checking what it may reuse costs more than parsing afresh (measured
-# on codex's history: 1.6x a fresh parse when over half the file differs).
-REPARSE_SHARE = 0.4
+# beyond, tree-sitter checking what it may reuse costs as much as parsing afresh or more
+# (measured on codex's walks: even at 20-30%, 1.5x when over 70% differs).
+REPARSE_SHARE = 0.25
+SPLIT_BYTES = 1024  # stretches that differ shorter than this are not split further
+ANCHOR_BYTES = 128  # bytes from a line's start that must be found once to split there
 
 
 @dataclass
@@ -256,27 +258,54 @@ def _parse(blob: str, language: str, source: bytes, previous: Parsed | None = No
 
 
 def edited(tree: Tree, old: bytes, new: bytes) -> Tree | None:
-    """A copy of `old`'s tree told where `new` differs from it (the bytes between their
-    common start and common end), for tree-sitter to parse `new` reusing the rest; None
-    when they differ over so much of `new` that a fresh parse is faster. The tree itself
-    is left alone: others may hold it."""
-    from watcher.follow import _common_end, _common_start
-
-    common = min(len(old), len(new))
-    start = _common_start(new, old, 0, 0, common)
-    end = _common_end(new, old, len(new), len(old), common - start)
-    if len(new) - end - start > REPARSE_SHARE * len(new):
+    """A copy of `old`'s tree told where `new` differs from it (`differing`), for
+    tree-sitter to parse `new` reusing the rest; None when what differs is so much of
+    `new` that a fresh parse is faster. The tree itself is left alone: others may hold it."""
+    regions = differing(old, new, 0, len(old), 0, len(new))
+    if sum(high - low for _, _, low, high in regions) > REPARSE_SHARE * len(new):
         return None
     copy = tree.copy()
-    copy.edit(
-        start_byte=start,
-        old_end_byte=len(old) - end,
-        new_end_byte=len(new) - end,
-        start_point=_point(new, start),
-        old_end_point=_point(old, len(old) - end),
-        new_end_point=_point(new, len(new) - end),
-    )
+    for old_low, old_high, low, high in regions:  # in order: what precedes is `new` already
+        row, column = _point(new, low)
+        rows = old.count(b"\n", old_low, old_high)
+        end = old_high - old.rfind(b"\n", old_low, old_high) - 1 if rows else column + high - low
+        copy.edit(
+            start_byte=low,
+            old_end_byte=low + old_high - old_low,
+            new_end_byte=high,
+            start_point=(row, column),
+            old_end_point=(row + rows, end),
+            new_end_point=_point(new, high),
+        )
     return copy
+
+
+def differing(
+    old: bytes, new: bytes, old_low: int, old_high: int, low: int, high: int, most: int = 64
+) -> list[tuple[int, int, int, int]]:
+    """The stretches of old[old_low:old_high] and new[low:high] that differ, in order, as
+    (old start, old end, new start, new end), at most `most` of them: the common start and
+    end are cut off; then a line of what is left of `new`, found once in what is left of
+    `old`, splits both in two, each searched the same way. Only memcmp-speed comparisons
+    and searches: versions far apart in a walk differ in many places, each small."""
+    from watcher.follow import _common_end, _common_start
+
+    common = min(old_high - old_low, high - low)
+    start = _common_start(new, old, low, old_low, common)
+    end = _common_end(new, old, high, old_high, common - start)
+    old_low, low, old_high, high = old_low + start, low + start, old_high - end, high - end
+    if most < 2 or min(old_high - old_low, high - low) < SPLIT_BYTES:
+        return [(old_low, old_high, low, high)] if old_low < old_high or low < high else []
+    for middle in (low + (high - low) // 2, low + (high - low) // 4, high - (high - low) // 4):
+        at = new.rfind(b"\n", low, middle) + 1
+        if at <= low or at + ANCHOR_BYTES > high:
+            continue
+        anchor = new[at : at + ANCHOR_BYTES]
+        found = old.find(anchor, old_low, old_high)
+        if found >= 0 and old.find(anchor, found + 1, old_high) < 0:
+            before = differing(old, new, old_low, found, low, at, most // 2)
+            return before + differing(old, new, found, old_high, at, high, most - len(before))
+    return [(old_low, old_high, low, high)]
 
 
 def _point(source: bytes, at: int) -> tuple[int, int]:
