@@ -3,6 +3,7 @@ item 1), and its answers stay exact: pinned by `walk.STATS` and `syntax.STATS`."
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -219,3 +220,50 @@ def test_following_searches_only_the_bytes_each_commit_changed(
     # the item's length around them) are searched for its lines and names: a few hundred
     # bytes a version, where searching each version whole takes its size at least.
     assert walk.STATS.searched < 21 * len(module()) // 4
+
+
+def task(index: int, value: int = 3) -> str:
+    """A function with words of its own (`part_07`, `offset_07`), as real code has."""
+    return (
+        f"pub fn task_{index:02d}(input: u32) -> u32 {{\n"
+        f"    let part_{index:02d} = input * {value};\n"
+        f"    part_{index:02d} + offset_{index:02d}(input)\n"
+        "}\n"
+    )
+
+
+def tasks(without: int | None = None, **values: int) -> str:
+    return "\n".join(task(i, values.get(f"t{i}", 3)) for i in range(30) if i != without)
+
+
+def test_a_missing_item_is_judged_only_where_a_commit_could_bring_it_back(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: tasks()})
+    project.note("n", f"{base} {LIB}:101-104")  # task_20
+    values: dict[str, int] = {}
+    tuned = itertools.count(100)
+
+    def tune(count: int, without: int | None) -> None:
+        for _ in range(count):  # other functions, above the target's place
+            value = next(tuned)
+            values[f"t{value % 10}"] = value
+            upstream.commit(f"tune (#{value})", {LIB: tasks(without, **values)})
+
+    first = upstream.commit("drop task_20 (#2)", {LIB: tasks(20, **values)})
+    tune(8, 20)
+    back = upstream.commit("bring task_20 back (#3)", {LIB: tasks(**values)})
+    tune(4, None)
+    again = upstream.commit("drop task_20 again (#4)", {LIB: tasks(20, **values)})
+    tune(8, 20)
+
+    result = check(project, capsys)[f"n:{LIB}:101-104"]
+
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == again
+    assert [c["commit"] for c in result["history"]] == [first, back, again]
+    # While it is missing, a commit that wrote nowhere near its words nor where its
+    # words point cannot bring it back: those versions are told from their bytes, not
+    # parsed. Judged: the versions before the two drops and before it came back.
+    assert walk.STATS.judged_commits == [again, back, first]
+    assert walk.STATS.quiet == 16

@@ -9,6 +9,7 @@ import bisect
 import difflib
 import functools
 import re
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -394,17 +395,7 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
             _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
             for i in _occurrences(parsed, anchor.tokens)
         ]
-    probe = (anchor.probes or anchor.tokens)[0].encode()
-    reach = 2 * len(anchor.text.encode()) + 1024
-    windows: list[tuple[int, int]] = []
-    at = parsed.source.find(probe)
-    while at >= 0:
-        low, high = max(0, at - reach), at + len(probe) + reach
-        if windows and low <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], high)
-        else:
-            windows.append((low, high))
-        at = parsed.source.find(probe, at + 1)
+    windows = _probe_ranges(anchor, parsed.source)
     found = []
     wanted, n = list(anchor.tokens), len(anchor.tokens)
     for low, high in windows:
@@ -417,6 +408,23 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
                 text = _lines(parsed, start, end)
                 found.append(Found(path, start, end, True, text, anchor.tokens))
     return found
+
+
+def _probe_ranges(anchor: Anchor, source: bytes) -> list[tuple[int, int]]:
+    """The windows a verbatim match can lie in: around each occurrence of the anchor's
+    rarest token, as far as twice its length reaches, overlapping windows merged."""
+    probe = (anchor.probes or anchor.tokens)[0].encode()
+    reach = 2 * len(anchor.text.encode()) + 1024
+    windows: list[tuple[int, int]] = []
+    at = source.find(probe)
+    while at >= 0:
+        low, high = max(0, at - reach), min(len(source), at + len(probe) + reach)
+        if windows and low <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], high)
+        else:
+            windows.append((low, high))
+        at = source.find(probe, at + 1)
+    return windows
 
 
 def _definition_by_query(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
@@ -678,7 +686,7 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     n, best = len(anchor.tokens), None
     identity = set(anchor.probes[:IDENTITY])
     for line in _line_votes(anchor, parsed):
-        window = _window(parsed, line, anchor.token_lines[-1] + 1, n)
+        window = _window(parsed, line, anchor)
         texts = window.texts
         offset = bisect.bisect_left(window.start_lines, line)
         low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
@@ -732,21 +740,70 @@ def _line_votes(anchor: Anchor, parsed: Parsed, tries: int = 3) -> list[int]:
     return [line for line, _ in votes.most_common(tries)]
 
 
-def _window(parsed: Parsed, line: int, span: int, n: int) -> Tokens:
-    """The tokens of the lines around `line`: `span` lines (the anchor's) before it, and
-    after it as many as hold 2n tokens (the regions compared start up to n tokens on)."""
+def _window(parsed: Parsed, line: int, anchor: Anchor) -> Tokens:
+    """The tokens of the lines around a voted line (`_window_bytes`)."""
     assert parsed.tree is not None
-    starts, root = parsed.line_starts, parsed.tree.root_node
-    low = starts[max(0, min(len(starts), line - span) - 1)] if line - span > 1 else 0
-    reach = 3 * span
-    while True:
-        last = line + reach
-        high = starts[last - 1] if 0 < last <= len(starts) else parsed.size
-        window = tokens_between(root, parsed.source, low, high, starting=True)
-        after = len(window.texts) - bisect.bisect_left(window.start_lines, line)
-        if after >= 2 * n or high >= parsed.size:
-            return window
-        reach *= 2
+    low, high = _window_bytes(parsed.source, parsed.line_starts, line, anchor)
+    return tokens_between(parsed.tree.root_node, parsed.source, low, high, starting=True)
+
+
+def _window_bytes(source: bytes, starts: array[int], line: int, anchor: Anchor) -> tuple[int, int]:
+    """The bytes of the lines around a voted line: as many lines as the anchor's before it,
+    and after it three times as many, or as many as hold twice its bytes (the regions
+    compared start up to its length on). Read off the bytes alone, so that an older
+    version can be told to hold the same windows without parsing it (`stays_missing`)."""
+    span = anchor.token_lines[-1] + 1
+
+    def start_of(number: int) -> int:  # the byte where 1-based line `number` starts
+        return 0 if number <= 1 else starts[number - 1] if number <= len(starts) else len(source)
+
+    low, high = start_of(line - span), start_of(line + 3 * span)
+    wanted = start_of(line) + 2 * len(anchor.text.encode())
+    if high < wanted:
+        end = source.find(b"\n", wanted)
+        high = len(source) if end < 0 else end + 1
+    return low, high
+
+
+def stays_missing(anchor: Anchor, newer: Parsed, older: Parsed) -> bool:
+    """Whether `place` finds the anchor in `older` no more than in `newer`, where it is
+    missing, told from their bytes alone (no parse). `place` reads the windows around its
+    rarest token's occurrences (for a verbatim match) and around the lines its words vote
+    for (for a similar region), and the definition it looks for by name: each window of
+    `older` must be one of `newer`'s, or lack what a match needs there (every probe for a
+    verbatim match, one of the rarest tokens for a similar region: `IDENTITY`), and the
+    definition's name must not occur in `older`."""
+    if anchor.start_line is None or anchor.context or not anchor.token_lines:
+        return False
+    if any("\ufffd" in t for t in anchor.probes):
+        return False
+    if anchor.definition is not None:
+        own = anchor.definition[1][-1].encode()
+        if all(_word_places(older.source, w, 0) is None for w in WORD.findall(own)):
+            return False  # each word of its name occurs: the definition may be there
+    probes = [t.encode() for t in anchor.probes or anchor.tokens]
+    seen = set(_probe_windows(anchor, newer))
+    for window in _probe_windows(anchor, older):
+        if window not in seen and all(p in window for p in probes):
+            return False
+    seen = set(_vote_windows(anchor, newer))
+    identity = probes[:IDENTITY]
+    return all(
+        window in seen or not any(p in window for p in identity)
+        for window in _vote_windows(anchor, older)
+    )
+
+
+def _probe_windows(anchor: Anchor, parsed: Parsed) -> list[bytes]:
+    return [parsed.source[low:high] for low, high in _probe_ranges(anchor, parsed.source)]
+
+
+def _vote_windows(anchor: Anchor, parsed: Parsed) -> list[bytes]:
+    source, starts = parsed.source, parsed.line_starts
+    return [
+        source[slice(*_window_bytes(source, starts, line, anchor))]
+        for line in _line_votes(anchor, parsed)
+    ]
 
 
 def _in_index(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:

@@ -7,7 +7,9 @@ are followed to where they were (as `git log -L` follows a range) and the versio
 parsed. Only a commit that touched the lines is judged, by the same state function a full
 walk uses, so the answer stays exact: a change made, reverted and made again is blamed on
 the second time, and a change merged from a branch on the merge (the history is
-first-parent). An item with no lines (missing) is judged at every version.
+first-parent). An item with no lines (missing) has nothing to follow: the version before
+a commit is judged only when what `locate` would read there differs from the version after
+(`locate.stays_missing`, from the bytes alone).
 
 Reading a version's bytes is cheap (one `cat-file`); parsing it is what costs, so the
 versions parsed are those that touched the item, not all the versions of its file.
@@ -47,6 +49,11 @@ class Place:
     # The item's tokens there (None: not told, a quote): a version whose tokens differ
     # from the version before is a change of the item, even in the same state.
     tokens: tuple[str, ...] | None = None
+    # Missing here: whether it is missing in an older version too, told from the two
+    # versions' bytes without parsing the older one (None: judge it).
+    stays: Callable[[syntax.Parsed, syntax.Parsed], bool] | None = field(
+        default=None, compare=False
+    )
 
 
 Read = Callable[[str], bytes]  # a blob's bytes
@@ -62,13 +69,15 @@ class Stats:
 
     judged: int = 0
     skipped: int = 0
+    quiet: int = 0  # versions a missing item was missing in, told without parsing them
     read: int = 0
     searched: int = 0  # bytes searched for an item's lines and guard words, following it
     handed: int = 0  # versions parsed from the walk's own reads, not read again from the mirror
     judged_commits: list[str] = field(default_factory=list)
 
     def reset(self) -> None:
-        self.judged = self.skipped = self.read = self.searched = self.handed = 0
+        self.judged = self.skipped = self.quiet = self.read = self.searched = 0
+        self.handed = 0
         self.judged_commits.clear()
 
 
@@ -92,6 +101,7 @@ class _Sources:
         self.process: subprocess.Popen[bytes] | None = None
         self.reader: threading.Thread | None = None
         self.count = 0  # blobs read from git
+        self.bare: OrderedDict[str, syntax.Parsed] = OrderedDict()
 
     def __call__(self, blob: str) -> bytes:
         if blob not in self.held:
@@ -110,6 +120,15 @@ class _Sources:
                 self.held.popitem(last=False)
         self.held.move_to_end(blob)
         return self.held[blob]
+
+    def unparsed(self, blob: str) -> syntax.Parsed:
+        """A version with its word counts and line starts and no tree, for `_stays`: the
+        last two are kept, as a walk compares each version with the one after it."""
+        if blob not in self.bare:
+            self.bare[blob] = syntax.Parsed(blob, syntax.TEXT, None, self(blob))
+            if len(self.bare) > 2:
+                self.bare.popitem(last=False)
+        return self.bare[blob]
 
     def checked(self, blob: str) -> bytes:
         """A version to parse: above `[limits] file_bytes`, TooLarge, as `Mirror.read`."""
@@ -252,7 +271,7 @@ def changes(
                 read.request(_blobs(*reversed(earlier), *([start] if low == 0 else [])))
                 asked = low
             before = steps[position - 1][1] if position else start
-            _step(read, steps[position][0], before, judges, items, told)
+            _step(read, steps[position], before, judges, items, told)
         found = [(item.state, t[::-1]) for item, t in zip(items, told, strict=True)]
     finally:
         STATS.read += read.count
@@ -262,7 +281,7 @@ def changes(
 
 def _step(
     read: _Sources,
-    commit: str,
+    step: tuple[str, Files],
     before: Files,
     judges: Sequence[Judge],
     items: list[_Tracked],
@@ -271,9 +290,13 @@ def _step(
     """One commit back: follow each item's lines into the version before `commit`, or
     judge that version when the commit touched them; tell the commit when the item's
     state or tokens differ there."""
+    commit, files = step
     for n, judge in enumerate(judges):
         after, item = items[n], _follow(read, items[n], before)
-        if item is None:
+        if item is None and _stays(read, after.judged, files, before):
+            STATS.quiet += 1
+            item = after
+        elif item is None:
             STATS.judged += 1
             STATS.judged_commits.append(commit)
             item = _track(read, judge(before, read.checked), before)
@@ -353,6 +376,20 @@ def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tra
     return _Tracked(item.judged, region, item.counts, path, source, at)
 
 
+def _stays(read: _Sources, place: Place, after: Files, before: Files) -> bool:
+    """Whether a missing item is missing in `before` too, told without parsing it: every
+    file the commit changed holds, in `before`, the same bytes where `locate` would look
+    for the item as in `after` (`Place.stays`). A rename or a new file is judged."""
+    stays = place.stays
+    if place.state != "missing" or stays is None or [p for p, _ in before] != [p for p, _ in after]:
+        return False
+    newer = dict(after)
+    return all(
+        blob == newer[path] or stays(read.unparsed(newer[path]), read.unparsed(blob))
+        for path, blob in before
+    )
+
+
 def _line_aligned(source: bytes, region: bytes) -> Iterable[int]:
     """Offsets where `region` occurs in `source` as whole lines."""
     at = source.find(region)
@@ -382,12 +419,13 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
         anchor = classify.anchor_of(mirror, plan)
 
         names = tuple(anchor.definition[1]) if anchor.definition else ()
+        stays = functools.partial(locate.stays_missing, anchor)
 
         def citation(files: Files, read: Read) -> Place:
             parsed = [(p, classify.parse_at(mirror, p, b, read=read)) for p, b in files]
             state, path, start, end = locate.place(anchor, parsed)
             tokens = _tokens(dict(parsed)[path], start, end) if path is not None else ()
-            return Place(state, path, start, end, names, tokens)
+            return Place(state, path, start, end, names, tokens, stays)
 
         return functools.cache(citation)
     base = classify.rule_baseline(mirror, plan, rule)
