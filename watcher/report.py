@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from pydantic import BaseModel
@@ -19,24 +19,25 @@ def to_json(report: Report) -> str:
     with the site (seconds at 5,000 citations). Each element is written by pydantic's
     own JSON serializer instead, and the layout is made here.
     """
+    return "".join(json_pieces(report))
+
+
+def json_pieces(report: Report) -> Iterator[str]:
+    """The text of `to_json`, one element at a time (each with the separator before it):
+    printed as it comes, a big report is never one string (tens of MB at 5,000
+    citations, two bytes a character once one is outside Latin-1)."""
     encode = json.JSONEncoder(ensure_ascii=False).encode
-    # Pieces joined once: the text of thousands of results is copied once, not once per
-    # level of nesting (each copy as big as the whole report).
-    parts = ["{\n"]
     for n, (name, field) in enumerate(Report.model_fields.items()):
-        parts.append(",\n  " if n else "  ")
-        parts.append(f"{encode(field.serialization_alias or name)}: ")
+        key = (",\n  " if n else "{\n  ") + f"{encode(field.serialization_alias or name)}: "
         value = getattr(report, name)
         if isinstance(value, tuple) and value:
-            parts.append("[\n")
+            yield key + "["
             for m, element in enumerate(value):
-                parts.append(",\n    " if m else "    ")
-                parts.append(_element(element, encode))
-            parts.append("\n  ]")
+                yield (",\n    " if m else "\n    ") + _element(element, encode)
+            yield "\n  ]"
         else:
-            parts.append(_element(value, encode))
-    parts.append("\n}\n")
-    return "".join(parts)
+            yield key + _element(value, encode)
+    yield "\n}\n"
 
 
 def _element(value: object, encode: Callable[[object], str]) -> str:
@@ -46,7 +47,8 @@ def _element(value: object, encode: Callable[[object], str]) -> str:
 
 
 def render_json(report: Report, stream: TextIO) -> None:
-    stream.write(to_json(report))
+    for piece in json_pieces(report):
+        stream.write(piece)
 
 
 def render_table(report: Report, stream: TextIO) -> None:

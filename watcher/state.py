@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -154,25 +154,28 @@ def dumps(data: dict[str, Any]) -> str:
     item per line keeps diffs of a committed state/ to the items that changed, and the
     same data always gives the same bytes.
     """
+    return "".join(pieces(data))
+
+
+def pieces(data: dict[str, Any]) -> Iterator[str]:
+    """The text of `dumps(data)`, one entry at a time (each with the separator before it),
+    so that a big document is written without ever being one string: at 5,000 items the
+    text alone is tens of MB (two bytes a character once one is outside Latin-1)."""
     if not data:
-        return "{}\n"
+        yield "{}\n"
+        return
     encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
-    # Pieces joined once: a document of thousands of items is copied once, not once per
-    # level of nesting (each copy as big as the whole state file).
-    parts = ["{\n"]
     for n, key in enumerate(sorted(data)):
-        parts.append(",\n  " if n else "  ")
+        start = ",\n  " if n else "{\n  "
         value = data[key]
         if isinstance(value, dict) and value:
-            parts.append(f"{encode(key)}: {{\n")
+            yield f"{start}{encode(key)}: {{\n"
             for m, inner in enumerate(sorted(value)):
-                parts.append(f",\n    {encode(inner)}: " if m else f"    {encode(inner)}: ")
-                parts.append(encode(value[inner]))
-            parts.append("\n  }")
+                yield (",\n    " if m else "    ") + f"{encode(inner)}: {encode(value[inner])}"
+            yield "\n  }"
         else:
-            parts.append(f"{encode(key)}: {encode(value)}")
-    parts.append("\n}\n")
-    return "".join(parts)
+            yield f"{start}{encode(key)}: {encode(value)}"
+    yield "\n}\n"
 
 
 def set_aside(path: Path, why: str) -> None:
@@ -221,7 +224,7 @@ def remove_leftovers(state_dir: Path) -> list[Path]:
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write `dumps(data)` via a temp file and os.replace: never half-written."""
-    write_text(path, dumps(data))
+    write_text(path, pieces(data))
 
 
 def update_json(path: Path, data: dict[str, Any], known: dict[str, Any] | None = None) -> bool:
@@ -229,22 +232,33 @@ def update_json(path: Path, data: dict[str, Any], known: dict[str, Any] | None =
 
     `known` is what the caller read from the file under the same lock: when it equals
     `data`, nothing is encoded or read again (a warm run on a big site skips both).
+    The text is compared and written piece by piece, never held whole.
     """
     if known is not None and known == data:
         return False
-    text = dumps(data)
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return False
-    except (FileNotFoundError, UnicodeDecodeError):
-        pass
-    write_text(path, text)
+    if _holds(path, pieces(data)):
+        return False
+    write_text(path, pieces(data))
     return True
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write a state file atomically; secrets are redacted first (nothing in state is one)."""
-    text = redact(text)
+def _holds(path: Path, text: Iterable[str]) -> bool:
+    """Whether the file's bytes are exactly these pieces' (read as far as they agree)."""
+    try:
+        with path.open("rb") as handle:
+            for piece in text:
+                expected = piece.encode()
+                if handle.read(len(expected)) != expected:
+                    return False
+            return handle.read(1) == b""
+    except OSError:  # absent or unreadable: written (and a write says why it fails)
+        return False
+
+
+def write_text(path: Path, text: str | Iterable[str]) -> None:
+    """Write a state file atomically, from one text or its pieces (written as they come,
+    never joined); secrets are redacted first (nothing in state is one). Each piece is
+    redacted alone: pieces are whole JSON entries or lines, which no secret spans."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp, fd = _temp(path)
@@ -255,7 +269,8 @@ def write_text(path: Path, text: str) -> None:
         ) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            for piece in [text] if isinstance(text, str) else text:
+                handle.write(redact(piece))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -136,7 +136,7 @@ def _under_lock(site: Site, offline: bool, started: float, tee: Tee, full: FullR
     except OSError:
         return code
     same = after == fingerprint and _covers(fetched, book)
-    book.output = "".join(tee.parts)
+    book.output = tee.parts
     seed = after["site"] if after["site"] == before["site"] else None
     store(site.record, book, lines, fingerprint if same else None, seed=seed)
     return code

@@ -46,7 +46,7 @@ class Book:
     def __init__(self) -> None:
         self.state: Path | None = None
         self.cache: Path | None = None
-        self.output = ""
+        self.output: list[str] = []  # the report as printed, in the pieces written
         self.started_at = ""
         self.code = 2
         self.upstreams: list[dict[str, Any]] = []  # what the next run fetches first
@@ -88,22 +88,23 @@ def store(
         STATS.stored += 1
         record |= {
             "fingerprint": fingerprint,
-            "output_chars": len(book.output),
+            "output_chars": sum(len(part) for part in book.output),
             "started_at": book.started_at,
             "code": book.code,
             "logs": lines,
             "runs": book.runs,
         }
     header = redact.redact(json.dumps(record, ensure_ascii=False))  # one line
-    output = book.output if "fingerprint" in record else ""
+    output = book.output if "fingerprint" in record else []
     # Beside the mirrors, not in state/ (its writes are counted, and may be committed);
     # replaced whole; a read-only cache costs only full runs.
     tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("wb") as handle:  # the report is not copied into one more string
+        with tmp.open("wb") as handle:  # the report is never joined into one string
             handle.write(f"{header}\n".encode())
-            handle.write(output.encode())
+            for part in output:
+                handle.write(part.encode())
         os.replace(tmp, file)
     except OSError:
         with contextlib.suppress(OSError):
