@@ -24,7 +24,6 @@ from watcher.syntax import (
     Tokens,
     definition_name,
     is_definition,
-    is_word_byte,
     node_tokens,
     normalize,
     tokens_between,
@@ -515,17 +514,14 @@ def _named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
 
 
 def _word_places(source: bytes, word: bytes, most: int) -> list[tuple[int, int]] | None:
-    """The byte ranges where `word` occurs as a whole word; None past `most` of them."""
+    """The byte ranges where `word` occurs as a whole word (no byte `syntax.is_word_byte`
+    takes for a word's on either side); None past `most` of them."""
     places: list[tuple[int, int]] = []
-    at = source.find(word)
-    while at >= 0:
-        end = at + len(word)
-        before = at and is_word_byte(source[at - 1])
-        if not before and not (end < len(source) and is_word_byte(source[end])):
-            if len(places) == most:
-                return None
-            places.append((at, end))
-        at = source.find(word, at + 1)
+    whole = rb"(?<![A-Za-z0-9_])" + re.escape(word) + rb"(?![A-Za-z0-9_])"
+    for match in re.finditer(whole, source):
+        if len(places) == most:
+            return None
+        places.append(match.span())
     return places
 
 
@@ -782,28 +778,25 @@ def stays_missing(anchor: Anchor, newer: Parsed, older: Parsed) -> bool:
         if all(_word_places(older.source, w, 0) is None for w in WORD.findall(own)):
             return False  # each word of its name occurs: the definition may be there
     probes = [t.encode() for t in anchor.probes or anchor.tokens]
-    seen = set(_probe_windows(anchor, newer))
-    for window in _probe_windows(anchor, older):
-        if window not in seen and all(p in window for p in probes):
-            return False
-    seen = set(_vote_windows(anchor, newer))
+    seen_probes, seen_votes = _windows(anchor, newer)
+    probe_windows, vote_windows = _windows(anchor, older)
+    if any(w not in seen_probes and all(p in w for p in probes) for w in probe_windows):
+        return False
     identity = probes[:IDENTITY]
-    return all(
-        window in seen or not any(p in window for p in identity)
-        for window in _vote_windows(anchor, older)
-    )
+    return all(w in seen_votes or not any(p in w for p in identity) for w in vote_windows)
 
 
-def _probe_windows(anchor: Anchor, parsed: Parsed) -> list[bytes]:
-    return [parsed.source[low:high] for low, high in _probe_ranges(anchor, parsed.source)]
-
-
-def _vote_windows(anchor: Anchor, parsed: Parsed) -> list[bytes]:
+@functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
+def _windows(anchor: Anchor, parsed: Parsed) -> tuple[frozenset[bytes], frozenset[bytes]]:
+    """The bytes of the windows `place` reads in a version: around the rarest token's
+    occurrences, and around the lines the words vote for."""
     source, starts = parsed.source, parsed.line_starts
-    return [
+    probes = frozenset(source[low:high] for low, high in _probe_ranges(anchor, source))
+    votes = frozenset(
         source[slice(*_window_bytes(source, starts, line, anchor))]
         for line in _line_votes(anchor, parsed)
-    ]
+    )
+    return probes, votes
 
 
 def _in_index(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
