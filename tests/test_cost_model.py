@@ -608,6 +608,31 @@ def test_renames_made_by_many_commits_are_detected_from_one_batch_of_blobs(
     assert trace.upload_packs() == 2
 
 
+def test_chains_of_renames_are_followed_one_link_at_a_time_for_every_file(
+    project: Project, upstream: Upstream, trace: Trace
+) -> None:
+    # Four cited files, each renamed with an edit twice, each rename a commit of its own.
+    files = [f"src/c{i}.rs" for i in range(4)]
+    cite_everything(project, upstream, files)
+    for step, folder in enumerate(["src/mid", "src/end"]):
+        for i, path in enumerate(files):
+            old = path.replace("src/", "src/mid/") if step else path
+            upstream.commit(
+                f"move {path} to {folder} (#{10 * step + i + 2})",
+                {old: None, f"{folder}/c{i}.rs": module(NAMES, salt=10 * i, gamma=-1 - step)},
+            )
+    publish(upstream)
+
+    trace.start()
+    report = check(project)
+
+    betas = [r for r in report.results if r.id.endswith(span(NAMES, "beta"))]
+    assert {r.current.path for r in betas if r.current} == {f"src/end/c{i}.rs" for i in range(4)}
+    # The clone, what the first renames' detection compares (all four commits), then the
+    # second renames' (all four; the verdicts read no other blob). Not one per file.
+    assert trace.upload_packs() == 3
+
+
 def test_walks_read_their_files_histories_off_one_shared_log(
     project: Project, upstream: Upstream
 ) -> None:

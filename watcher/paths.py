@@ -11,8 +11,9 @@ changed in between, which one diff from baseline to HEAD cannot do.
 Cost: one `git log` per link of the chain (the first one shared by every path of a
 baseline: `prepare` and `prelog` log them all at once and each walk reads its own there),
 one `git diff` of trees and one of content per removing commit, whose blobs come in one
-batch. What a run learned is remembered by (baseline, HEAD, path): a warm run
-asks git nothing, and a moved HEAD continues from the last one.
+batch (for all the items `prepare` is given, one batch per link of their chains). What a
+run learned is remembered by (baseline, HEAD, path): a warm run asks git nothing, and a
+moved HEAD continues from the last one.
 """
 
 from __future__ import annotations
@@ -142,6 +143,7 @@ class Paths:
     _ancestry: dict[tuple[str, str], bool] = field(default_factory=dict)
     _added: dict[str, dict[str, str]] = field(default_factory=dict)
     _logged: dict[tuple[str, str], list[Logged]] = field(default_factory=dict)
+    _moves: dict[tuple[str, str, str], list[tuple[Link, str]]] = field(default_factory=dict)
 
     def where(self, base: str, head: str, path: str) -> Where:
         """The file `path` at `base`, followed to `head` (see `prepare` to batch the work)."""
@@ -178,9 +180,24 @@ class Paths:
                 if removed.isdisjoint(paths):
                     files = tuple((p, b) for p in paths if (b := self.mirror.blob_id(head, p)))
                     self.memo[key] = Where(head, files, links).dump()
-        # What similarity detection will read where those files were removed: one batch
-        # for every removing commit, not one fetch each when `where` follows them.
-        self.mirror.prefetch(b for c, p, old in removals for b in self._compared(c, p, old))
+        self._chase(head, removals)
+
+    def _chase(self, head: str, removals: list[tuple[str, str, str]]) -> None:
+        """Where the removed files went, for every item at once, one link of the chains at
+        a time: what similarity detection reads at each link comes in one fetch for all
+        the removing commits, not one per item when `where` follows them (it finds the
+        successors and logs found here)."""
+        chased: set[tuple[str, str]] = set()
+        while removals:
+            self.mirror.prefetch(b for c, p, old in removals for b in self._compared(c, p, old))
+            later: list[tuple[str, str, str]] = []
+            for commit, path, old in removals:
+                for link, _ in self._successors(commit, path, old):
+                    if (commit, link.new) not in chased:
+                        chased.add((commit, link.new))
+                        found = self._log(commit, head, [link.new])
+                        later += [(c, p, before) for c, p, after, before in found if after is None]
+            removals = later
 
     def prelog(self, head: str, wanted: Iterable[tuple[str, str]]) -> None:
         """Log many (starting point, path) pairs to `head` with one `git log` per starting
@@ -202,12 +219,11 @@ class Paths:
         found = self._log(since, head, others) if others else []
         if not literal:
             return found
-        if (known := self._answer(since, head, literal)) is None:
-            whole = len(literal) > WHOLE_LOG
-            shared = Logged.of(literal, self._log(since, head, [] if whole else literal))
+        if (known := self._answer(since, head, literal)) is None and len(literal) > WHOLE_LOG:
+            shared = Logged.of(literal, self._log(since, head, []))
             self._logged.setdefault((since, head), []).append(shared)
             known = shared.read(literal)
-        return found + known
+        return found + (known if known is not None else self._log(since, head, literal))
 
     def _answer(self, since: str, head: str, paths: Sequence[str]) -> list[Entry] | None:
         """What `git log` would say of `paths`, read off a shared log that covered them."""
@@ -306,7 +322,8 @@ class Paths:
     def _log(self, since: str, head: str, paths: Sequence[str]) -> list[Entry]:
         """(commit, path, blob after, blob before) for each first-parent commit in
         since..head touching `paths` (every file when none), oldest first; blob after is
-        None for a deletion. Read off a shared log of these paths when there is one."""
+        None for a deletion. Read off a shared log of these paths when there is one, and
+        kept for the logs to come."""
         if paths and (known := self._answer(since, head, paths)) is not None:
             return known
         STATS.logs += 1
@@ -325,6 +342,8 @@ class Paths:
                     continue
                 blob = None if parts[4].startswith("D") else parts[3]
                 found.append((lines[0], path, blob, parts[2]))
+        if paths and all(_literal(p) for p in paths):
+            self._logged.setdefault((since, head), []).append(Logged.of(paths, found))
         return found
 
     def _candidates(self, commit: str, path: str) -> dict[str, str]:
@@ -339,6 +358,11 @@ class Paths:
 
     def _successors(self, commit: str, path: str, old_blob: str) -> list[tuple[Link, str]]:
         """Where `commit` moved or copied `path` (with the new blob), best first."""
+        if (commit, path, old_blob) not in self._moves:
+            self._moves[(commit, path, old_blob)] = self._detect(commit, path, old_blob)
+        return self._moves[(commit, path, old_blob)]
+
+    def _detect(self, commit: str, path: str, old_blob: str) -> list[tuple[Link, str]]:
         candidates = self._candidates(commit, path)
         if not candidates:
             return []
