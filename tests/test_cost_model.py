@@ -686,9 +686,9 @@ def test_a_shared_log_tells_each_path_what_its_own_log_does(
     assert paths.STATS.logs == 1  # of every file
     told = {p: shared.follow(base, head, [p]) for p in wanted}
     told["pair"] = shared.follow(base, head, [files[3], "src/d"])
-    # Every walk read its log off that one, but the quoted name's (a log of its own) and
-    # the renamed file's (its new path, from the rename on).
-    assert paths.STATS.logs == 3
+    # Every walk read its log off that one, the renamed file's new path too (from the
+    # rename on), but for the quoted name (a log of its own).
+    assert paths.STATS.logs == 2
     own = paths.Paths(mirror)
     assert told == {
         **{p: own.follow(base, head, [p]) for p in wanted},

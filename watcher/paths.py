@@ -18,6 +18,7 @@ moved HEAD continues from the last one.
 
 from __future__ import annotations
 
+import bisect
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -143,6 +144,7 @@ class Paths:
     _ancestry: dict[tuple[str, str], bool] = field(default_factory=dict)
     _added: dict[str, dict[str, str]] = field(default_factory=dict)
     _logged: dict[tuple[str, str], list[Logged]] = field(default_factory=dict)
+    _every: dict[str, list[Logged]] = field(default_factory=dict)  # by HEAD: logs of every file
     _moves: dict[tuple[str, str, str], list[tuple[Link, str]]] = field(default_factory=dict)
 
     def where(self, base: str, head: str, path: str) -> Where:
@@ -220,16 +222,22 @@ class Paths:
         if not literal:
             return found
         if (known := self._answer(since, head, literal)) is None and len(literal) > WHOLE_LOG:
-            shared = Logged.of(literal, self._log(since, head, []))
-            self._logged.setdefault((since, head), []).append(shared)
-            known = shared.read(literal)
+            every = Logged.every(*self._run(since, head, []))
+            self._logged.setdefault((since, head), []).append(every)
+            self._every.setdefault(head, []).append(every)
+            known = every.read(literal)
         return found + (known if known is not None else self._log(since, head, literal))
 
     def _answer(self, since: str, head: str, paths: Sequence[str]) -> list[Entry] | None:
-        """What `git log` would say of `paths`, read off a shared log that covered them."""
+        """What `git log` would say of `paths`, read off a shared log that covered them:
+        one from `since`, or one of every file from further back, past `since` (a
+        first-parent commit it lists: those after it are all of since..HEAD)."""
         for shared in self._logged.get((since, head), ()):
-            if shared.covered.issuperset(paths):
+            if shared.covers(paths):
                 return shared.read(paths)
+        for every in self._every.get(head, ()):
+            if since in every.after and every.covers(paths):
+                return every.read(paths, every.after[since])
         return None
 
     def _origin(self, base: str, path: str, head: str) -> tuple[str, list[str], tuple[Link, ...]]:
@@ -326,13 +334,24 @@ class Paths:
         kept for the logs to come."""
         if paths and (known := self._answer(since, head, paths)) is not None:
             return known
+        found, _ = self._run(since, head, paths)
+        if paths and all(_literal(p) for p in paths):
+            self._logged.setdefault((since, head), []).append(Logged.of(paths, found))
+        return found
+
+    def _run(
+        self, since: str, head: str, paths: Sequence[str]
+    ) -> tuple[list[Entry], dict[str, int]]:
+        """`git log` of `paths` (every file when none): its entries, and for each commit
+        listed the number of entries up to it (it included)."""
         STATS.logs += 1
         out = self.mirror.git(
             "log", "--first-parent", "--diff-merges=first-parent", "--reverse", "--raw",
             "--no-abbrev", "--no-renames", "--format=%x00%H", f"{since}..{head}",
             *(["--", *paths] if paths else []),
         )  # fmt: skip
-        found = []
+        found: list[Entry] = []
+        after: dict[str, int] = {}
         for chunk in out.split("\x00")[1:]:
             lines = chunk.strip().splitlines()
             for raw in lines[1:]:
@@ -342,9 +361,8 @@ class Paths:
                     continue
                 blob = None if parts[4].startswith("D") else parts[3]
                 found.append((lines[0], path, blob, parts[2]))
-        if paths and all(_literal(p) for p in paths):
-            self._logged.setdefault((since, head), []).append(Logged.of(paths, found))
-        return found
+            after[lines[0]] = len(found)
+        return found, after
 
     def _candidates(self, commit: str, path: str) -> dict[str, str]:
         """The files `commit` added that `path` may have gone to (languages.family)."""
@@ -450,12 +468,14 @@ class Paths:
 
 @dataclass(frozen=True)
 class Logged:
-    """One `git log` of many paths: its entries, and which of them each path's own log
-    would list (the entries at that path or, a pathspec being a prefix, below it)."""
+    """One `git log` of many paths, or of every file: its entries, and which of them each
+    path's own log would list (the entries at that path or, a pathspec being a prefix,
+    below it)."""
 
-    covered: frozenset[str]
+    covered: frozenset[str] | None  # None: every file (a log with no pathspec)
     entries: tuple[Entry, ...]  # those of the covered paths, in the log's order
-    by_path: dict[str, list[int]]  # path given -> indexes of its entries
+    by_path: dict[str, list[int]]  # path (or folder) -> indexes of its entries, ascending
+    after: dict[str, int] = field(default_factory=dict)  # of every file: commit -> index past it
 
     @classmethod
     def of(cls, paths: Sequence[str], logged: Sequence[Entry]) -> Logged:
@@ -463,22 +483,42 @@ class Logged:
         entries: list[Entry] = []
         by_path: dict[str, list[int]] = {}
         for entry in logged:
-            # git quotes a path with special characters; the plain directories above it,
-            # which a given (literal) path may name, read the same inside the quotes.
-            parts = (entry[1][1:-1] if entry[1].startswith('"') else entry[1]).split("/")
-            given = [g for n in range(len(parts)) if (g := "/".join(parts[: n + 1])) in covered]
+            given = [g for g in _prefixes(entry[1]) if g in covered]
             for path in given:
                 by_path.setdefault(path, []).append(len(entries))
             if given:
                 entries.append(entry)
         return cls(covered, tuple(entries), by_path)
 
-    def read(self, paths: Sequence[str]) -> list[Entry]:
-        """The entries a log of `paths` (all covered) lists, in this log's order."""
+    @classmethod
+    def every(cls, logged: Sequence[Entry], after: dict[str, int]) -> Logged:
+        by_path: dict[str, list[int]] = {}
+        for index, entry in enumerate(logged):
+            for path in _prefixes(entry[1]):
+                by_path.setdefault(path, []).append(index)
+        return cls(None, tuple(logged), by_path, after)
+
+    def covers(self, paths: Sequence[str]) -> bool:
+        if self.covered is None:
+            return all(_literal(p) for p in paths)
+        return self.covered.issuperset(paths)
+
+    def read(self, paths: Sequence[str], start: int = 0) -> list[Entry]:
+        """The entries a log of `paths` (all covered) lists, in this log's order, from
+        the `start`th on."""
         if len(paths) == 1:
-            return [self.entries[i] for i in self.by_path.get(paths[0], ())]
-        indexes = sorted({i for p in paths for i in self.by_path.get(p, ())})
+            found = self.by_path.get(paths[0], [])
+            return [self.entries[i] for i in found[bisect.bisect_left(found, start) :]]
+        indexes = sorted({i for p in paths for i in self.by_path.get(p, ()) if i >= start})
         return [self.entries[i] for i in indexes]
+
+
+def _prefixes(path: str) -> list[str]:
+    """A logged path and the folders above it: what a literal pathspec matching it may be.
+    git quotes a path with special characters; the plain folders above it read the same
+    inside the quotes (and a literal path never equals a quoted one)."""
+    parts = (path[1:-1] if path.startswith('"') else path).split("/")
+    return ["/".join(parts[: n + 1]) for n in range(len(parts))]
 
 
 def _literal(path: str) -> bool:
