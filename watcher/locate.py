@@ -24,6 +24,7 @@ from watcher.syntax import (
     Tokens,
     definition_name,
     is_definition,
+    is_word_byte,
     node_tokens,
     normalize,
     tokens_between,
@@ -514,11 +515,15 @@ def _named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
 
 
 def _word_places(source: bytes, word: bytes, most: int) -> list[tuple[int, int]] | None:
-    """The byte ranges where `word` occurs as a whole word (no byte `syntax.is_word_byte`
-    takes for a word's on either side); None past `most` of them."""
+    """The byte ranges where `word` occurs as a whole word (no byte `is_word_byte` takes
+    for a word's on either side); None past `most` of them. The pattern starts with the
+    word itself, which the regex engine finds at `bytes.find` speed; a pattern starting
+    with a look-behind is tried at every byte (6-40x slower on a 450 KB file)."""
     places: list[tuple[int, int]] = []
-    whole = rb"(?<![A-Za-z0-9_])" + re.escape(word) + rb"(?![A-Za-z0-9_])"
-    for match in re.finditer(whole, source):
+    for match in re.finditer(re.escape(word) + rb"(?![A-Za-z0-9_])", source):
+        at = match.start()
+        if at and is_word_byte(source[at - 1]):
+            continue
         if len(places) == most:
             return None
         places.append(match.span())
