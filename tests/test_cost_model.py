@@ -579,6 +579,37 @@ def test_items_whose_files_vanished_share_one_search_of_head(
     assert relocate.STATS.keys == 1  # the one file holding them: its definitions listed once
 
 
+def test_the_search_of_head_is_dropped_before_the_history_walks(
+    project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cited file's functions move to a new file, one of them edited, and the old file
+    # is deleted by a commit that adds nothing: the edited one is found by searching HEAD,
+    # then walked for its blame. The walks never read HEAD's word index (~25 MB on codex).
+    from watcher import attribute
+
+    names = ["f_alpha", "f_beta", "f_gamma"]
+    base = upstream.commit("base (#1)", {"src/old.rs": module(names, salt=100)})
+    project.note("gone", *(f"{base} src/old.rs:{span(names, n)}" for n in names))
+    upstream.commit("gather (#2)", {"src/home.rs": module(names, salt=100, f_gamma=7)})
+    upstream.commit("drop the old file (#3)", {"src/old.rs": None})
+    publish(upstream)
+    relocate.STATS.reset()
+    held: list[int] = []
+    run_walks = attribute.run_walks
+
+    def walks(mirror: Mirror, started: list[attribute.Walk]) -> list[attribute.Told]:
+        held.append(len(relocate._SEARCHES.get(mirror, {})))
+        return run_walks(mirror, started)
+
+    monkeypatch.setattr(attribute, "run_walks", walks)
+    report = check(project)
+
+    found = sorted((r.verdict, r.current.path if r.current else None) for r in report.results)
+    assert found == [(Verdict.CHANGED, "src/home.rs")] + [(Verdict.MOVED, "src/home.rs")] * 2
+    assert relocate.STATS.searches == 1  # built while judging...
+    assert held == [0]  # ...and no longer held when the walks run
+
+
 def test_renames_made_by_many_commits_are_detected_from_one_batch_of_blobs(
     project: Project, upstream: Upstream, trace: Trace
 ) -> None:

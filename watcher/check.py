@@ -402,8 +402,9 @@ def judge_all(
     judged = {position: (planned, found[position]) for position, planned in waiting}
     results = [found[position] for position in range(len(plans))]
     if judged:  # history walks: imported only when an item was judged afresh
-        from watcher import attribute
+        from watcher import attribute, relocate
 
+        relocate.forget(mirror)
         attributed = attribute.attribute(mirror, list(judged.values()), upstream.release_tags)
         for position, result in zip(judged, attributed, strict=True):
             results[position] = result

@@ -110,6 +110,12 @@ def head_search(mirror: Mirror, head: str, language: str) -> HeadSearch:
     return searches[(language, head)]
 
 
+def forget(mirror: Mirror) -> None:
+    """Drop this mirror's searches of HEAD once every item is judged: only judging reads
+    them, and on codex the Rust one alone holds ~25 MB through the history walks after."""
+    _SEARCHES.pop(mirror, None)
+
+
 def citation(
     mirror: Mirror, plan: Plan, anchor: Anchor, parse: Parse
 ) -> tuple[Found | None, tuple[Candidate, ...]]:
