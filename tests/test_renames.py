@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -442,3 +443,43 @@ def test_a_javascript_file_renamed_to_typescript_is_followed(
     assert result["verdict"] == "changed", result["message"]
     assert (result["current"]["path"], result["current"]["start_line"]) == ("src/client.ts", 7)
     assert result["introduced_by"]["commit"] == change and result["candidates"] == []
+
+
+def test_constructs_moved_out_of_many_files_are_traced_back_together(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:  # fmt: skip
+    # Like the test above, in three packages, each split out by a commit of its own:
+    # three walks each trace a file back to where it came from, comparing blobs the
+    # mirror lacks.
+    names = ["a", "b", "c"]
+    olds = {n: f"src/{n}/index.ts" for n in names}
+    base = upstream.commit("clients (#0)", {
+        olds[n]: f"export const LATEST_{n.upper()} = '2025-11-25';\n" + client(NAMES)
+        for n in names})  # fmt: skip
+    project.note("n", f"{base} {olds['a']}:2-4")
+    project.rules("".join(
+        VERSION_RULE.replace('"latest-version"', f'"latest-{n}"').replace(
+            "src/client/index.ts", olds[n]).replace('"LATEST"', f'"LATEST_{n.upper()}"')
+        for n in names))  # fmt: skip
+    moved = {}
+    for n in names:
+        moved[n] = upstream.commit(f"versions module {n} (#1)", {
+            olds[n]: client(NAMES), f"src/{n}/version.ts": f"export const K = ['2025-11-25'];\n"
+            f"export const LATEST_{n.upper()} = K[K.length - 1];\n"})  # fmt: skip
+    for n in names:  # each package split out by a commit of its own
+        upstream.commit(f"split {n} into a package (#3)", {
+            olds[n]: None, f"src/{n}/version.ts": None, f"packages/{n}/src/index.ts": client(NAMES),
+            f"packages/{n}/src/version.ts": upstream.read(f"src/{n}/version.ts") + "// moved\n"})  # fmt: skip
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+
+    results = _check(project, capsys)
+
+    for n in names:
+        assert results[f"latest-{n}"]["introduced_by"]["commit"] == moved[n]
+    # The clone, what rename detection compares where the cited files went, the blobs
+    # the verdicts read, then what the three walks compare to trace the files back: in
+    # one fetch, not one per walk.
+    assert sum('"name":"upload-pack"' in f.read_text() for f in trace.iterdir()) == 4

@@ -49,6 +49,8 @@ class Told:
 
 # A walk yields the blobs it needs next (the driver fetches them) and returns what it found.
 Walk = Generator[list[str], None, Told]
+# The same for the versions a walk reads: the item's files at the start, and each step.
+Followed = Generator[list[str], None, tuple[Files, list[Step]]]
 
 
 def attribute(
@@ -172,7 +174,7 @@ def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
     told = Told([None] * len(items), [None] * len(items))
     if not judges:
         return told
-    start, steps = versions(mirror, plan, result)
+    start, steps = yield from following(mirror, plan, result)
     walked = [(step.commit, step.files) for step in steps]
     found = yield from lines.changes(mirror, start, walked, [j for j, _ in judges.values()])
     for (index, (_, target)), (first, changes) in zip(judges.items(), found, strict=True):
@@ -188,6 +190,18 @@ def versions(
     commit up to HEAD that touched them, following the file through every rename and copy.
     A rule or citation found in a file that is not one of these (its own file gone) has
     that file followed too."""
+    steps = following(mirror, plan, result, since)
+    try:
+        while True:
+            mirror.prefetch(steps.send(None))
+    except StopIteration as stop:
+        found: tuple[Files, list[Step]] = stop.value
+        return found
+
+
+def following(mirror: Mirror, plan: Plan, result: Result, since: str | None = None) -> Followed:
+    """`versions`, yielding the blobs it needs before reading them (where a file the item
+    was found in came from), so that walks in lock-step fetch them together."""
     start = since or plan.base
     paths = [plan.item.path]
     if start != plan.base:  # the file's path(s) at `since`, which a rename may have changed
@@ -198,7 +212,9 @@ def versions(
     if extra and not {p for p, _ in followed.at_head} >= set(extra):
         # Found in a file it was not followed to: follow that file back to where it came
         # from, so that a construct moved between files is blamed where it changed.
-        came_from = [o for p in extra for o in mirror.paths.origins(start, plan.head, p)]
+        came_from: list[str] = []
+        for path in extra:
+            came_from += yield from mirror.paths.origins(start, plan.head, path)
         wanted = list(dict.fromkeys([*paths, *came_from, *extra]))
         followed = mirror.paths.follow(start, plan.head, wanted)
     return followed.start, list(followed.steps)

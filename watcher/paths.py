@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -407,25 +407,30 @@ class Paths:
                 self._ancestry[(older, newer)] = False
         return self._ancestry[(older, newer)]
 
-    def origins(self, base: str, head: str, path: str, limit: int = 4) -> list[str]:
+    def origins(
+        self, base: str, head: str, path: str, limit: int = 4
+    ) -> Generator[list[str], None, list[str]]:
         """Where git says `path` came from since `base`, newest first: for the commit that
         added it, the file it was renamed or copied from; and so on back (`--follow`,
-        run for a file an item was found in without being followed there)."""
+        run for a file an item was found in without being followed there). Yields the
+        blobs each similarity detection compares before it runs: the caller fetches
+        them, with what other walks need."""
         found: list[str] = []
         while len(found) < limit:
             STATS.logs += 1
             added = self.mirror.git("log", "--first-parent", "--diff-filter=A", "--format=%H",
                                     f"{base}..{head}", "--", path).split()  # fmt: skip
-            source = self._source(added[0], path) if added else None
+            source = (yield from self._source(added[0], path)) if added else None
             if source is None or source in found:
                 break
             found.append(source)
             path, head = source, f"{added[0]}^1"
         return found
 
-    def _source(self, commit: str, path: str) -> str | None:
+    def _source(self, commit: str, path: str) -> Generator[list[str], None, str | None]:
         """The file `commit` renamed or copied into `path`, by git's similarity detection
-        among the files it deleted or modified (their blobs fetched in one batch)."""
+        among the files it deleted or modified (their blobs yielded, then fetched if the
+        caller did not)."""
         raw = self.mirror.git("diff", "--raw", "-z", "--no-abbrev", "--no-renames",
                               "--diff-filter=DMA", f"{commit}^1", commit)  # fmt: skip
         fields = raw.split("\0")
@@ -443,6 +448,7 @@ class Paths:
         if not sources:
             return None
         STATS.diffs += 1
+        yield blobs
         self.mirror.prefetch(blobs)
         out = self.mirror.git("diff", "--name-status", "-M", "-C", "--diff-filter=RC",
                               f"{commit}^1", commit, "--", path, *sources)  # fmt: skip
