@@ -50,6 +50,9 @@ def test_mirror_is_bare_and_blobless(
     assert not (mirror / "src").exists() and not (mirror / "index").exists()  # no work tree
     assert _git(mirror, "config", "remote.origin.partialclonefilter").strip() == "blob:none"
     assert _missing_blobs(mirror) == 19  # only the cited file's blob came over
+    # the local upload side reads the upstream's packs through bounded windows
+    served = _git(mirror, "config", "remote.origin.uploadpack")
+    assert "-c core.packedGitLimit=32m -c core.packedGitWindowSize=8m" in served
 
 
 def test_prefetch_is_one_round_trip_per_batch(upstream: Upstream, tmp_path: Path) -> None:
