@@ -690,16 +690,7 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         window = _window(parsed, line, anchor)
         texts = window.texts
         offset = bisect.bisect_left(window.start_lines, line)
-        low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
-        STATS.tokens_scanned += high - low
-        matcher = difflib.SequenceMatcher(None, anchor.tokens, texts[low:high], autojunk=False)
-        a, b, size = matcher.find_longest_match(0, n, 0, high - low)
-        if size == 0:
-            continue
-        # The longest common run places the region by its own offset, which is off by
-        # as many tokens as were added above that run; the vote's line is where the
-        # region's first tokens are. Both are tried: the better-aligned one wins.
-        for start in dict.fromkeys((max(0, low + b - a), offset)):
+        for start in _starts(anchor.tokens, texts, offset):
             end = min(len(texts), start + n)
             if start >= end:
                 continue
@@ -714,6 +705,19 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         return None
     _, first, last, tokens = best
     return Found(path, first, last, False, _lines(parsed, first, last), tokens)
+
+
+def _starts(needle: tuple[str, ...], texts: list[str], offset: int) -> list[int]:
+    """Where a region like `needle` may start near `offset` in `texts`. The longest run
+    they share places it by its own offset, which is off by as many tokens as were added
+    above that run; the vote's offset is where its first tokens are. Both are tried: the
+    better-aligned one wins."""
+    n = len(needle)
+    low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
+    STATS.tokens_scanned += high - low
+    matcher = difflib.SequenceMatcher(None, needle, texts[low:high], autojunk=False)
+    a, b, size = matcher.find_longest_match(0, n, 0, high - low)
+    return [] if size == 0 else list(dict.fromkeys((max(0, low + b - a), max(0, offset))))
 
 
 def _line_votes(anchor: Anchor, parsed: Parsed, tries: int = 3) -> list[int]:
@@ -809,14 +813,7 @@ def _in_index(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     texts, n = parsed.tokens.texts, len(anchor.tokens)
     best: tuple[float, int, int] | None = None
     for offset in _alignments(anchor.tokens, parsed):
-        low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
-        window = texts[low:high]
-        STATS.tokens_scanned += len(window)
-        matcher = difflib.SequenceMatcher(None, anchor.tokens, window, autojunk=False)
-        a, b, size = matcher.find_longest_match(0, n, 0, len(window))
-        if size == 0:
-            continue
-        for start in dict.fromkeys((max(0, low + b - a), max(0, offset))):
+        for start in _starts(anchor.tokens, texts, offset):
             end = min(len(texts), start + n)
             ratio = _ratio(anchor.tokens, texts[start:end])
             if ratio >= SIMILAR_IN_FILE and (best is None or ratio > best[0]):
