@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
@@ -747,3 +748,32 @@ def test_citations_of_one_file_spread_over_notes_parse_it_once(
     assert report.summary.fresh == 4
     parsed = syntax.STATS.parsed_blobs
     assert sorted(parsed) == sorted({upstream.git("rev-parse", f"HEAD:{p}") for p in files})
+
+
+def test_a_stale_citation_is_anchored_once_for_its_verdict_and_its_walk(
+    project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The walk behind `introduced_by` needs the citation's anchor too; by then the
+    # baseline's parse is gone from the cache (here: a cache of one file).
+    from watcher import classify, locate
+
+    cite_everything(project, upstream, FILES[:1])
+    edit = upstream.commit("edit beta (#2)", {FILES[0]: module(NAMES, beta=99)})
+    publish(upstream)
+    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
+    monkeypatch.setattr(classify, "_ANCHORS", OrderedDict())
+    anchored: list[tuple[str, int | None]] = []
+    real = locate.anchor
+
+    def counted(parsed: syntax.Parsed, path: str, start: int | None, end: int | None) -> object:
+        anchored.append((path, start))
+        return real(parsed, path, start, end)
+
+    monkeypatch.setattr(locate, "anchor", counted)
+
+    report = check(project)
+
+    changed = [r for r in report.results if r.verdict is Verdict.CHANGED]
+    assert [r.introduced_by.commit for r in changed if r.introduced_by] == [edit]
+    assert sorted(anchored) == sorted(set(anchored))  # each citation once
+    assert len(anchored) == len(NAMES)

@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -265,12 +266,29 @@ def parse_at(
 # --- citations ------------------------------------------------------------------------
 
 
+# Anchors by (baseline blob, path, lines). A stale citation needs its anchor twice, to be
+# judged and again for its history walk, and by the walk its baseline's parse has long
+# left the parse cache: it would be parsed again only to be anchored again.
+_ANCHORS: OrderedDict[tuple[str, str, int | None, int | None], Anchor] = OrderedDict()
+ANCHORS_HELD = 8192  # an anchor is the citation's tokens and text: a few KB
+
+
 def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
     from watcher import locate
 
     item = plan.item
-    parsed = parse_at(mirror, item.path, plan.base_blob)
-    return locate.anchor(parsed, item.path, item.start_line, item.end_line)
+    key = (plan.base_blob, item.path, item.start_line, item.end_line)
+    found = _ANCHORS.get(key)
+    if found is None:
+        parsed = parse_at(mirror, item.path, plan.base_blob)
+        found = locate.anchor(parsed, item.path, item.start_line, item.end_line)
+        if item.start_line is None:  # a whole file's tokens: not worth holding
+            return found
+        _ANCHORS[key] = found
+        if len(_ANCHORS) > ANCHORS_HELD:
+            _ANCHORS.popitem(last=False)
+    _ANCHORS.move_to_end(key)
+    return found
 
 
 def find_citation(mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str]]) -> Found | None:
