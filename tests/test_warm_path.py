@@ -334,3 +334,29 @@ def test_fingerprints_hash_files_a_chunk_at_a_time(
     monkeypatch.setattr(warm, "blake2b", Measured)
     assert warm._files(tmp_path, ".json") == expected.hexdigest()
     assert max(updates) <= 2**20 < big  # never the whole file at once
+
+
+def test_the_run_after_one_that_filed_issues_over_redacted_code_writes_nothing(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """State and issue bodies are stored redacted (`plugin://user@host` loses its user
+    part): the bookkeeping remembers the body as stored, so the warm run after the one
+    that judged and filed finds every issue as recorded, writes no bookkeeping, and is
+    the one whose report is given again (it was the run after it)."""
+    code = "    let doubled = input * 2; // plugin://sample@test\n"
+    lib = LIB.replace("    let doubled = input * 2;\n", code)
+    base = upstream.commit("base (#1)", {"src/lib.rs": lib.replace("VALUE", "1")})
+    upstream.commit("alpha adds 3 (#2)", {"src/lib.rs": lib.replace("VALUE", "3")})
+    project.note("lib", f"{base} src/lib.rs:1-4")
+    project.config(sink="files")
+    book = project.root / "state" / "bookkeeping" / f"{project.repo.replace('/', '__')}.json"
+    assert run(project, capsys)[0] == 1  # judged: `alpha` changed, an issue filed
+    filed = book.read_bytes()
+    assert "sample@" not in (project.root / "state" / "issues" / "lib.md").read_text()
+
+    run(project, capsys)
+
+    assert book.read_bytes() == filed
+    assert warmstore.STATS.stored == 1
+    run(project, capsys)
+    assert warmstore.STATS.replayed == 1

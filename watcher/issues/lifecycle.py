@@ -23,6 +23,7 @@ from typing import Any, Literal
 from watcher.issues import markdown, markers, render
 from watcher.issues.sinks import IssueDoc, State
 from watcher.models import Note, Result, worst
+from watcher.redact import redact
 
 Outcome = Literal["opened", "commented", "closed", "reopened", "unchanged"]
 
@@ -123,20 +124,25 @@ def _refresh(
 def stamp(note: Note, results: Sequence[Result], keys: frozenset[str]) -> str | None:
     """A digest of everything an open issue's body is rendered from: the note, its results,
     the news keys and the renderer's own source (so a new watch renders afresh); None when
-    the source cannot be read (nothing is then remembered)."""
+    the source cannot be read (nothing is then remembered).
+
+    Taken of the redacted text, as state stores results: the run after the one that
+    judged reads them back redacted (`plugin://user@host` without its user) and must
+    find the same stamp."""
     source = _renderer()
     if source is None:
         return None
     digest = hashlib.sha256(source.encode())
     for part in (note, *results):  # pydantic's own JSON: the same model, the same bytes
-        digest.update(b"\0" + part.model_dump_json().encode())
+        digest.update(b"\0" + redact(part.model_dump_json()).encode())
     digest.update("\0".join(sorted(keys)).encode())
     return digest.hexdigest()[:24]
 
 
 def recorded(mark: str, body: str) -> dict[str, str]:
-    """What the bookkeeping keeps about an open issue's body: its stamp and its digest."""
-    digest = hashlib.sha256(body.rstrip().encode("utf-8", "replace")).hexdigest()[:24]
+    """What the bookkeeping keeps about an open issue's body: its stamp and its digest,
+    of the body as a sink stores it (redacted), not as rendered."""
+    digest = hashlib.sha256(redact(body).rstrip().encode("utf-8", "replace")).hexdigest()[:24]
     return {"stamp": mark, "body": digest}
 
 
