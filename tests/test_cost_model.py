@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -598,9 +599,9 @@ def test_the_search_of_head_is_dropped_before_the_history_walks(
     held: list[int] = []
     run_walks = attribute.run_walks
 
-    def walks(mirror: Mirror, started: list[attribute.Walk]) -> list[attribute.Told]:
+    def walks(mirror: Mirror, *started: Any) -> list[attribute.Told]:
         held.append(len(relocate._SEARCHES.get(mirror, {})))
-        return run_walks(mirror, started)
+        return run_walks(mirror, *started)
 
     monkeypatch.setattr(attribute, "run_walks", walks)
     report = check(project)

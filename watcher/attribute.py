@@ -54,13 +54,14 @@ Followed = Generator[list[str], None, tuple[Files, list[Step]]]
 
 
 def attribute(
-    mirror: Mirror, judged: Sequence[tuple[Plan, Result]], release_tags: str
+    mirror: Mirror, judged: Sequence[tuple[Plan, Result]], release_tags: str, processes: int = 1
 ) -> list[Result]:
     """The results with `introduced_by` and `released_in` filled in for stale verdicts.
 
     Items that share a baseline and files (several citations of one file, a rule and
     the citation it guards) walk that file's history together, in lock-step, so each
-    version is parsed once for all of them.
+    version is parsed once for all of them. A big site's walks are spread over
+    `processes` (`watcher.cores`), walks of one file in one process.
     """
     groups: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
     for index, (plan, result) in enumerate(judged):
@@ -72,7 +73,7 @@ def attribute(
     for head in {head for _, head, _ in groups}:
         mirror.paths.prelog(head, [(base, paths[0]) for base, at, paths in groups if at == head])
     walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
-    found = run_walks(mirror, walks)
+    found = run_walks(mirror, walks, [paths[0] for _, _, paths in groups], processes)
     commits = [c for told in found for c in told.commits if c is not None]
     commits += [c for told in found for changes in told.changes for c, _ in changes or ()]
     mirror.releases(release_tags, commits)  # every release asked in one pass
@@ -136,28 +137,32 @@ def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None
     return mirror.first_release(result.introduced_by.commit, release_tags)
 
 
-def run_walks(mirror: Mirror, walks: Sequence[Walk]) -> list[Told]:
+def run_walks(
+    mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], processes: int = 1
+) -> list[Told]:
     """Drive walks in lock-step: each round fetches what every unfinished walk asks for
-    in one batch, then lets each go on until it needs more."""
-    answers: list[Told] = [Told([], []) for _ in walks]
-    wanted: dict[int, list[str]] = {}
+    in one batch, then lets each go on until it needs more. Spread over `processes` for
+    a big site (`watcher.cores`): walks with the same key (file) run in one process."""
+    from watcher import cores
 
-    def advance(index: int) -> None:
-        try:
-            wanted[index] = walks[index].send(None)
-        except StopIteration as stop:
-            answers[index] = stop.value
-            wanted.pop(index, None)
-        except TooLarge:  # a version above [limits] file_bytes: no blame rather than a guess
-            wanted.pop(index, None)
+    found = cores.lockstep(
+        [_guarded(w) for w in walks],
+        keys=keys,
+        fetch=mirror.prefetch,
+        processes=processes,
+        counters=cores.counters(mirror),
+        forked=mirror.forked,
+    )
+    return [told or Told([], []) for told in found]
 
-    for index in range(len(walks)):
-        advance(index)
-    while wanted:
-        mirror.prefetch(b for blobs in wanted.values() for b in blobs)
-        for index in list(wanted):
-            advance(index)
-    return answers
+
+def _guarded(walk: Walk) -> Generator[list[str], None, Told | None]:
+    """A walk stopped by a version above [limits] file_bytes tells nothing: no blame
+    rather than a guess."""
+    try:
+        return (yield from walk)
+    except TooLarge:
+        return None
 
 
 def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:

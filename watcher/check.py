@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from watcher import classify, guards, state, tracked_issues
+from watcher import classify, cores, guards, state, tracked_issues
 from watcher.classify import Item, Plan
 from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError, WatchError
@@ -333,6 +333,28 @@ def check_upstream(
     return status, results
 
 
+def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], processes: int) -> list[Result]:
+    """The verdicts of these plans, spread over `processes` (one file's in one process).
+    A worker's anchors come back with its verdicts: the history walks need them again."""
+    if not waiting:
+        return []
+
+    def judge(plan: Plan) -> tuple[Result, Any]:
+        return classify.judge(mirror, plan), classify.known_anchor(plan)
+
+    judged = cores.spread(
+        [plan for _, plan in waiting],
+        key=lambda plan: plan.files,
+        work=judge,
+        processes=processes,
+        counters=cores.counters(mirror),
+        forked=mirror.forked,
+    )
+    for (_, plan), (_, anchor) in zip(waiting, judged, strict=True):
+        classify.remember_anchor(plan, anchor)
+    return [verdict for verdict, _ in judged]
+
+
 def _dashboard(config: Config, options: CheckOptions) -> bool:
     wanted = config.issues.dashboard and config.issues.sink != "none"
     return wanted and not (options.no_issues or options.read_only)
@@ -397,15 +419,20 @@ def judge_all(
             waiting.append((position, planned))
     # Judged file by file: the citations of one file parse its versions once, where the
     # parse cache (a few files' worth) would drop them between citations in note order.
-    for position, planned in sorted(waiting, key=lambda pp: (pp[1].base_blob, pp[1].files)):
-        found[position] = classify.judge(mirror, planned)
+    # A big site's files are dealt out to worker processes, one core each.
+    waiting.sort(key=lambda pp: (pp[1].base_blob, pp[1].files))
+    processes = cores.usable(config.limits.processes)
+    for (position, _), verdict in zip(waiting, _judged(mirror, waiting, processes), strict=True):
+        found[position] = verdict
     judged = {position: (planned, found[position]) for position, planned in waiting}
     results = [found[position] for position in range(len(plans))]
     if judged:  # history walks: imported only when an item was judged afresh
         from watcher import attribute, relocate
 
         relocate.forget(mirror)
-        attributed = attribute.attribute(mirror, list(judged.values()), upstream.release_tags)
+        attributed = attribute.attribute(
+            mirror, list(judged.values()), upstream.release_tags, processes
+        )
         for position, result in zip(judged, attributed, strict=True):
             results[position] = result
     # A filtered run leaves other items' releases as they were: it may only record the

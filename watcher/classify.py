@@ -273,6 +273,21 @@ _ANCHORS: OrderedDict[tuple[str, str, int | None, int | None], Anchor] = Ordered
 ANCHORS_HELD = 8192  # an anchor is the citation's tokens and text: a few KB
 
 
+def known_anchor(plan: Plan) -> Anchor | None:
+    """The plan's anchor if this process has it (a worker's, to send back)."""
+    item = plan.item
+    return _ANCHORS.get((plan.base_blob, item.path, item.start_line, item.end_line))
+
+
+def remember_anchor(plan: Plan, anchor: Anchor | None) -> None:
+    """Keep an anchor another process made for this plan."""
+    item = plan.item
+    if anchor is not None and item.start_line is not None:
+        _ANCHORS[(plan.base_blob, item.path, item.start_line, item.end_line)] = anchor
+        if len(_ANCHORS) > ANCHORS_HELD:
+            _ANCHORS.popitem(last=False)
+
+
 def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
     from watcher import locate
 
@@ -282,11 +297,8 @@ def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
     if found is None:
         parsed = parse_at(mirror, item.path, plan.base_blob)
         found = locate.anchor(parsed, item.path, item.start_line, item.end_line)
-        if item.start_line is None:  # a whole file's tokens: not worth holding
-            return found
-        _ANCHORS[key] = found
-        if len(_ANCHORS) > ANCHORS_HELD:
-            _ANCHORS.popitem(last=False)
+        remember_anchor(plan, found)  # (a whole file's tokens are not kept)
+        return found
     _ANCHORS.move_to_end(key)
     return found
 

@@ -132,6 +132,7 @@ class Mirror:
         self._trees: dict[str, dict[str, str]] = {}
         self._releases: dict[tuple[str, str], str | None] = {}  # (pattern, commit) -> tag
         self._paths: Paths | None = None
+        self._inherited: list[object] = []  # a forked worker's copy of the parent's readers
         self._branch: str | None = None
         self.refs: tuple[tuple[str, bytes], ...] | None = None  # as last read (a fetch's)
 
@@ -706,6 +707,20 @@ class Mirror:
 
     def close(self) -> None:
         self._reset()
+
+    # --- forked workers (watcher.cores) ---------------------------------------------
+
+    # What a worker counts is added to the parent's counts (`watcher.cores`).
+    COUNTED = ("round_trips", "blobs_fetched", "release_queries", "release_passes",
+               "graph_writes", "rollups", "listings")  # fmt: skip
+
+    def forked(self) -> None:
+        """In a forked worker: the parent's pipes to git (GitPython's `cat-file`) stay the
+        parent's; this process opens its own. The parent's objects are kept, not dropped:
+        dropping them would end the parent's git processes."""
+        self._inherited.append((self._repo, self._presence))
+        self._repo = None
+        self._presence = None
 
 
 class _Presence:

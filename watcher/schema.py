@@ -57,6 +57,8 @@ CONFIG_HELP: dict[str, str] = {
     "limits.rule_bytes": "a larger rule file is an error, not parsed",
     "limits.file_bytes": "a larger cited upstream file is an error",
     "limits.yaml_nodes": "front matter expanding (aliases included) past this is an error",
+    "limits.processes": "processes that judge and walk a big site's items; unset: one per "
+    "core, up to 4 (1: everything in one process)",
 }
 TABLES = (("", Config), ("upstream.", Upstream), ("issues.", IssuesConfig), ("limits.", Limits))
 

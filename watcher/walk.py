@@ -24,7 +24,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from watcher import classify, follow, locate, quotes, syntax
+from watcher import classify, cores, follow, locate, quotes, syntax
 from watcher.classify import Plan
 from watcher.errors import TooLarge, UpstreamError
 from watcher.mirrors import Mirror
@@ -257,7 +257,7 @@ def changes(
     found: list[tuple[str, list[tuple[str, str]]]] = []
     if not judges:
         return found
-    yield _blobs(start, *(files for _, files in steps))
+    yield cores.Last(_blobs(start, *(files for _, files in steps)))  # the rest: computation
     read = _Sources(mirror)
     try:
         head = steps[-1][1] if steps else start
