@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
@@ -143,3 +144,10 @@ def test_a_spread_check_gives_the_same_report_and_counts_as_one_process(
     assert reports[0].summary.changed > 6  # walks to do, on both cores
     assert counts[0][0] == 0 and counts[1][0] > 0  # workers took part in the second run
     assert counts[1][1:] == counts[0][1:]  # and their counts came back
+
+
+def test_checking_on_a_terminal_starts_no_thread_so_workers_can_fork() -> None:
+    from watcher.commands import _RichProgress
+
+    with _RichProgress().step("checking 1,000 items of openai/codex"):
+        assert threading.active_count() == 1

@@ -303,11 +303,19 @@ def _progress(fmt: str) -> _RichProgress | None:
 
 
 class _RichProgress:
-    """A spinner on stderr while mirrors are fetched (terminals only)."""
+    """A spinner on stderr while mirrors are fetched, a plain line while items are
+    checked (terminals only). The spinner runs in a thread of its own, and a check
+    spreads its work over forked workers only from a process with one thread
+    (`watcher.cores`)."""
 
     @contextlib.contextmanager
     def step(self, message: str) -> Iterator[None]:
         from rich.console import Console
 
-        with Console(stderr=True).status(message):
+        console = Console(stderr=True)
+        if not message.startswith("fetching"):
+            console.print(f"{message}…", style="dim", highlight=False)
+            yield
+            return
+        with console.status(message):
             yield
