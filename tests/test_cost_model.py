@@ -778,3 +778,42 @@ def test_a_stale_citation_is_anchored_once_for_its_verdict_and_its_walk(
     assert [r.introduced_by.commit for r in changed if r.introduced_by] == [edit]
     assert sorted(anchored) == sorted(set(anchored))  # each citation once
     assert len(anchored) == len(NAMES)
+
+
+def keeper(i: int) -> str:
+    return f"pub fn keep_{i}(url: &str) -> Session {{\n    Session::new(url, {i})\n}}\n"
+
+
+def leaver(i: int, extra: str = "") -> str:
+    return (
+        f"pub fn leaving_{i}(session: &Session{extra}) -> Vec<Tool> {{\n"
+        f'    let listed = session.request("tools/list_{i}", None);\n'
+        f"    listed.into_iter().filter(|t| t.enabled).collect()\n}}\n"
+    )
+
+
+def test_hints_for_many_missing_citations_come_in_one_fetch(
+    project: Project, upstream: Upstream, trace: Trace
+) -> None:
+    # Four files each lose a function, each by a commit of its own that puts it, edited,
+    # into a new file: each missing citation's hint is read in that new file.
+    base = upstream.commit(
+        "base (#1)", {p: keeper(i) + "\n" + leaver(i) for i, p in enumerate(FILES)}
+    )
+    project.note("leaving", *(f"{base} {p}:5-8" for p in FILES))
+    for i, path in enumerate(FILES):
+        upstream.commit(
+            f"move leaving_{i} out of {path} (#{i + 20})",
+            {path: keeper(i), f"src/new{i}.rs": leaver(i, ", cursor: u32")},
+        )
+    publish(upstream)
+
+    trace.start()
+    report = check(project)
+
+    missing = [r for r in report.results if r.verdict is Verdict.MISSING]
+    assert sorted(c.path for r in missing for c in r.candidates) == [
+        f"src/new{i}.rs" for i in range(len(FILES))
+    ]
+    # The clone, the cited files' versions (the walks need no others), the hints' files.
+    assert trace.upload_packs() == 3  # not one fetch of hints per missing citation

@@ -77,18 +77,21 @@ def attribute(
     commits = [c for told in found for c in told.commits if c is not None]
     commits += [c for told in found for changes in told.changes for c, _ in changes or ()]
     mirror.releases(release_tags, commits)  # every release asked in one pass
+    introduced: dict[int, str] = {}
     for members, told in zip(groups.values(), found, strict=True):
         if not told.commits:  # the walk was stopped: nothing told
             told = Told([None] * len(members), [None] * len(members))
         for index, commit, changes in zip(members, told.commits, told.changes, strict=True):
             update: dict[str, object] = {"history": history(mirror, changes or (), release_tags)}
             if commit is not None:
+                introduced[index] = commit
                 update |= {
                     "introduced_by": attribution(mirror, commit),
                     "released_in": mirror.first_release(commit, release_tags),
-                    "candidates": _candidates(mirror, judged[index][0], out[index], commit),
                 }
             out[index] = out[index].model_copy(update=update)
+    for index, candidates in _candidates(mirror, judged, introduced, processes).items():
+        out[index] = out[index].model_copy(update={"candidates": candidates})
     return out
 
 
@@ -123,11 +126,39 @@ def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change,
     return history(mirror, changes, release_tags)
 
 
-def _candidates(mirror: Mirror, plan: Plan, result: Result, commit: str) -> tuple[Candidate, ...]:
-    """A missing citation's hints of where it went, from the commit that removed it."""
-    if result.verdict is not Verdict.MISSING or result.kind != "citation" or result.candidates:
-        return result.candidates
-    return classify.missing_hints(mirror, plan, commit)
+def _candidates(
+    mirror: Mirror,
+    judged: Sequence[tuple[Plan, Result]],
+    introduced: dict[int, str],
+    processes: int,
+) -> dict[int, tuple[Candidate, ...]]:
+    """Missing citations' hints of where they went, from the commits that removed them
+    (by position in `judged`): the files each is looked for in come in one fetch for
+    all, and are read on every core (`watcher.cores`)."""
+    from watcher import cores
+
+    looked: dict[int, list[tuple[str, str]]] = {}
+    for index, commit in introduced.items():
+        plan, result = judged[index]
+        if (
+            result.verdict is Verdict.MISSING
+            and result.kind == "citation"
+            and not result.candidates
+        ):
+            looked[index] = classify.hint_files(mirror, plan, commit)
+    mirror.prefetch(blob for files in looked.values() for _, blob in files)
+    found = cores.spread(
+        list(looked),
+        key=lambda index: judged[index][0].item.path,
+        work=lambda index: classify.missing_hints(
+            mirror, judged[index][0], introduced[index], looked[index]
+        ),
+        processes=processes,
+        counters=cores.counters(mirror),
+        forked=mirror.forked,
+        least=cores.LEAST_WALKS,
+    )
+    return dict(zip(looked, found, strict=True))
 
 
 def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None:

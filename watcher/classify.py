@@ -333,11 +333,21 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     )
 
 
-def missing_hints(mirror: Mirror, plan: Plan, commit: str) -> tuple[Candidate, ...]:
-    """Candidates for a missing citation, once the commit that removed it is known."""
+def hint_files(mirror: Mirror, plan: Plan, commit: str) -> list[tuple[str, str]]:
+    """The files (path, blob at HEAD) where a missing citation's hints are looked for, once
+    the commit that removed it is known: fetch them, then ask `missing_hints`."""
     from watcher import relocate
 
-    return relocate.hints(mirror, plan, anchor_of(mirror, plan), commit, _parser(mirror))
+    return relocate.hint_files(mirror, plan, anchor_of(mirror, plan), commit)
+
+
+def missing_hints(
+    mirror: Mirror, plan: Plan, commit: str, files: Sequence[tuple[str, str]]
+) -> tuple[Candidate, ...]:
+    """Candidates for a missing citation in the files `hint_files` named."""
+    from watcher import relocate
+
+    return relocate.hints(mirror, plan, anchor_of(mirror, plan), commit, files, _parser(mirror))
 
 
 def _parser(mirror: Mirror) -> relocate.Parse:

@@ -142,23 +142,35 @@ def citation(
     return None, ()
 
 
-def hints(
-    mirror: Mirror, plan: Plan, anchor: Anchor, commit: str, parse: Parse
-) -> tuple[Candidate, ...]:
-    """For a missing citation, where a maintainer should look: the definition that held it,
-    by kind and name, in the other files the commit that removed it added or changed (still
-    at HEAD). A hint only: SPEC follows renames, not moves to unrelated files, so the
-    verdict stays `missing` and no candidate is chosen."""
+def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[tuple[str, str]]:
+    """Where `hints` looks for a missing citation: the other files (path, blob at HEAD) the
+    commit that removed it added or changed, still at HEAD. Fetch them first: many
+    citations' files come in one fetch."""
     language = languages.for_path(plan.item.path)
     if anchor.definition is None or language is None:
-        return ()
-    name = anchor.definition[1][-1].encode()
+        return []
     at_head = mirror.files(plan.head, languages.LANGUAGES[language].extensions)
     followed = {p for p, _ in plan.files} | {plan.item.path}
     touched = mirror.git("diff", "--name-only", "-z", "--no-renames", "--diff-filter=AM",
                          f"{commit}^1", commit).split("\0")  # fmt: skip
-    files = [(p, at_head[p]) for p in sorted(set(touched)) if p in at_head and p not in followed]
-    mirror.prefetch(b for _, b in files)
+    return [(p, at_head[p]) for p in sorted(set(touched)) if p in at_head and p not in followed]
+
+
+def hints(
+    mirror: Mirror,
+    plan: Plan,
+    anchor: Anchor,
+    commit: str,
+    files: Sequence[tuple[str, str]],
+    parse: Parse,
+) -> tuple[Candidate, ...]:
+    """For a missing citation, where a maintainer should look: the definition that held it,
+    by kind and name, in `files` (`hint_files`: those the commit that removed it added or
+    changed). A hint only: SPEC follows renames, not moves to unrelated files, so the
+    verdict stays `missing` and no candidate is chosen."""
+    if anchor.definition is None or not files:
+        return ()
+    name = anchor.definition[1][-1].encode()
     matches = []
     for path, blob in files:
         if _holds(mirror, blob, [name]):
