@@ -318,31 +318,47 @@ def tokens_between(
 ) -> Tokens:
     """The tokens lying wholly within bytes [low, high) (with `starting`: those that start
     there, as the whole file's index counts a span's tokens): only the nodes that overlap
-    the range are visited, so a window of a big file costs the window, not the file."""
+    the range are visited, so a window of a big file costs the window, not the file.
+
+    Walks and judging read many windows: the loop reads each node's fields once, and
+    tells comments by kind id (`_comments`), not by building each node's type name."""
     tokens = Tokens()
+    texts, intern = tokens.texts, sys.intern
+    comments = _comments(root)
     cursor = root.walk()
     while True:
         node = cursor.node
-        inside = node is not None and node.end_byte > low and node.start_byte < high
-        if inside and node is not None and "comment" not in node.type:
+        assert node is not None
+        start, end, kind = node.start_byte, node.end_byte, node.kind_id
+        if (comment := comments.get(kind)) is None:
+            comment = comments[kind] = "comment" in node.type
+        if end > low and start < high and not comment:
             if node.child_count == 0:
-                if low <= node.start_byte < node.end_byte and (starting or node.end_byte <= high):
-                    text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-                    tokens.add(
-                        text, node.start_point[0] + 1, node.end_point[0] + 1, node.start_byte
-                    )
-            elif node.start_byte < low:
+                if low <= start < end and (starting or end <= high):
+                    texts.append(intern(source[start:end].decode("utf-8", "replace")))
+                    tokens.start_lines.append(node.start_point.row + 1)
+                    tokens.end_lines.append(node.end_point.row + 1)
+                    tokens.start_bytes.append(start)
+            elif start < low:
                 # Straight to the first child that reaches the range: a window in a
                 # big file skips what comes before it without visiting it.
                 if cursor.goto_first_child_for_byte(low) is not None:
                     continue
             elif cursor.goto_first_child():
                 continue
-        if node is not None and node.start_byte >= high:
+        if start >= high:
             return tokens  # past the range: nothing after it counts
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
                 return tokens
+
+
+# Per grammar, whether each node kind (by id) is a comment: "comment" in its type name.
+_COMMENT_KINDS: dict[str, dict[int, bool]] = {}
+
+
+def _comments(root: Node) -> dict[int, bool]:
+    return _COMMENT_KINDS.setdefault(root.grammar_name, {})
 
 
 def node_tokens(node: Node, source: bytes) -> tuple[str, ...]:
