@@ -62,3 +62,15 @@ def test_language(
     _, out, _ = project.run("check", "--format", "json", capsys=capsys)
     verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
     assert verdicts == {f"n:{lang.path}:1-3": "changed", "page": "broken"}
+
+
+def test_comments_are_told_apart_in_every_grammar_read_by_one_process() -> None:
+    # Node kind ids are per grammar (typescript's and tsx's differ, though both roots
+    # are a "program"): what is a comment is remembered per language, never shared.
+    from watcher import syntax
+
+    source = b"function pageSize(): number {\n  // one page\n  return 1;\n}\n"
+    for language in ["javascript", "typescript", "tsx", "typescript"]:
+        parsed = syntax._parse(f"blob-{language}", language, source)
+        texts = syntax.tokens_between(parsed, 0, len(source)).texts
+        assert "// one page" not in texts and "return" in texts, language

@@ -99,10 +99,10 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         raise LocateError(f"lines {start}-{end} are past the end of the file ({lines} lines)")
     if parsed.tree is None:
         return _anchor_by_index(parsed, path, start, end)
-    starts, root = parsed.line_starts, parsed.tree.root_node
+    starts = parsed.line_starts
     low = starts[max(0, start - 1)] if start - 1 < len(starts) else parsed.size
     high = starts[end] if end < len(starts) else parsed.size
-    cited = tokens_between(root, parsed.source, low, high, starting=True)  # starting on them
+    cited = tokens_between(parsed, low, high, starting=True)  # starting on them
     if not cited.texts:
         raise LocateError(f"lines {start}-{end} hold no code (only blank lines or comments)")
     texts = tuple(cited.texts)
@@ -110,8 +110,8 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
     node = _enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
     key, share = None, 0.0
     if node is not None:
-        body = tokens_between(root, parsed.source, with_attributes(node).start_byte,
-                              node.end_byte, starting=True)  # fmt: skip
+        body = tokens_between(parsed, with_attributes(node).start_byte, node.end_byte,
+                              starting=True)  # fmt: skip
         STATS.tokens_scanned += len(body.texts)
         key = (node.type, _name_path(node, parsed.language))
         share = len(texts) / max(1, len(body.texts))
@@ -399,7 +399,7 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     found = []
     wanted, n = list(anchor.tokens), len(anchor.tokens)
     for low, high in windows:
-        window = tokens_between(parsed.tree.root_node, parsed.source, low, high)
+        window = tokens_between(parsed, low, high)
         texts = window.texts
         STATS.tokens_scanned += len(texts)
         for i in range(len(texts) - n + 1):
@@ -438,7 +438,7 @@ def _definition_by_query(anchor: Anchor, path: str, parsed: Parsed) -> Found | N
     if anchor.share >= WHOLE_DEFINITION:  # the whole definition: its lines, no tokens read
         start_line, end_line = first.start_point[0] + 1, node.end_point[0] + 1
         return Found(path, start_line, end_line, False, _lines(parsed, start_line, end_line))
-    body = tokens_between(parsed.tree.root_node, parsed.source, first.start_byte, node.end_byte)
+    body = tokens_between(parsed, first.start_byte, node.end_byte)
     STATS.tokens_scanned += len(body.texts)
     start, end = _aligned(anchor.tokens, tuple(body.texts))
     if end <= start or _ratio(anchor.tokens, body.texts[start:end]) < SIMILAR_IN_DEFINITION:
@@ -662,8 +662,7 @@ def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     node = min(_named(parsed, kind, names), key=place, default=None)
     if node is None:
         return None
-    root, source = parsed.tree.root_node, parsed.source
-    body = tokens_between(root, source, with_attributes(node).start_byte, node.end_byte,
+    body = tokens_between(parsed, with_attributes(node).start_byte, node.end_byte,
                           starting=True)  # fmt: skip
     texts = tuple(body.texts)
     if not texts:
@@ -749,7 +748,7 @@ def _window(parsed: Parsed, line: int, anchor: Anchor) -> Tokens:
     """The tokens of the lines around a voted line (`_window_bytes`)."""
     assert parsed.tree is not None
     low, high = _window_bytes(parsed.source, parsed.line_starts, line, anchor)
-    return tokens_between(parsed.tree.root_node, parsed.source, low, high, starting=True)
+    return tokens_between(parsed, low, high, starting=True)
 
 
 def _window_bytes(source: bytes, starts: array[int], line: int, anchor: Anchor) -> tuple[int, int]:

@@ -313,19 +313,18 @@ def _point(source: bytes, at: int) -> tuple[int, int]:
     return source.count(b"\n", 0, at), at - source.rfind(b"\n", 0, at) - 1
 
 
-def tokens_between(
-    root: Node, source: bytes, low: int, high: int, *, starting: bool = False
-) -> Tokens:
+def tokens_between(parsed: Parsed, low: int, high: int, *, starting: bool = False) -> Tokens:
     """The tokens lying wholly within bytes [low, high) (with `starting`: those that start
     there, as the whole file's index counts a span's tokens): only the nodes that overlap
     the range are visited, so a window of a big file costs the window, not the file.
 
     Walks and judging read many windows: the loop reads each node's fields once, and
     tells comments by kind id (`_comments`), not by building each node's type name."""
+    assert parsed.tree is not None
     tokens = Tokens()
-    texts, intern = tokens.texts, sys.intern
-    comments = _comments(root)
-    cursor = root.walk()
+    texts, intern, source = tokens.texts, sys.intern, parsed.source
+    comments = _COMMENT_KINDS.setdefault(parsed.language, {})
+    cursor = parsed.tree.root_node.walk()
     while True:
         node = cursor.node
         assert node is not None
@@ -353,12 +352,8 @@ def tokens_between(
                 return tokens
 
 
-# Per grammar, whether each node kind (by id) is a comment: "comment" in its type name.
+# Per language, whether each node kind (by id) is a comment: "comment" in its type name.
 _COMMENT_KINDS: dict[str, dict[int, bool]] = {}
-
-
-def _comments(root: Node) -> dict[int, bool]:
-    return _COMMENT_KINDS.setdefault(root.grammar_name, {})
 
 
 def node_tokens(node: Node, source: bytes) -> tuple[str, ...]:
