@@ -817,3 +817,25 @@ def test_hints_for_many_missing_citations_come_in_one_fetch(
     ]
     # The clone, the cited files' versions (the walks need no others), the hints' files.
     assert trace.upload_packs() == 3  # not one fetch of hints per missing citation
+
+
+def test_a_stale_citations_head_is_parsed_once_for_its_verdict_and_its_walk(
+    project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its walk starts from where judging placed it at HEAD; with a parse cache of one
+    # file, HEAD's parse is gone by the walk (in a big run, it was often made in another
+    # process), and the walk parsed HEAD again to place it.
+    cite_everything(project, upstream, FILES[:2])
+    upstream.commit(
+        "edit beta (#2)", {p: module(NAMES, salt=10 * i, beta=99) for i, p in enumerate(FILES[:2])}
+    )
+    upstream.commit("more (#3)", {FILES[1]: module(NAMES, salt=10, beta=98)})
+    publish(upstream)
+    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
+
+    report = check(project)
+
+    assert report.summary.changed == 2
+    heads = [upstream.git("rev-parse", f"HEAD:{p}") for p in FILES[:2]]
+    parsed = syntax.STATS.parsed_blobs
+    assert [parsed.count(h) for h in heads] == [1, 1]

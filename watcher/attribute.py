@@ -92,6 +92,7 @@ def attribute(
             out[index] = out[index].model_copy(update=update)
     for index, candidates in _candidates(mirror, judged, introduced, processes).items():
         out[index] = out[index].model_copy(update={"candidates": candidates})
+    lines.forget_spots()  # those of walks that started elsewhere (in other files)
     return out
 
 

@@ -335,12 +335,17 @@ def check_upstream(
 
 def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], processes: int) -> list[Result]:
     """The verdicts of these plans, spread over `processes` (one file's in one process).
-    A worker's anchors come back with its verdicts: the history walks need them again."""
+    What the history walks of stale citations need again comes back with each verdict:
+    the citation's anchor, and its place at HEAD, told while HEAD's parse is at hand."""
     if not waiting:
         return []
+    from watcher import walk
 
-    def judge(plan: Plan) -> tuple[Result, Any]:
-        return classify.judge(mirror, plan), classify.known_anchor(plan)
+    def judge(plan: Plan) -> tuple[Result, Any, Any]:
+        verdict = classify.judge(mirror, plan)
+        stale = verdict.verdict in (Verdict.CHANGED, Verdict.MISSING)
+        spot = walk.head_spot(mirror, plan) if stale else None
+        return verdict, classify.known_anchor(plan), spot
 
     judged = cores.spread(
         [plan for _, plan in waiting],
@@ -350,9 +355,10 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], processes: int) -> 
         counters=cores.counters(mirror),
         forked=mirror.forked,
     )
-    for (_, plan), (_, anchor) in zip(waiting, judged, strict=True):
+    for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
         classify.remember_anchor(plan, anchor)
-    return [verdict for verdict, _ in judged]
+        walk.remember_spot(mirror, plan, spot)
+    return [verdict for verdict, _, _ in judged]
 
 
 def _dashboard(config: Config, options: CheckOptions) -> bool:

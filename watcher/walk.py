@@ -422,9 +422,11 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
         stays = functools.partial(locate.stays_missing, anchor)
 
         def citation(files: Files, read: Read) -> Place:
-            parsed = [(p, classify.parse_at(mirror, p, b, read=read)) for p, b in files]
-            state, path, start, end = locate.place(anchor, parsed)
-            tokens = _tokens(dict(parsed)[path], start, end) if path is not None else ()
+            told = _AT_HEAD.pop((anchor, files), None)
+            if told is None:
+                parsed = [(p, classify.parse_at(mirror, p, b, read=read)) for p, b in files]
+                told = _spot(anchor, parsed)
+            state, path, start, end, tokens = told
             return Place(state, path, start, end, names, tokens, stays)
 
         return functools.cache(citation)
@@ -456,6 +458,39 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
         return Place(state, found.path, found.start_line, found.end_line, guards, found.tokens)
 
     return functools.cache(rule_place)
+
+
+# Where a stale citation is at HEAD, told while it was judged, with HEAD's parse at hand:
+# (state, path, start line, end line, tokens), by its anchor and HEAD's files. Its walk
+# starts there instead of parsing HEAD again (the parse is long gone from the cache, or
+# was made in another process).
+Spot = tuple[str, str | None, int | None, int | None, tuple[str, ...]]
+_AT_HEAD: dict[tuple[locate.Anchor, Files], Spot] = {}
+
+
+def head_spot(mirror: Mirror, plan: Plan) -> Spot | None:
+    """A stale citation's place at HEAD (`locate.place`), to send along with its verdict;
+    None for other items. Call it where the item was judged: HEAD is parsed there."""
+    if plan.item.kind != "citation" or not plan.files:
+        return None
+    anchor = classify.anchor_of(mirror, plan)
+    return _spot(anchor, [(p, classify.parse_at(mirror, p, b)) for p, b in plan.files])
+
+
+def remember_spot(mirror: Mirror, plan: Plan, spot: Spot | None) -> None:
+    """Keep a citation's place at HEAD for its walk (see `head_spot`)."""
+    if spot is not None:
+        _AT_HEAD[(classify.anchor_of(mirror, plan), tuple(plan.files))] = spot
+
+
+def forget_spots() -> None:
+    _AT_HEAD.clear()
+
+
+def _spot(anchor: locate.Anchor, parsed: list[tuple[str, syntax.Parsed]]) -> Spot:
+    state, path, start, end = locate.place(anchor, parsed)
+    tokens = _tokens(dict(parsed)[path], start, end) if path is not None else ()
+    return state, path, start, end, tokens
 
 
 def _tokens(parsed: syntax.Parsed, start: int | None, end: int | None) -> tuple[str, ...]:
