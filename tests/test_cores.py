@@ -151,3 +151,34 @@ def test_checking_on_a_terminal_starts_no_thread_so_workers_can_fork() -> None:
 
     with _RichProgress().step("checking 1,000 items of openai/codex"):
         assert threading.active_count() == 1
+
+
+def test_items_whose_files_are_gone_share_one_search_of_head_across_workers(
+    project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Four cited files lose their functions to one new file and are deleted: each item
+    # searches HEAD. The search (a fetch of HEAD's files and a word index of them) is
+    # built once, before the workers fork, not once in each process.
+    from watcher import relocate
+
+    gone = [f"src/old{i}.rs" for i in range(4)]
+    names = {p: [f"f{i}_{n}" for n in NAMES[:3]] for i, p in enumerate(gone)}
+    fns = {
+        p: "\n".join(fn(n, 10 * i + k) for k, n in enumerate(names[p])) for i, p in enumerate(gone)
+    }
+    base = upstream.commit("base (#1)", fns)
+    project.note("vanished", *(f"{base} {p}:1-4" for p in gone))
+    upstream.commit("gather (#2)", {"src/home.rs": "\n".join(fns.values())})
+    upstream.commit("drop the old files (#3)", dict.fromkeys(gone))
+    monkeypatch.setattr(cores, "LEAST_JUDGED", 1)
+    reports = []
+    for processes in (1, 2):
+        relocate.STATS.reset()
+        cores.STATS.reset()
+        reports.append(run(project, processes))
+        assert relocate.STATS.searches == 1, processes
+
+    assert cores.STATS.by_workers > 0
+    one, two = (r.model_dump(exclude={"started_at"}) for r in reports)
+    assert one == two
+    assert {r.current.path for r in reports[1].results if r.current} == {"src/home.rs"}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from watcher import classify, cores, guards, state, tracked_issues
+from watcher import classify, cores, guards, languages, state, tracked_issues
 from watcher.classify import Item, Plan
 from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError, WatchError
@@ -339,7 +339,12 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], processes: int) -> 
     the citation's anchor, and its place at HEAD, told while HEAD's parse is at hand."""
     if not waiting:
         return []
-    from watcher import walk
+    from watcher import relocate, walk
+
+    # The search of HEAD that items whose file is gone share: built (and its files
+    # fetched) here, once, before any worker is forked, rather than in each of them.
+    for language in sorted({lang for _, p in waiting if (lang := _searched(p)) is not None}):
+        relocate.head_search(mirror, waiting[0][1].head, language)
 
     def judge(plan: Plan) -> tuple[Result, Any, Any]:
         verdict = classify.judge(mirror, plan)
@@ -349,7 +354,7 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], processes: int) -> 
 
     judged = cores.spread(
         [plan for _, plan in waiting],
-        key=lambda plan: plan.files,
+        key=lambda plan: plan.files or plan.item.path,  # a file gone: by its path
         work=judge,
         processes=processes,
         counters=cores.counters(mirror),
@@ -359,6 +364,13 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], processes: int) -> 
         classify.remember_anchor(plan, anchor)
         walk.remember_spot(mirror, plan, spot)
     return [verdict for verdict, _, _ in judged]
+
+
+def _searched(plan: Plan) -> str | None:
+    """The language a citation whose file is gone is searched for at HEAD in, if any."""
+    if plan.item.kind != "citation" or not plan.search_repo:
+        return None
+    return languages.for_path(plan.item.path)
 
 
 def _dashboard(config: Config, options: CheckOptions) -> bool:

@@ -92,7 +92,7 @@ def spread(
     processes: int,
     counters: Sequence[object],
     forked: Callable[[], None],
-    least: int = LEAST_JUDGED,
+    least: int | None = None,
 ) -> list[R]:
     """`work` of every task, in order. Tasks with the same key are done by one process,
     in their order; a key's tasks are taken by whichever process is free, the keys with
@@ -101,7 +101,7 @@ def spread(
     groups: dict[Hashable, list[int]] = {}
     for index, task in enumerate(tasks):
         groups.setdefault(key(task), []).append(index)
-    processes = min(processes, len(tasks) // least)
+    processes = min(processes, len(tasks) // (least or LEAST_JUDGED))
     if processes < 2 or not _can_fork():
         return [work(task) for task in tasks]
     import multiprocessing
