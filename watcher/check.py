@@ -349,7 +349,7 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], processes: int) -> 
     def judge(plan: Plan) -> tuple[Result, Any, Any]:
         verdict = classify.judge(mirror, plan)
         stale = verdict.verdict in (Verdict.CHANGED, Verdict.MISSING)
-        spot = walk.head_spot(mirror, plan) if stale else None
+        spot = walk.head_spot(mirror, plan, verdict) if stale else None
         return verdict, classify.known_anchor(plan), spot
 
     judged = cores.spread(

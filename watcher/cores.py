@@ -29,7 +29,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -40,16 +39,18 @@ R = TypeVar("R")
 Walk = Generator[list[str], None, R]
 
 log = logging.getLogger("watch")
-MOST = 4  # workers beyond this share memory bandwidth and the parse caches' misses
+# At most this many processes unless [limits] processes says more: each one's parse
+# cache and copy-on-write pages add to the run's memory (measured on 2 cores only).
+MOST = 4
 # Each process needs this much work for a fork (a copy of the run's memory map, a pipe
 # and the answers pickled back) to pay: smaller sites run in one process.
 LEAST_JUDGED = 64
 LEAST_WALKS = 16
 
 
-@dataclass
+@dataclasses.dataclass
 class Stats:
-    by_workers: int = 0  # tasks workers did (spread work; none when a run stays in one process)
+    by_workers: int = 0  # tasks done by workers (none when a run stays in one process)
 
     def reset(self) -> None:
         self.by_workers = 0

@@ -468,10 +468,15 @@ Spot = tuple[str, str | None, int | None, int | None, tuple[str, ...]]
 _AT_HEAD: dict[tuple[locate.Anchor, Files], Spot] = {}
 
 
-def head_spot(mirror: Mirror, plan: Plan) -> Spot | None:
+def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
     """A stale citation's place at HEAD (`locate.place`), to send along with its verdict;
-    None for other items. Call it where the item was judged: HEAD is parsed there."""
-    if plan.item.kind != "citation" or not plan.files:
+    None for other items. Call it where the item was judged: HEAD is parsed there. Not
+    for a whole file, nor for an item found in a file it was not followed to: its walk
+    reads other files at HEAD."""
+    item, paths = plan.item, {p for p, _ in plan.files}
+    if item.kind != "citation" or item.start_line is None or not paths:
+        return None
+    if result.current is not None and result.current.path not in paths:
         return None
     anchor = classify.anchor_of(mirror, plan)
     return _spot(anchor, [(p, classify.parse_at(mirror, p, b)) for p, b in plan.files])
