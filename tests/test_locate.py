@@ -214,3 +214,24 @@ def test_one_query_lists_the_definitions_the_index_holds(text: str, language: st
     parsed = _parsed(text, language)
 
     assert locate.definition_keys(parsed) == set(parsed.by_key)
+
+
+def test_windows_lacking_one_of_the_probes_are_not_tokenized() -> None:
+    # The rarest cited word (`settle_ledger`) is called all over the new version, but the
+    # function itself changed: no window around a call holds its other probes (the file
+    # still has `carried_balance`, far from any call), so none is tokenized to look for a
+    # verbatim match.
+    cited = (
+        "pub fn settle_ledger(input: u32) -> u32 {\n"
+        "    let carried_balance = input + 1;\n    carried_balance * 2\n}\n"
+    )
+    caller = "pub fn caller_{n}() -> u32 {{\n    settle_ledger({n})\n}}\n" + "// pad\n" * 200
+    changed = cited.replace("carried_balance", "fresh_total").replace("+ 1", "+ 2")
+    far = "pub fn elsewhere() -> u32 {\n    let carried_balance = 7;\n    carried_balance\n}\n"
+    version = _parsed(changed + "".join(caller.format(n=n) for n in range(30)) + far)
+    anchor = locate.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
+    assert anchor.probes[0] == "settle_ledger"
+    syntax.STATS.reset()
+
+    assert locate.place(anchor, [("src/ledger.rs", version)])[0] == "changed"
+    assert syntax.STATS.tokens_scanned < 100

@@ -398,7 +398,14 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     windows = _probe_ranges(anchor, parsed.source)
     found = []
     wanted, n = list(anchor.tokens), len(anchor.tokens)
+    # A match's tokens lie within its window, so the window's bytes hold every one of
+    # them: a window lacking one of the other probes is not tokenized (a changed item's
+    # windows often lack the very token that changed).
+    needles = [p.encode() for p in anchor.probes[1:]]
+    source = parsed.source
     for low, high in windows:
+        if not all(source.find(needle, low, high) >= 0 for needle in needles):
+            continue
         window = tokens_between(parsed, low, high)
         texts = window.texts
         STATS.tokens_scanned += len(texts)
