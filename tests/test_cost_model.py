@@ -573,6 +573,7 @@ def test_items_whose_files_vanished_share_one_search_of_head(
     assert [r.verdict for r in report.results] == [Verdict.MOVED] * len(gone)
     assert {r.current.path for r in report.results if r.current} == {home}
     assert relocate.STATS.searches == 1  # one word index of HEAD's Rust files
+    assert trace.upload_packs() == 2  # the clone; the cited blobs with HEAD's Rust files
     assert sum(args[-1] == head for args in trace.commands("ls-tree")) == 1
     parsed = syntax.STATS.parsed_blobs
     assert len(parsed) == len(set(parsed))  # every blob parsed once at most

@@ -414,7 +414,12 @@ def judge_all(
     mirror.paths.prepare(head, followed)
     plans = [classify.plan(mirror, head, i, offline=options.offline) for i in items]
     fresh = [p for p in plans if isinstance(p, Plan) and not _cached(p, cache.get(p.item.id))]
-    mirror.prefetch(b for p in fresh for b in p.blobs)
+    # Items whose file is gone are searched for in every file at HEAD in their language
+    # (`_judged`): those files come in the same fetch as the cited ones.
+    searched = sorted({lang for p in fresh if (lang := _searched(p)) is not None})
+    extensions = [languages.LANGUAGES[lang].extensions for lang in searched]
+    every = [b for ends in extensions for b in mirror.files(head, ends).values()]
+    mirror.prefetch([*(b for p in fresh for b in p.blobs), *every])
     tags = mirror.tags_key(upstream.release_tags)
     same_tags = saved.get("tags") == tags  # else every cached release is recomputed
     releases: dict[str, str | None] = dict(saved.get("releases", {})) if same_tags else {}
