@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 import pytest
@@ -37,7 +37,11 @@ def test_spread_answers_in_order_each_key_in_one_process_and_counts_add_up() -> 
     tasks = list(range(120))
 
     found = cores.spread(
-        tasks, lambda t: t // 10, lambda t: square(count, t), 2, [count], lambda: None, least=1
+        tasks,
+        lambda t: t // 10,
+        lambda t: square(count, t),
+        cores.Pool(2, lambda: [count]),
+        least=1,
     )
 
     assert [answer for answer, _ in found] == [t * t for t in tasks]
@@ -58,13 +62,17 @@ def die() -> None:
 
 
 @pytest.mark.parametrize("forked", [fail, die])
-def test_a_worker_that_fails_costs_time_not_answers(forked: object) -> None:
+def test_a_worker_that_fails_costs_time_not_answers(forked: Callable[[], None]) -> None:
     count = Count()
     tasks = list(range(40))
 
     found = cores.spread(
-        tasks, lambda t: t % 4, lambda t: square(count, t), 2, [count], forked, least=1
-    )  # type: ignore[arg-type]
+        tasks,
+        lambda t: t % 4,
+        lambda t: square(count, t),
+        cores.Pool(2, lambda: [count], forked),
+        least=1,
+    )
 
     assert found == [(t * t, os.getpid()) for t in tasks]  # all done here
     assert count.done == 40
@@ -83,9 +91,7 @@ def test_walks_fetch_in_the_same_rounds_however_many_processes(processes: int) -
     fetched: list[list[str]] = []
     walks = [walking(i) for i in range(40)]
 
-    found = cores.lockstep(
-        walks, [i % 5 for i in range(40)], fetched.append, processes, [], lambda: None
-    )
+    found = cores.lockstep(walks, [i % 5 for i in range(40)], fetched.append, cores.Pool(processes))
 
     assert [i for i, _ in found] == list(range(40))
     assert [sorted(f) for f in fetched] == [

@@ -24,7 +24,7 @@ import re
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 
-from watcher import classify
+from watcher import classify, cores
 from watcher import walk as lines
 from watcher.classify import Plan
 from watcher.errors import TooLarge, WatchError
@@ -54,14 +54,17 @@ Followed = Generator[list[str], None, tuple[Files, list[Step]]]
 
 
 def attribute(
-    mirror: Mirror, judged: Sequence[tuple[Plan, Result]], release_tags: str, processes: int = 1
+    mirror: Mirror,
+    judged: Sequence[tuple[Plan, Result]],
+    release_tags: str,
+    pool: cores.Pool | None = None,
 ) -> list[Result]:
     """The results with `introduced_by` and `released_in` filled in for stale verdicts.
 
     Items that share a baseline and files (several citations of one file, a rule and
     the citation it guards) walk that file's history together, in lock-step, so each
-    version is parsed once for all of them. A big site's walks are spread over
-    `processes` (`watcher.cores`), walks of one file in one process.
+    version is parsed once for all of them. A big site's walks are spread over the
+    pool's processes (`watcher.cores`), walks of one file in one process.
     """
     groups: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
     for index, (plan, result) in enumerate(judged):
@@ -73,7 +76,8 @@ def attribute(
     for head in {head for _, head, _ in groups}:
         mirror.paths.prelog(head, [(base, paths[0]) for base, at, paths in groups if at == head])
     walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
-    found = run_walks(mirror, walks, [paths[0] for _, _, paths in groups], processes)
+    pool = pool or cores.Pool(1)
+    found = run_walks(mirror, walks, [paths[0] for _, _, paths in groups], pool)
     commits = [c for told in found for c in told.commits if c is not None]
     commits += [c for told in found for changes in told.changes for c, _ in changes or ()]
     mirror.releases(release_tags, commits)  # every release asked in one pass
@@ -90,7 +94,7 @@ def attribute(
                     "released_in": mirror.first_release(commit, release_tags),
                 }
             out[index] = out[index].model_copy(update=update)
-    for index, candidates in _candidates(mirror, judged, introduced, processes).items():
+    for index, candidates in _candidates(mirror, judged, introduced, pool).items():
         out[index] = out[index].model_copy(update={"candidates": candidates})
     lines.forget_spots()  # those of walks that started elsewhere (in other files)
     return out
@@ -131,13 +135,11 @@ def _candidates(
     mirror: Mirror,
     judged: Sequence[tuple[Plan, Result]],
     introduced: dict[int, str],
-    processes: int,
+    pool: cores.Pool,
 ) -> dict[int, tuple[Candidate, ...]]:
     """Missing citations' hints of where they went, from the commits that removed them
     (by position in `judged`): the files each is looked for in come in one fetch for
     all, and are read on every core (`watcher.cores`)."""
-    from watcher import cores
-
     looked: dict[int, list[tuple[str, str]]] = {}
     for index, commit in introduced.items():
         plan, result = judged[index]
@@ -154,9 +156,7 @@ def _candidates(
         work=lambda index: classify.missing_hints(
             mirror, judged[index][0], introduced[index], looked[index]
         ),
-        processes=processes,
-        counters=cores.counters(mirror),
-        forked=mirror.forked,
+        pool=pool,
         least=cores.LEAST_WALKS,
     )
     return dict(zip(looked, found, strict=True))
@@ -170,20 +170,16 @@ def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None
 
 
 def run_walks(
-    mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], processes: int = 1
+    mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], pool: cores.Pool
 ) -> list[Told]:
     """Drive walks in lock-step: each round fetches what every unfinished walk asks for
-    in one batch, then lets each go on until it needs more. Spread over `processes` for
+    in one batch, then lets each go on until it needs more. Spread over the pool for
     a big site (`watcher.cores`): walks with the same key (file) run in one process."""
-    from watcher import cores
-
     found = cores.lockstep(
         [_guarded(w) for w in walks],
         keys=keys,
         fetch=mirror.prefetch,
-        processes=processes,
-        counters=cores.counters(mirror),
-        forked=mirror.forked,
+        pool=pool,
     )
     return [told or Told([], []) for told in found]
 

@@ -333,8 +333,8 @@ def check_upstream(
     return status, results
 
 
-def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], processes: int) -> list[Result]:
-    """The verdicts of these plans, spread over `processes` (one file's in one process).
+def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], pool: cores.Pool) -> list[Result]:
+    """The verdicts of these plans, spread over the pool (one file's in one process).
     What the history walks of stale citations need again comes back with each verdict:
     the citation's anchor, and its place at HEAD, told while HEAD's parse is at hand."""
     if not waiting:
@@ -356,9 +356,7 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], processes: int) -> 
         [plan for _, plan in waiting],
         key=lambda plan: plan.files or plan.item.path,  # a file gone: by its path
         work=judge,
-        processes=processes,
-        counters=cores.counters(mirror),
-        forked=mirror.forked,
+        pool=pool,
     )
     for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
         classify.remember_anchor(plan, anchor)
@@ -444,8 +442,8 @@ def judge_all(
     # parse cache (a few files' worth) would drop them between citations in note order.
     # A big site's files are dealt out to worker processes, one core each.
     waiting.sort(key=lambda pp: (pp[1].base_blob, pp[1].files))
-    processes = cores.usable(config.limits.processes)
-    for (position, _), verdict in zip(waiting, _judged(mirror, waiting, processes), strict=True):
+    pool = cores.pool(mirror, config.limits.processes)
+    for (position, _), verdict in zip(waiting, _judged(mirror, waiting, pool), strict=True):
         found[position] = verdict
     judged = {position: (planned, found[position]) for position, planned in waiting}
     results = [found[position] for position in range(len(plans))]
@@ -453,9 +451,7 @@ def judge_all(
         from watcher import attribute, relocate
 
         relocate.forget(mirror)
-        attributed = attribute.attribute(
-            mirror, list(judged.values()), upstream.release_tags, processes
-        )
+        attributed = attribute.attribute(mirror, list(judged.values()), upstream.release_tags, pool)
         for position, result in zip(judged, attributed, strict=True):
             results[position] = result
     # A filtered run leaves other items' releases as they were: it may only record the

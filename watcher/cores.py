@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from multiprocessing.sharedctypes import Synchronized
 
+    from watcher.mirrors import Mirror
+
 T = TypeVar("T")
 R = TypeVar("R")
 Walk = Generator[list[str], None, R]
@@ -63,6 +65,23 @@ class Last(list[str]):
     """A walk's last request: once these blobs are here, the rest of it is computation."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Pool:
+    """How a run spreads its work: the processes it may use, what workers count that must
+    be added up here (asked when workers start: a stage's module may be imported late),
+    and what a worker does first (to drop what must not be shared, such as pipes to git)."""
+
+    processes: int
+    counters: Callable[[], Sequence[object]] = tuple
+    forked: Callable[[], None] = lambda: None
+
+
+def pool(mirror: Mirror, limit: int | None) -> Pool:
+    """The pool of a run on `mirror`: `usable(limit)` processes, the mirror's counters
+    and the stages' (`counters`), and the mirror's own pipes dropped in each worker."""
+    return Pool(usable(limit), functools.partial(counters, mirror), mirror.forked)
+
+
 def usable(limit: int | None) -> int:
     """Processes a run may use: `[limits] processes`, else one per usable core up to MOST."""
     if limit is not None:
@@ -74,7 +93,7 @@ def usable(limit: int | None) -> int:
     return max(1, min(MOST, cores))
 
 
-def counters(mirror: object) -> list[object]:
+def counters(mirror: Mirror) -> list[object]:
     """What a worker counts that the run's counters must include: the mirror's git calls,
     and the stage counters of the modules judging and walking use (`walk` when a walk
     runs: it is imported for walks only)."""
@@ -90,19 +109,16 @@ def spread(
     tasks: Sequence[T],
     key: Callable[[T], Hashable],
     work: Callable[[T], R],
-    processes: int,
-    counters: Sequence[object],
-    forked: Callable[[], None],
+    pool: Pool,
     least: int | None = None,
 ) -> list[R]:
-    """`work` of every task, in order. Tasks with the same key are done by one process,
-    in their order; a key's tasks are taken by whichever process is free, the keys with
-    most tasks first. `forked` runs first in each worker (to drop what must not be
-    shared, such as pipes to git); `counters` are summed back into this process."""
+    """`work` of every task, in order, on the pool's processes. Tasks with the same key
+    are done by one process, in their order; a key's tasks are taken by whichever process
+    is free, the keys with most tasks first."""
     groups: dict[Hashable, list[int]] = {}
     for index, task in enumerate(tasks):
         groups.setdefault(key(task), []).append(index)
-    processes = min(processes, len(tasks) // (least or LEAST_JUDGED))
+    processes = min(pool.processes, len(tasks) // (least or LEAST_JUDGED))
     if processes < 2 or not _can_fork():
         return [work(task) for task in tasks]
     import multiprocessing
@@ -119,7 +135,10 @@ def spread(
             group = _take(taken, len(order))
         return done
 
-    workers = [_Worker(functools.partial(run, n), counters, forked) for n in range(1, processes)]
+    counted = pool.counters()
+    workers = [
+        _Worker(functools.partial(run, n), counted, pool.forked) for n in range(1, processes)
+    ]
     with _stopping(workers):
         started = time.process_time()
         found = run(0)
@@ -137,15 +156,13 @@ def lockstep(
     walks: Sequence[Walk[R]],
     keys: Sequence[Hashable],
     fetch: Callable[[list[str]], None],
-    processes: int,
-    counters: Sequence[object],
-    forked: Callable[[], None],
+    pool: Pool,
 ) -> list[R]:
     """Drive walks to their answers in lock-step: each round fetches, in one call of
-    `fetch`, the blobs every unfinished walk asks for. With `processes`, walks that
+    `fetch`, the blobs every unfinished walk asks for. With a pool of processes, walks that
     reach their `Last` request wait there, and are finished on every core once the
     rounds are over (the walks with the same key by one process)."""
-    spreading = min(processes, len(walks) // LEAST_WALKS) > 1 and _can_fork()
+    spreading = min(pool.processes, len(walks) // LEAST_WALKS) > 1 and _can_fork()
     answers: dict[int, R] = {}
     wanted: dict[int, list[str]] = {}
     parked: dict[int, None] = {}  # at their last request, in the order they got there
@@ -168,9 +185,8 @@ def lockstep(
             advance(index)
     waiting = list(parked)
     finished = spread(
-        waiting, keys.__getitem__, lambda i: _finish(walks[i], fetch), processes, counters,
-        forked, least=LEAST_WALKS,
-    )  # fmt: skip
+        waiting, keys.__getitem__, lambda i: _finish(walks[i], fetch), pool, least=LEAST_WALKS
+    )
     answers.update(zip(waiting, finished, strict=True))
     return [answers[i] for i in range(len(walks))]
 
