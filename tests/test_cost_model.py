@@ -582,6 +582,30 @@ def test_items_whose_files_vanished_share_one_search_of_head(
     assert relocate.STATS.keys == 1  # the one file holding them: its definitions listed once
 
 
+def test_a_file_searched_for_many_items_is_parsed_only_for_those_it_defines(
+    project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cited file is deleted with no rename: each of its four items searches HEAD, where
+    # three other files call every one of its functions (so they hold every name) and
+    # define none. The parse cache keeps two parses; each file is still parsed once.
+    names = ["f_alpha", "f_beta", "f_gamma", "f_delta"]
+    base = upstream.commit("base (#1)", {"src/old.rs": module(names, salt=100)})
+    project.note("gone", *(f"{base} src/old.rs:{span(names, n)}" for n in names))
+    calls = "".join(f"    let _ = {n}();\n" for n in names)
+    callers = {f"src/call{i}.rs": f"pub fn caller{i}() {{\n{calls}}}\n" for i in range(3)}
+    upstream.commit("callers (#2)", callers)
+    head = upstream.commit("drop the old file (#3)", {"src/old.rs": None})
+    publish(upstream)
+    monkeypatch.setattr(syntax._CACHE, "budget", 1)
+
+    report = check(project)
+
+    assert [r.verdict for r in report.results] == [Verdict.MISSING] * len(names)
+    blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in callers}
+    parsed = [b for b in syntax.STATS.parsed_blobs if b in blobs]
+    assert sorted(parsed) == sorted(blobs)  # searched for four items, each parsed once
+
+
 def test_the_search_of_head_is_dropped_before_the_history_walks(
     project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from watcher.syntax import Parsed
 
 Parse = Callable[[str, str], "Parsed"]  # (path, blob) -> parsed file
+Key = tuple[str, tuple[str, ...]]  # a definition's kind and name path
 
 
 @dataclass
@@ -62,8 +63,7 @@ class HeadSearch:
 
     A definition's name is a token of its file, so each of its words is a whole word
     of the file's bytes: only the files holding every word of the definition's name
-    path are candidates, and only those are parsed. What definitions a parsed blob holds
-    is remembered, so no blob is parsed twice to answer that.
+    path are candidates, and only those are parsed (`defining`).
     """
 
     def __init__(self, mirror: Mirror, head: str, language: str) -> None:
@@ -78,7 +78,6 @@ class HeadSearch:
         for blob, data in mirror.contents(list(where)):  # a blob above the limit: no candidate
             for word in words(data):
                 self.index.setdefault(word, []).extend(where[blob])
-        self.keys: dict[str, frozenset[tuple[str, tuple[str, ...]]]] = {}
 
     def holding(self, names: Sequence[str]) -> list[tuple[str, str]]:
         """The files whose bytes hold every word of `names`, in path order."""
@@ -88,13 +87,6 @@ class HeadSearch:
         postings = sorted((self.index.get(w, []) for w in wanted), key=len)
         found = set(postings[0]).intersection(*postings[1:])
         return [self.files[n] for n in sorted(found)]
-
-    def defines(self, parsed: Parsed, key: tuple[str, tuple[str, ...]]) -> bool:
-        """`locate.has_definition`, remembered per blob for every key at once."""
-        if parsed.blob not in self.keys:
-            STATS.keys += 1
-            self.keys[parsed.blob] = locate.definition_keys(parsed)
-        return key in self.keys[parsed.blob]
 
 
 _SEARCHES: weakref.WeakKeyDictionary[Mirror, dict[tuple[str, str], HeadSearch]] = (
@@ -110,6 +102,29 @@ def head_search(mirror: Mirror, head: str, language: str) -> HeadSearch:
     return searches[(language, head)]
 
 
+# What each candidate blob defines, per mirror and language: listed the first time it is
+# parsed as a candidate, so a file many items look in is parsed again (the parse cache
+# holds a few files) only for an item whose definition it has.
+_DEFINED: weakref.WeakKeyDictionary[Mirror, dict[tuple[str, str], frozenset[Key]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def defining(mirror: Mirror, parse: Parse, path: str, blob: str, key: Key) -> Parsed | None:
+    """The parse of a candidate file when it has a definition of this kind and name path
+    (`locate.has_definition`), else None; its definitions are listed once per run."""
+    defined = _DEFINED.setdefault(mirror, {})
+    at = (blob, languages.for_path(path) or "")
+    keys = defined.get(at)
+    if keys is not None and key not in keys:
+        return None
+    parsed = parse(path, blob)
+    if keys is None:
+        STATS.keys += 1
+        keys = defined[at] = locate.definition_keys(parsed)
+    return parsed if key in keys else None
+
+
 def forget(mirror: Mirror) -> None:
     """Drop this mirror's searches of HEAD once every item is judged: only judging reads
     them, and on codex the Rust one alone holds ~25 MB through the history walks after."""
@@ -122,21 +137,8 @@ def citation(
     """The cited construct in files that could have taken it over, and every candidate."""
     if anchor.definition is None:
         return None, ()  # nothing to look for by name
-    name = anchor.definition[1][-1].encode()
-    language = languages.for_path(plan.item.path)
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
-        defines = locate.has_definition
-        if found_in == ELSEWHERE and language is not None:  # every blob's definitions, once
-            defines = head_search(mirror, plan.head, language).defines
-        matches = []
-        for path, blob in files:
-            if not _holds(mirror, blob, [name]):
-                continue
-            parsed = parse(path, blob)
-            if defines(parsed, anchor.definition):
-                found = locate.find(anchor, [(path, parsed)])
-                if found is not None:
-                    matches.append(found)
+        matches = _definitions(mirror, anchor, files, parse)
         if matches:
             return _choose(plan.item.path, anchor.tokens, matches, found_in)
     return None, ()
@@ -170,19 +172,27 @@ def hints(
     verdict stays `missing` and no candidate is chosen."""
     if anchor.definition is None or not files:
         return ()
-    name = anchor.definition[1][-1].encode()
-    matches = []
-    for path, blob in files:
-        if _holds(mirror, blob, [name]):
-            parsed = parse(path, blob)
-            if locate.has_definition(parsed, anchor.definition):
-                found = locate.find(anchor, [(path, parsed)])
-                if found is not None:
-                    matches.append(found)
+    matches = _definitions(mirror, anchor, files, parse)
     if not matches:
         return ()
     _, candidates = _choose(plan.item.path, anchor.tokens, matches, f"changed by {commit[:12]}")
     return tuple(c.model_copy(update={"chosen": False}) for c in candidates)
+
+
+def _definitions(
+    mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str]], parse: Parse
+) -> list[Found]:
+    """The anchor found in each of the files that has its enclosing definition."""
+    assert anchor.definition is not None
+    name, key = anchor.definition[1][-1].encode(), anchor.definition
+    matches = []
+    for path, blob in files:
+        if not _holds(mirror, blob, [name]):
+            continue
+        parsed = defining(mirror, parse, path, blob, key)
+        if parsed is not None and (found := locate.find(anchor, [(path, parsed)])) is not None:
+            matches.append(found)
+    return matches
 
 
 def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:
