@@ -235,3 +235,26 @@ def test_windows_lacking_one_of_the_probes_are_not_tokenized() -> None:
 
     assert locate.place(anchor, [("src/ledger.rs", version)])[0] == "changed"
     assert syntax.STATS.tokens_scanned < 100
+
+
+def test_windows_not_holding_the_tokens_in_order_are_not_tokenized() -> None:
+    # Every call of the cited function sits in a window holding every probe (`input`,
+    # `carried_balance`, `+`, `1`, ...), but not the cited tokens one after another:
+    # no window is tokenized to look for a verbatim match, and the verdict is the same.
+    cited = (
+        "pub fn settle_ledger(input: u32) -> u32 {\n"
+        "    let carried_balance = input + 1;\n    carried_balance * 2\n}\n"
+    )
+    caller = (
+        "pub fn caller_{n}(input: u32) -> u32 {{\n"
+        "    let carried_balance = settle_ledger(input) * 2;\n"
+        "    carried_balance + 1\n}}\n" + "// pad\n" * 400
+    )
+    changed = cited.replace("input + 1", "input + 2")
+    version = _parsed(changed + "".join(caller.format(n=n) for n in range(30)))
+    anchor = locate.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
+    assert set(anchor.probes) <= set(_parsed(caller.format(n=0)).token_texts())
+    syntax.STATS.reset()
+
+    assert locate.place(anchor, [("src/ledger.rs", version)]) == ("changed", "src/ledger.rs", 1, 4)
+    assert syntax.STATS.tokens_scanned == 0  # 772 when windows holding the probes were read

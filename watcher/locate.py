@@ -403,8 +403,15 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     # windows often lack the very token that changed).
     needles = [p.encode() for p in anchor.probes[1:]]
     source = parsed.source
+    # Nor is one whose bytes do not hold the anchor's tokens in order, each after the
+    # last: a verbatim match's tokens are there so (`_in_order`, memchr-speed finds).
+    # A token decoded with replacements does not encode back to its bytes: no test.
+    ordered = [t.encode() for t in anchor.tokens if "\ufffd" not in t]
+    ordered = ordered if len(ordered) == len(anchor.tokens) else []
     for low, high in windows:
         if not all(source.find(needle, low, high) >= 0 for needle in needles):
+            continue
+        if not _in_order(source, ordered, low, high):
             continue
         window = tokens_between(parsed, low, high)
         texts = window.texts
@@ -415,6 +422,19 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
                 text = _lines(parsed, start, end)
                 found.append(Found(path, start, end, True, text, anchor.tokens))
     return found
+
+
+def _in_order(source: bytes, parts: Sequence[bytes], low: int, high: int) -> bool:
+    """Whether source[low:high] holds the parts one after another (anything between
+    them), each taken at its first place after the one before: the earliest places
+    leave the most room, so this finds them in order if any places do."""
+    find, at = source.find, low
+    for part in parts:
+        found = find(part, at, high)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
 
 
 def _probe_ranges(anchor: Anchor, source: bytes) -> list[tuple[int, int]]:
