@@ -159,3 +159,29 @@ def test_a_walk_parses_each_version_from_the_one_before(
     assert (result["verdict"], result["introduced_by"]["pr"]) == ("changed", 10)
     # The baseline and six versions, each but the first parsed from the one before.
     assert (syntax.STATS.parses, syntax.STATS.reparsed) == (7, 6)
+
+
+def test_word_counts_edited_from_another_version_are_the_counts_of_this_one() -> None:
+    # Random edits of a word soup, some inside words, some joining or splitting them,
+    # some at the ends: the edited counts must be exactly what counting afresh gives.
+    import random
+    from collections import Counter
+
+    rng = random.Random(12)
+    words, gaps = [b"alpha", b"be", b"x1", b"_", b"fn", b"self"], [b" ", b"\n", b"(", b"::", b""]
+
+    def soup(n: int) -> bytes:
+        return b"".join(rng.choice(words) + rng.choice(gaps) for _ in range(n))
+
+    edited = 0
+    for _ in range(300):
+        old = soup(rng.randint(500, 3000))
+        new = bytearray(old)
+        for _ in range(rng.randint(1, 6)):
+            at, cut = rng.randint(0, len(new)), rng.randint(0, 8)
+            new[at : at + cut] = soup(rng.randint(0, 3))
+        counts = syntax.counts_edited(Counter(syntax.WORD.findall(old)), old, bytes(new))
+        if counts is not None:
+            edited += 1
+            assert counts == Counter(syntax.WORD.findall(bytes(new)))
+    assert edited > 250  # small edits: edited, not counted afresh

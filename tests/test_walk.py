@@ -267,3 +267,6 @@ def test_a_missing_item_is_judged_only_where_a_commit_could_bring_it_back(
     # parsed. Judged: the versions before the two drops and before it came back.
     assert walk.STATS.judged_commits == [again, back, first]
     assert walk.STATS.quiet == 16
+    # The 16 versions told from their bytes have their words counted by editing the
+    # counts of the version after them: ~7 files' worth in all (20 when counted afresh).
+    assert syntax.STATS.counted < 10 * len(tasks())

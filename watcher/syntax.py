@@ -44,6 +44,7 @@ class Stats:
     indexed: int = 0  # blobs whose token index was built (once each, shared by citations)
     tokens_scanned: int = 0  # tokens compared while locating citations, index lookups included
     captured: int = 0  # definition nodes that queries for one kind of definition returned
+    counted: int = 0  # bytes whose words were counted (`Parsed.word_counts`)
 
     def reset(self) -> None:
         self.parses = 0
@@ -52,6 +53,7 @@ class Stats:
         self.indexed = 0
         self.tokens_scanned = 0
         self.captured = 0
+        self.counted = 0
 
 
 STATS = Stats()
@@ -124,7 +126,18 @@ class Parsed:
     def word_counts(self) -> dict[bytes, int]:
         """How often each identifier-like word occurs in the source bytes: counted once per
         blob, in C, and shared by every citation of it (no tokenizing)."""
+        STATS.counted += len(self.source)
         return Counter(WORD.findall(self.source))
+
+    def counted_from(self, other: Parsed) -> None:
+        """Take another version's word counts, when it has them, edited where the bytes
+        differ (`counts_edited`): a walk counts a big file's words once, not per version."""
+        known = other.__dict__.get("word_counts")  # counted already: no counting here
+        if known is None or "word_counts" in self.__dict__:
+            return
+        counts = counts_edited(known, other.source, self.source)
+        if counts is not None:
+            self.__dict__["word_counts"] = counts  # what the cached property would hold
 
     def count(self, text: str) -> int:
         """How many tokens of the file have this text."""
@@ -212,6 +225,8 @@ class _Cache:
         else:
             previous = self.items.get(self.latest.get((path, language), key)) if path else None
             parsed = _parse(blob, language, load(), previous)
+            if previous is not None:
+                parsed.counted_from(previous)
             self._add(key, parsed)
         if path is not None:
             self.latest[(path, language)] = key
@@ -306,6 +321,45 @@ def differing(
             before = differing(old, new, old_low, found, low, at, most // 2)
             return before + differing(old, new, found, old_high, at, high, most - len(before))
     return [(old_low, old_high, low, high)]
+
+
+def counts_edited(counts: dict[bytes, int], old: bytes, new: bytes) -> dict[bytes, int] | None:
+    """`new`'s word counts from `old`'s: the words of the stretches that differ
+    (`differing`), widened to whole words, are taken out and put back as `new` has them.
+    None when so much differs that counting afresh is as fast."""
+    regions = differing(old, new, 0, len(old), 0, len(new))
+    if sum(high - low for _, _, low, high in regions) > REPARSE_SHARE * len(new):
+        return None
+    found = dict(counts)
+    for old_low, old_high, low, high in _whole_words(regions, old, new):
+        STATS.counted += old_high - old_low + high - low
+        for word in WORD.findall(old, old_low, old_high):
+            if left := found[word] - 1:
+                found[word] = left
+            else:
+                del found[word]
+        for word in WORD.findall(new, low, high):
+            found[word] = found.get(word, 0) + 1
+    return found
+
+
+def _whole_words(
+    regions: list[tuple[int, int, int, int]], old: bytes, new: bytes
+) -> list[tuple[int, int, int, int]]:
+    """The stretches that differ, each widened over the bytes both share until it starts
+    and ends between words; stretches that meet are merged."""
+    merged: list[tuple[int, int, int, int]] = []
+    for n, (old_low, old_high, low, high) in enumerate(regions):
+        floor = merged[-1][1] if merged else 0  # the shared bytes before end there
+        while old_low > floor and is_word_byte(old[old_low - 1]):
+            old_low, low = old_low - 1, low - 1
+        if merged and old_low == floor:
+            old_low, _, low, _ = merged.pop()
+        ceiling = regions[n + 1][0] if n + 1 < len(regions) else len(old)
+        while old_high < ceiling and is_word_byte(old[old_high]):
+            old_high, high = old_high + 1, high + 1
+        merged.append((old_low, old_high, low, high))
+    return merged
 
 
 def _point(source: bytes, at: int) -> tuple[int, int]:

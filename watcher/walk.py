@@ -125,7 +125,10 @@ class _Sources:
         """A version with its word counts and line starts and no tree, for `_stays`: the
         last two are kept, as a walk compares each version with the one after it."""
         if blob not in self.bare:
-            self.bare[blob] = syntax.Parsed(blob, syntax.TEXT, None, self(blob))
+            version = syntax.Parsed(blob, syntax.TEXT, None, self(blob))
+            if self.bare:  # the version after it, whose word counts need only editing
+                version.counted_from(next(reversed(self.bare.values())))
+            self.bare[blob] = version
             if len(self.bare) > 2:
                 self.bare.popitem(last=False)
         return self.bare[blob]
