@@ -258,3 +258,24 @@ def test_windows_not_holding_the_tokens_in_order_are_not_tokenized() -> None:
 
     assert locate.place(anchor, [("src/ledger.rs", version)]) == ("changed", "src/ledger.rs", 1, 4)
     assert syntax.STATS.tokens_scanned == 0  # 772 when windows holding the probes were read
+
+
+def test_regions_whose_tokens_cannot_be_similar_enough_are_not_aligned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The cited function is gone; its words survive only in a table of strings, where
+    # they vote for lines. The regions there share too few tokens with it, order aside,
+    # to reach the similarity a match needs: none is aligned token by token (difflib).
+    aligned: list[int] = []
+    ratio = locate._ratio
+    monkeypatch.setattr(locate, "_ratio", lambda a, b: aligned.append(1) or ratio(a, b))
+    cited = (
+        "pub fn settle_ledger(input: u32) -> u32 {\n"
+        "    let carried_balance = input + 1;\n    carried_balance * 2\n}\n"
+    )
+    row = 'static ENTRY_{n}: [&str; 3] = ["settle_ledger", "carried_balance", "{n}"];\n'
+    version = _parsed("// the ledger moved out\n" + "".join(row.format(n=n) for n in range(40)))
+    anchor = locate.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
+
+    assert locate.place(anchor, [("src/ledger.rs", version)])[0] == "missing"
+    assert aligned == []  # 6 alignments when every voted region was aligned

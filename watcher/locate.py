@@ -712,6 +712,7 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         return _in_index(anchor, path, parsed)
     n, best = len(anchor.tokens), None
     identity = set(anchor.probes[:IDENTITY])
+    bag = Counter(anchor.tokens)
     for line in _line_votes(anchor, parsed):
         window = _window(parsed, line, anchor)
         texts = window.texts
@@ -721,6 +722,12 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
             if start >= end:
                 continue
             region = texts[start:end]
+            # The tokens both hold, order aside, bound the ratio from above (difflib's
+            # quick_ratio): a region that cannot be similar enough is not aligned.
+            least = SIMILAR_IN_FILE if best is None else max(SIMILAR_IN_FILE, best[0])
+            shared = sum((bag & Counter(region)).values())
+            if 2 * shared / (n + len(region)) < least:
+                continue
             ratio = _ratio(anchor.tokens, region)
             if ratio < SIMILAR_IN_FILE or (best is not None and ratio <= best[0]):
                 continue
