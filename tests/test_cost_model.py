@@ -66,8 +66,8 @@ class Trace:
                 if event.get("event") != "start":
                     continue
                 argv = event["argv"][1:]
-                while argv and argv[0] in ("-c", "-C"):  # git's own options come first
-                    argv = argv[2:]
+                while argv and argv[0].startswith("-"):  # git's own options come first
+                    argv = argv[2:] if argv[0] in ("-c", "-C") else argv[1:]
                 if argv[:1] == [name]:
                     found.append(argv[1:])
         return found
@@ -604,6 +604,32 @@ def test_a_file_searched_for_many_items_is_parsed_only_for_those_it_defines(
     blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in callers}
     parsed = [b for b in syntax.STATS.parsed_blobs if b in blobs]
     assert sorted(parsed) == sorted(blobs)  # searched for four items, each parsed once
+
+
+def test_the_files_each_removing_commit_touched_come_from_one_git_call(
+    project: Project, upstream: Upstream, trace: Trace
+) -> None:
+    # Four cited functions in files of their own, each deleted by a commit of its own
+    # that also adds another file: each missing citation's hints are looked for in what
+    # its commit touched, and one git process lists that for the four commits.
+    names = ["f_alpha", "f_beta", "f_gamma", "f_delta"]
+    files = {
+        f"src/a{n}.rs": f"pub struct Keep{n};\n\n" + fn(name, n) for n, name in enumerate(names)
+    }
+    base = upstream.commit("base (#1)", files)
+    project.note("gone", *(f"{base} src/a{n}.rs:3-6" for n in range(len(names))))
+    for n, name in enumerate(names):
+        upstream.commit(f"drop {name} (#{n + 2})", {f"src/a{n}.rs": f"pub struct Keep{n};\n",
+                                                     f"src/b{n}.rs": fn(f"other_{n}", n)})  # fmt: skip
+    publish(upstream)
+
+    trace.start()
+    report = check(project)
+
+    assert [r.verdict for r in report.results] == [Verdict.MISSING] * len(names)
+    assert len({r.introduced_by.commit for r in report.results if r.introduced_by}) == 4
+    assert len(trace.commands("diff-tree")) == 1  # not one `git diff` per commit
+    assert not [a for a in trace.commands("diff") if "--name-only" in a]
 
 
 def test_the_search_of_head_is_dropped_before_the_history_walks(

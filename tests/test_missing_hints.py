@@ -86,3 +86,26 @@ def test_a_construct_deleted_for_real_has_no_candidates(
 
     assert result["verdict"] == "missing"
     assert result["candidates"] == []
+
+
+def test_a_construct_moved_by_a_merge_is_hinted_from_its_first_parent_diff(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("client", {"src/session.rs": SESSION, "src/tools.rs": TOOLS})
+    project.note("n", f"{base} src/session.rs:5-7")
+    upstream.branch_off("cursor")
+    upstream.commit(
+        "tools: list_tools takes a cursor",
+        {"src/session.rs": SESSION.split("\n\n")[0] + "\n", "src/tools.rs": TOOLS_WITH_LIST},
+    )
+    upstream.checkout("main")
+    upstream.commit("docs", {"README.md": "client\n"})
+    merge = upstream.merge("cursor", "Merge pull request #8 from cursor")
+
+    result = _result(project, capsys)
+
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == merge
+    assert [(c["path"], c["found"]) for c in result["candidates"]] == [
+        ("src/tools.rs", f"changed by {merge[:12]}")
+    ]

@@ -140,15 +140,15 @@ def _candidates(
     """Missing citations' hints of where they went, from the commits that removed them
     (by position in `judged`): the files each is looked for in come in one fetch for
     all, and are read on every core (`watcher.cores`)."""
-    looked: dict[int, list[tuple[str, str]]] = {}
-    for index, commit in introduced.items():
-        plan, result = judged[index]
-        if (
-            result.verdict is Verdict.MISSING
-            and result.kind == "citation"
-            and not result.candidates
-        ):
-            looked[index] = classify.hint_files(mirror, plan, commit)
+    removed = {
+        index: commit
+        for index, commit in introduced.items()
+        if (result := judged[index][1]).verdict is Verdict.MISSING
+        and result.kind == "citation"
+        and not result.candidates
+    }
+    mirror.paths.touched(removed.values())  # what each commit touched: one batch for all
+    looked = {i: classify.hint_files(mirror, judged[i][0], c) for i, c in removed.items()}
     mirror.prefetch(blob for files in looked.values() for _, blob in files)
     found = cores.spread(
         list(looked),

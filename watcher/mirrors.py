@@ -540,10 +540,11 @@ class Mirror:
                     yield blob, out[end + 1 : end + 1 + size]
                 pos = end + 2 + size
 
-    def git(self, *args: str) -> str:
+    def git(self, *args: str, stdin: str | None = None) -> str:
         """Run a reading git command in the mirror (pathspecs taken literally)."""
         self._require()
-        return _git(self.path, "--literal-pathspecs", "-c", "core.quotePath=false", *args)
+        return _git(self.path, "--literal-pathspecs", "-c", "core.quotePath=false", *args,
+                    stdin=stdin)  # fmt: skip
 
     @property
     def paths(self) -> Paths:

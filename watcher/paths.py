@@ -143,6 +143,7 @@ class Paths:
     _order: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     _ancestry: dict[tuple[str, str], bool] = field(default_factory=dict)
     _added: dict[str, dict[str, str]] = field(default_factory=dict)
+    _touched: dict[str, frozenset[str]] = field(default_factory=dict)
     _logged: dict[tuple[str, str], list[Logged]] = field(default_factory=dict)
     _every: dict[str, list[Logged]] = field(default_factory=dict)  # by HEAD: logs of every file
     _moves: dict[tuple[str, str, str], list[tuple[Link, str]]] = field(default_factory=dict)
@@ -470,6 +471,36 @@ class Paths:
                                   "--diff-filter=A", f"{commit}^1", commit)  # fmt: skip
             self._added[commit] = _added(raw)
         return self._added[commit]
+
+    def touched(self, commits: Iterable[str]) -> dict[str, frozenset[str]]:
+        """The files each commit added or changed against its first parent (a root
+        commit: every file), for many commits in two git processes in all: one `git
+        diff` per missing citation cost a second of a 5,000-citation run."""
+        wanted = [c for c in dict.fromkeys(commits) if c not in self._touched]
+        if wanted:
+            parents = self.mirror.git("rev-list", "--no-walk=unsorted", "--parents", "--stdin",
+                                      stdin="".join(f"{c}\n" for c in wanted))  # fmt: skip
+            pairs = [line.split()[:2] for line in parents.splitlines()]
+            raw = self.mirror.git("diff-tree", "--stdin", "-r", "-z", "--name-only", "--always",
+                                  "--root", "--no-renames", "--diff-filter=AM",
+                                  stdin="".join(" ".join(p) + "\n" for p in pairs))  # fmt: skip
+            self._touched |= dict.fromkeys(wanted, frozenset()) | _touched(raw, wanted)
+        return {c: self._touched[c] for c in dict.fromkeys(commits)}
+
+
+def _touched(raw: str, commits: list[str]) -> dict[str, frozenset[str]]:
+    """`git diff-tree --stdin -z --name-only --always` read back: each commit's id (in
+    the order asked), then the paths its diff names."""
+    found: dict[str, set[str]] = {}
+    ahead = iter(commits)
+    upcoming, current = next(ahead, None), None
+    for field_ in raw.split("\0"):
+        if field_ and field_ == upcoming:
+            current, upcoming = field_, next(ahead, None)
+            found[current] = set()
+        elif field_ and current is not None:
+            found[current].add(field_)
+    return {c: frozenset(paths) for c, paths in found.items()}
 
 
 @dataclass(frozen=True)

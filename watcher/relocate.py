@@ -153,9 +153,8 @@ def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[
         return []
     at_head = mirror.files(plan.head, languages.LANGUAGES[language].extensions)
     followed = {p for p, _ in plan.files} | {plan.item.path}
-    touched = mirror.git("diff", "--name-only", "-z", "--no-renames", "--diff-filter=AM",
-                         f"{commit}^1", commit).split("\0")  # fmt: skip
-    return [(p, at_head[p]) for p in sorted(set(touched)) if p in at_head and p not in followed]
+    touched = mirror.paths.touched([commit])[commit]
+    return [(p, at_head[p]) for p in sorted(touched) if p in at_head and p not in followed]
 
 
 def hints(
