@@ -163,8 +163,8 @@ def test_items_whose_files_are_gone_share_one_search_of_head_across_workers(
     project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Four cited files lose their functions to one new file and are deleted: each item
-    # searches HEAD. The search (a fetch of HEAD's files and a word index of them) is
-    # built once, before the workers fork, not once in each process.
+    # searches HEAD. The search (a word index of HEAD's files) is built once, by the one
+    # process that judges all of them, while another judges the files still there.
     from watcher import relocate
 
     gone = [f"src/old{i}.rs" for i in range(4)]
@@ -172,8 +172,9 @@ def test_items_whose_files_are_gone_share_one_search_of_head_across_workers(
     fns = {
         p: "\n".join(fn(n, 10 * i + k) for k, n in enumerate(names[p])) for i, p in enumerate(gone)
     }
-    base = upstream.commit("base (#1)", fns)
-    project.note("vanished", *(f"{base} {p}:1-4" for p in gone))
+    kept = {f"src/kept{i}.rs": fn(f"kept_{i}", i) for i in range(3)}
+    base = upstream.commit("base (#1)", {**fns, **kept})
+    project.note("vanished", *(f"{base} {p}:1-4" for p in [*gone, *kept]))
     upstream.commit("gather (#2)", {"src/home.rs": "\n".join(fns.values())})
     upstream.commit("drop the old files (#3)", dict.fromkeys(gone))
     monkeypatch.setattr(cores, "LEAST_JUDGED", 1)
@@ -187,4 +188,5 @@ def test_items_whose_files_are_gone_share_one_search_of_head_across_workers(
     assert cores.STATS.by_workers > 0
     one, two = (r.model_dump(exclude={"started_at"}) for r in reports)
     assert one == two
-    assert {r.current.path for r in reports[1].results if r.current} == {"src/home.rs"}
+    found = {r.id.split(":")[1]: r.current.path for r in reports[1].results if r.current}
+    assert found == {**dict.fromkeys(gone, "src/home.rs"), **{p: p for p in kept}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -339,12 +339,7 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], pool: cores.Pool) -
     the citation's anchor, and its place at HEAD, told while HEAD's parse is at hand."""
     if not waiting:
         return []
-    from watcher import relocate, walk
-
-    # The search of HEAD that items whose file is gone share: built (and its files
-    # fetched) here, once, before any worker is forked, rather than in each of them.
-    for language in sorted({lang for _, p in waiting if (lang := _searched(p)) is not None}):
-        relocate.head_search(mirror, waiting[0][1].head, language)
+    from watcher import walk
 
     def judge(plan: Plan) -> tuple[Result, Any, Any]:
         verdict = classify.judge(mirror, plan)
@@ -352,16 +347,21 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], pool: cores.Pool) -
         spot = walk.head_spot(mirror, plan, verdict) if stale else None
         return verdict, classify.known_anchor(plan), spot
 
-    judged = cores.spread(
-        [plan for _, plan in waiting],
-        key=lambda plan: plan.files or plan.item.path,  # a file gone: by its path
-        work=judge,
-        pool=pool,
-    )
+    judged = cores.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=pool)
     for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
         classify.remember_anchor(plan, anchor)
         walk.remember_spot(mirror, plan, spot)
     return [verdict for verdict, _, _ in judged]
+
+
+def _judging_key(plan: Plan) -> Hashable:
+    """Which items one process judges together: those of one file (each version parsed
+    once), and all the items whose file is gone in a language, which share one search of
+    HEAD (`relocate.head_search`): one process builds it, beside the others' judging."""
+    language = _searched(plan)
+    if language is not None:
+        return ("searched", language)
+    return plan.files or plan.item.path  # a file gone: by its path
 
 
 def _searched(plan: Plan) -> str | None:
