@@ -185,3 +185,33 @@ def test_word_counts_edited_from_another_version_are_the_counts_of_this_one() ->
             edited += 1
             assert counts == Counter(syntax.WORD.findall(bytes(new)))
     assert edited > 250  # small edits: edited, not counted afresh
+
+
+def test_word_places_shifted_from_another_version_are_the_places_in_this_one() -> None:
+    # As above, with words that are prefixes of others: a version counted from another
+    # takes that one's places of each word, shifted past the edits, and searches only
+    # the edited stretches; the places must be exactly those a search of it finds.
+    import random
+
+    rng = random.Random(5)
+    words = [b"alpha", b"alphabet", b"be", b"x1", b"_", b"self"]
+    gaps = [b" ", b"\n", b"(", b"::", b""]
+
+    def soup(n: int) -> bytes:
+        return b"".join(rng.choice(words) + rng.choice(gaps) for _ in range(n))
+
+    shifted = 0
+    for _ in range(300):
+        old = soup(rng.randint(300, 3000))
+        new = bytearray(old)
+        for _ in range(rng.randint(1, 6)):
+            at, cut = rng.randint(0, len(new)), rng.randint(0, 8)
+            new[at : at + cut] = soup(rng.randint(0, 3))
+        before = syntax.Parsed("old", syntax.TEXT, None, old)
+        assert before.word_counts and all(before.places(w) is not None for w in words)
+        after = syntax.Parsed("new", syntax.TEXT, None, bytes(new))
+        after.counted_from(before)
+        shifted += after._edited is not None
+        for word in words:
+            assert after.places(word) == list(syntax.word_places(bytes(new), word))
+    assert shifted > 250
