@@ -73,6 +73,30 @@ def test_prefetch_is_one_round_trip_per_batch(upstream: Upstream, tmp_path: Path
     mirror.close()
 
 
+def test_a_read_is_one_request_to_git_and_a_blob_over_the_limit_is_refused(
+    upstream: Upstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Judging reads thousands of blobs: the size comes with the bytes (`cat-file
+    # --batch`), not from a `--batch-check` request first. A blob over the limit is
+    # refused, and the read after it still gets its own bytes.
+    from watcher.errors import TooLarge
+
+    upstream.commit("files", {"src/big.rs": "// x\n" * 500, "src/small.rs": "pub fn f() {}\n"})
+    limits = {"file_bytes": 1_000}
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    monkeypatch.setattr(mirror, "limits", mirror.limits.model_copy(update=limits))
+    head = mirror.head()
+    big, small = (mirror.blob_id(head, p) or "" for p in ("src/big.rs", "src/small.rs"))
+    mirror.prefetch([big, small])
+    monkeypatch.setattr(mirror.repo.odb, "info", None)  # a second request would fail
+
+    with pytest.raises(TooLarge):
+        mirror.read(big)
+    assert mirror.read(small) == b"pub fn f() {}\n"
+    mirror.close()
+
+
 def test_incremental_fetch_and_abbreviated_commits(upstream: Upstream, tmp_path: Path) -> None:
     first = upstream.commit("one", {LIB: "fn a() {}\n"})
     mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
