@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
+from collections import Counter
+from collections.abc import Iterator
 
 import pytest
 
@@ -161,57 +164,50 @@ def test_a_walk_parses_each_version_from_the_one_before(
     assert (syntax.STATS.parses, syntax.STATS.reparsed) == (7, 6)
 
 
-def test_word_counts_edited_from_another_version_are_the_counts_of_this_one() -> None:
-    # Random edits of a word soup, some inside words, some joining or splitting them,
-    # some at the ends: the edited counts must be exactly what counting afresh gives.
-    import random
-    from collections import Counter
-
-    rng = random.Random(12)
-    words, gaps = [b"alpha", b"be", b"x1", b"_", b"fn", b"self"], [b" ", b"\n", b"(", b"::", b""]
-
-    def soup(n: int) -> bytes:
-        return b"".join(rng.choice(words) + rng.choice(gaps) for _ in range(n))
-
-    edited = 0
-    for _ in range(300):
-        old = soup(rng.randint(500, 3000))
-        new = bytearray(old)
-        for _ in range(rng.randint(1, 6)):
-            at, cut = rng.randint(0, len(new)), rng.randint(0, 8)
-            new[at : at + cut] = soup(rng.randint(0, 3))
-        counts = syntax.counts_edited(Counter(syntax.WORD.findall(old)), old, bytes(new))
-        if counts is not None:
-            edited += 1
-            assert counts == Counter(syntax.WORD.findall(bytes(new)))
-    assert edited > 250  # small edits: edited, not counted afresh
+# Words of a soup, some prefixes of others, and what may stand between two of them.
+WORDS = [b"alpha", b"alphabet", b"be", b"x1", b"_", b"fn", b"self"]
+GAPS = [b" ", b"\n", b"(", b"::", b""]
 
 
-def test_word_places_shifted_from_another_version_are_the_places_in_this_one() -> None:
-    # As above, with words that are prefixes of others: a version counted from another
-    # takes that one's places of each word, shifted past the edits, and searches only
-    # the edited stretches; the places must be exactly those a search of it finds.
-    import random
-
-    rng = random.Random(5)
-    words = [b"alpha", b"alphabet", b"be", b"x1", b"_", b"self"]
-    gaps = [b" ", b"\n", b"(", b"::", b""]
+def _edited_soups(seed: int, count: int = 300) -> Iterator[tuple[bytes, bytes]]:
+    """Pairs of a word soup and a version of it randomly edited in a few places: some
+    edits inside words, some joining or splitting them, some at the ends."""
+    rng = random.Random(seed)
 
     def soup(n: int) -> bytes:
-        return b"".join(rng.choice(words) + rng.choice(gaps) for _ in range(n))
+        return b"".join(rng.choice(WORDS) + rng.choice(GAPS) for _ in range(n))
 
-    shifted = 0
-    for _ in range(300):
+    for _ in range(count):
         old = soup(rng.randint(300, 3000))
         new = bytearray(old)
         for _ in range(rng.randint(1, 6)):
             at, cut = rng.randint(0, len(new)), rng.randint(0, 8)
             new[at : at + cut] = soup(rng.randint(0, 3))
+        yield old, bytes(new)
+
+
+def test_word_counts_edited_from_another_version_are_the_counts_of_this_one() -> None:
+    # The edited counts must be exactly what counting afresh gives.
+    edited = 0
+    for old, new in _edited_soups(12):
+        counts = syntax.counts_edited(Counter(syntax.WORD.findall(old)), old, new)
+        if counts is not None:
+            edited += 1
+            assert counts == Counter(syntax.WORD.findall(new))
+    assert edited > 250  # small edits: edited, not counted afresh
+
+
+def test_word_places_shifted_from_another_version_are_the_places_in_this_one() -> None:
+    # A version counted from another takes that one's places of each word, shifted past
+    # the edits, and searches only the edited stretches; the places must be exactly those
+    # a search of it finds.
+    shifted = 0
+    for old, new in _edited_soups(5):
         before = syntax.Parsed("old", syntax.TEXT, None, old)
-        assert before.word_counts and all(before.places(w) is not None for w in words)
-        after = syntax.Parsed("new", syntax.TEXT, None, bytes(new))
+        assert before.word_counts and all(before.places(w) is not None for w in WORDS)
+        after = syntax.Parsed("new", syntax.TEXT, None, new)
         after.counted_from(before)
         shifted += after._edited is not None
-        for word in words:
-            assert after.places(word) == list(syntax.word_places(bytes(new), word))
+        for word in WORDS:
+            assert after.places(word) == list(syntax.word_places(new, word))
     assert shifted > 250
