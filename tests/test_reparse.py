@@ -190,10 +190,12 @@ def test_word_counts_edited_from_another_version_are_the_counts_of_this_one() ->
     # The edited counts must be exactly what counting afresh gives.
     edited = 0
     for old, new in _edited_soups(12):
-        counts = syntax.counts_edited(Counter(syntax.WORD.findall(old)), old, new)
-        if counts is not None:
-            edited += 1
-            assert counts == Counter(syntax.WORD.findall(new))
+        before = syntax.Parsed("old", syntax.TEXT, None, old)
+        assert before.word_counts == Counter(syntax.WORD.findall(old))
+        after = syntax.Parsed("new", syntax.TEXT, None, new)
+        after.counted_from(before)
+        edited += "word_counts" in after.__dict__  # taken from `before`, not counted
+        assert after.word_counts == Counter(syntax.WORD.findall(new))
     assert edited > 250  # small edits: edited, not counted afresh
 
 

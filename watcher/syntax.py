@@ -136,8 +136,9 @@ class Parsed:
 
     def counted_from(self, other: Parsed) -> None:
         """Take another version's word counts, when it has them, edited where the bytes
-        differ (`counts_edited`): a walk counts a big file's words once, not per version.
-        Where its words occur (`places`) is then read off the other's the same way."""
+        differ (`_edits`, `_recount`): a walk counts a big file's words once, not per
+        version. Where its words occur (`places`) is then read off the other's the same
+        way. Nothing is taken when so much differs that counting afresh is as fast."""
         known = other.__dict__.get("word_counts")  # counted already: no counting here
         if known is None or "word_counts" in self.__dict__:
             return
@@ -152,11 +153,12 @@ class Parsed:
         shifts them past the stretches that differ and searches only those stretches."""
         found = self._places.get(word)
         if found is None:
-            known = self._edited[0].get(word) if self._edited is not None else None
-            if known is None or self._edited is None:
+            edited = self._edited
+            known = edited[0].get(word) if edited is not None else None
+            if edited is None or known is None:
                 found = list(word_places(self.source, word))
             else:
-                found = _moved_places(known, self._edited[1], self.source, word)
+                found = _moved_places(known, edited[1], self.source, word)
             self._places[word] = found
         return found
 
@@ -344,14 +346,6 @@ def differing(
     return [(old_low, old_high, low, high)]
 
 
-def counts_edited(counts: dict[bytes, int], old: bytes, new: bytes) -> dict[bytes, int] | None:
-    """`new`'s word counts from `old`'s: the words of the stretches that differ
-    (`differing`), widened to whole words, are taken out and put back as `new` has them.
-    None when so much differs that counting afresh is as fast."""
-    edits = _edits(old, new)
-    return None if edits is None else _recount(counts, old, new, edits)
-
-
 # Stretches where two versions differ, as (old start, old end, new start, new end),
 # in order, each starting and ending between words (`_whole_words`).
 Edits = list[tuple[int, int, int, int]]
@@ -367,6 +361,8 @@ def _edits(old: bytes, new: bytes) -> Edits | None:
 
 
 def _recount(counts: dict[bytes, int], old: bytes, new: bytes, edits: Edits) -> dict[bytes, int]:
+    """`new`'s word counts from `old`'s: the words of the stretches that differ are taken
+    out and put back as `new` has them."""
     found = dict(counts)
     for old_low, old_high, low, high in edits:
         STATS.counted += old_high - old_low + high - low
@@ -416,12 +412,10 @@ def word_places(
             yield match.span()
 
 
-def _whole_words(
-    regions: list[tuple[int, int, int, int]], old: bytes, new: bytes
-) -> list[tuple[int, int, int, int]]:
+def _whole_words(regions: Edits, old: bytes, new: bytes) -> Edits:
     """The stretches that differ, each widened over the bytes both share until it starts
     and ends between words; stretches that meet are merged."""
-    merged: list[tuple[int, int, int, int]] = []
+    merged: Edits = []
     for n, (old_low, old_high, low, high) in enumerate(regions):
         floor = merged[-1][1] if merged else 0  # the shared bytes before end there
         while old_low > floor and is_word_byte(old[old_low - 1]):
