@@ -306,7 +306,7 @@ class Gate:
         self.release = threading.Event()
 
     @contextlib.contextmanager
-    def step(self, message: str) -> Iterator[None]:
+    def step(self, message: str, *, forks: bool = False) -> Iterator[None]:
         self.entered.set()
         assert self.release.wait(30)
         yield
@@ -374,7 +374,7 @@ from watcher.serve import check_upstream, serve
 
 class Slow:
     @contextlib.contextmanager
-    def step(self, message):
+    def step(self, message, forks=False):
         Path(sys.argv[2]).touch()
         time.sleep(1.0)
         yield

@@ -68,11 +68,17 @@ class CheckOptions(BaseModel):
 
 
 class Progress(Protocol):
-    def step(self, message: str) -> contextlib.AbstractContextManager[None]: ...
+    """What a run shows while it works. A step that `forks` may spread its work over
+    forked workers (`watcher.cores`), which happens only from a process with one thread:
+    it must start none (no spinner)."""
+
+    def step(
+        self, message: str, *, forks: bool = False
+    ) -> contextlib.AbstractContextManager[None]: ...
 
 
 class _Quiet:
-    def step(self, message: str) -> contextlib.AbstractContextManager[None]:
+    def step(self, message: str, *, forks: bool = False) -> contextlib.AbstractContextManager[None]:
         log.debug(message)
         return contextlib.nullcontext()
 
@@ -312,7 +318,8 @@ def check_upstream(
         head = mirror.head()
         # Only the dashboard shows it ("last seen fresh"): a warm run needs no extra git.
         head_date = mirror.date(head) if _dashboard(config, options) else None
-        with progress.step(f"checking {plural(len(items), 'item')} of {upstream.repo}"):
+        checking = f"checking {plural(len(items), 'item')} of {upstream.repo}"
+        with progress.step(checking, forks=True):
             results = judge_all(config, mirror, upstream, head, items, options)
             results = guards.follow_rules(results)  # not saved: it depends on the rule's run
         mirror.tidy()

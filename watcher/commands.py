@@ -304,16 +304,15 @@ def _progress(fmt: str) -> _RichProgress | None:
 
 class _RichProgress:
     """A spinner on stderr while mirrors are fetched, a plain line while items are
-    checked (terminals only). The spinner runs in a thread of its own, and a check
-    spreads its work over forked workers only from a process with one thread
-    (`watcher.cores`)."""
+    checked (terminals only). The spinner runs in a thread of its own, and a step that
+    forks workers must start none (`watcher.check.Progress`)."""
 
     @contextlib.contextmanager
-    def step(self, message: str) -> Iterator[None]:
+    def step(self, message: str, *, forks: bool = False) -> Iterator[None]:
         from rich.console import Console
 
         console = Console(stderr=True)
-        if not message.startswith("fetching"):
+        if forks:
             console.print(f"{message}…", style="dim", highlight=False)
             yield
             return
