@@ -279,3 +279,42 @@ def test_regions_whose_tokens_cannot_be_similar_enough_are_not_aligned(
 
     assert locate.place(anchor, [("src/ledger.rs", version)])[0] == "missing"
     assert aligned == []  # 6 alignments when every voted region was aligned
+
+
+GO_CLIENT_CLOSE = """\
+func (c *clientConn) Close() error {
+\tc.once.Do(func() {
+\t\tc.closeErr = c.sendDelete(c.ctx)
+\t\tc.cancel()
+\t})
+\treturn c.closeErr
+}
+"""
+GO_SERVER_CLOSE = """\
+func (c *serverConn) Close() error {
+\tc.mu.Lock()
+\tdefer c.mu.Unlock()
+\tif !c.isDone {
+\t\tc.isDone = true
+\t\tclose(c.done)
+\t}
+\treturn nil
+}
+"""
+
+
+def test_a_go_method_is_told_from_another_types_method_of_the_same_name() -> None:
+    # The shape of go-sdk's mcp/streamable.go: the client's Close, cited, is edited and
+    # pushed far down by new code, while the server's Close comes to sit nearer the
+    # cited lines. The receiver's type is part of the name, so the client's is found.
+    filler = "".join(f"func helper{n}() int {{\n\treturn {n}\n}}\n\n" for n in range(60))
+    base = f"package mcp\n\n{GO_SERVER_CLOSE}\n{filler}{GO_CLIENT_CLOSE}"
+    edited = GO_CLIENT_CLOSE.replace("c.cancel()", "c.cancel()\n\t\tclose(c.done)")
+    head = f"package mcp\n\n{filler}{GO_SERVER_CLOSE}\n{filler}{filler}{edited}"
+    start = base.splitlines().index("func (c *clientConn) Close() error {") + 1
+    anchor = locate.anchor(_parsed(base, "go"), "mcp/streamable.go", start, start + 6)
+    assert anchor.definition == ("method_declaration", ("clientConn", "Close"))
+
+    state, _, found, _ = locate.place(anchor, [("mcp/streamable.go", _parsed(head, "go"))])
+
+    assert (state, found) == ("changed", head.splitlines().index(edited.splitlines()[0]) + 1)

@@ -22,7 +22,7 @@ from watcher.syntax import (
     WORD,
     Parsed,
     Tokens,
-    definition_name,
+    definition_names,
     is_definition,
     node_tokens,
     normalize,
@@ -630,7 +630,7 @@ def _name_path(node: Node, language: str) -> tuple[str, ...]:
     current: Node | None = node
     while current is not None:
         if is_definition(current, kinds):
-            names.append(definition_name(current))
+            names.extend(reversed(definition_names(current)))
         current = current.parent
     return tuple(reversed(names))
 

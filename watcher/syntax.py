@@ -534,7 +534,7 @@ def _walk(
             kind = node.type
             if "comment" not in kind:
                 if kind in kinds and is_definition(node, kinds):
-                    enclosing.append((depth, definition_name(node)))
+                    enclosing.extend((depth, name) for name in definition_names(node))
                     spans.append((node, tuple(name for _, name in enclosing)))
                 if first_child():
                     depth += 1
@@ -597,6 +597,29 @@ def is_definition(node: Node, kinds: frozenset[str]) -> bool:
         return False
     owner = scope.parent
     return scope.type == "module" or (owner is not None and owner.type == "class_definition")
+
+
+def definition_names(node: Node) -> tuple[str, ...]:
+    """What a definition adds to the name path of what it holds: its name, after its
+    receiver's type for a Go method. A Rust method sits in its type's `impl`, which names
+    it; a Go method stands alone, and `Close` of `*streamableClientConn` must not be taken
+    for `Close` of another type: its path is ("streamableClientConn", "Close")."""
+    name = definition_name(node)
+    receiver = _receiver_type(node) if node.type == "method_declaration" else None
+    return (name,) if receiver is None else (receiver, name)
+
+
+def _receiver_type(node: Node) -> str | None:
+    """A Go method's receiver type's name, pointer and type arguments left out."""
+    receiver = node.child_by_field_name("receiver")
+    declared = receiver.named_children if receiver is not None else []
+    kind = declared[0].child_by_field_name("type") if declared else None
+    while kind is not None and kind.type in ("pointer_type", "generic_type"):
+        inner = kind.named_children
+        kind = kind.child_by_field_name("type") if kind.type == "generic_type" else inner[0]
+    if kind is None or kind.type != "type_identifier":
+        return None
+    return (kind.text or b"").decode("utf-8", errors="replace")
 
 
 def definition_name(node: Node) -> str:
