@@ -97,6 +97,49 @@ def test_a_read_is_one_request_to_git_and_a_blob_over_the_limit_is_refused(
     mirror.close()
 
 
+def test_a_local_upstream_sends_what_it_stores_and_searches_no_deltas(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """Six versions of one file, stored loose upstream: a local upload-pack searching
+    for deltas (what git does by default) would send five of them as deltas."""
+    body = "".join(f"pub fn f{i}() -> u32 {{\n    {i}\n}}\n" for i in range(200))
+    commits = [upstream.commit(f"v{n}", {LIB: body + f"// {n}\n"}) for n in range(6)]
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+
+    mirror.prefetch([b for c in commits if (b := mirror.blob_id(c, LIB))])
+
+    listing = [
+        _git(mirror.path, "verify-pack", "-v", str(p.with_suffix(".idx"))) for p in mirror.packs()
+    ]
+    blobs = [line.split() for text in listing for line in text.splitlines() if " blob " in line]
+    assert len(blobs) == 6
+    assert [b for b in blobs if len(b) > 5] == []  # none stored as a delta of another
+    mirror.close()
+
+
+def test_a_mirror_made_by_an_older_watch_gets_the_current_upload_pack(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    upstream.commit("one", {LIB: "fn a() {}\n"})
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    _git(
+        mirror.path,
+        "config",
+        "remote.origin.uploadpack",
+        "git -c uploadpack.allowFilter=true upload-pack",
+    )
+    upstream.commit("two", {LIB: "fn b() {}\n"})
+
+    mirror.sync()
+
+    served = _git(mirror.path, "config", "remote.origin.uploadpack")
+    assert "-c pack.window=0" in served
+    assert mirror.head() == upstream.head()
+    mirror.close()
+
+
 def test_incremental_fetch_and_abbreviated_commits(upstream: Upstream, tmp_path: Path) -> None:
     first = upstream.commit("one", {LIB: "fn a() {}\n"})
     mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
