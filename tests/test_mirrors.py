@@ -28,6 +28,17 @@ def _missing_blobs(mirror: Path) -> int:
     return sum(line.startswith("?") for line in out.splitlines())
 
 
+def _zlib_level(pack: Path, offset: int) -> int:
+    """The zlib level an undeltified object of `pack` at `offset` says it was written
+    at: the second byte of its stream after the object's size (1: fastest, 6: default)."""
+    with pack.open("rb") as f:
+        f.seek(offset)
+        while f.read(1)[0] & 0x80:  # the type and size, seven bits a byte
+            pass
+        flags = f.read(2)[1] >> 6
+    return {0: 1, 1: 5, 2: 6, 3: 9}[flags]  # zlib's FLEVEL: levels 0-1, 2-5, 6, 7-9
+
+
 def _files(n: int) -> dict[str, str]:
     return {f"src/m{i}.rs": f"pub fn f{i}() -> u32 {{\n    {i}\n}}\n" for i in range(n)}
 
@@ -101,7 +112,8 @@ def test_a_local_upstream_sends_what_it_stores_and_searches_no_deltas(
     upstream: Upstream, tmp_path: Path
 ) -> None:
     """Six versions of one file, stored loose upstream: a local upload-pack searching
-    for deltas (what git does by default) would send five of them as deltas."""
+    for deltas (what git does by default) would send five of them as deltas, and would
+    compress them at zlib's default level (6), not its fastest (1)."""
     body = "".join(f"pub fn f{i}() -> u32 {{\n    {i}\n}}\n" for i in range(200))
     commits = [upstream.commit(f"v{n}", {LIB: body + f"// {n}\n"}) for n in range(6)]
     mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
@@ -115,6 +127,8 @@ def test_a_local_upstream_sends_what_it_stores_and_searches_no_deltas(
     blobs = [line.split() for text in listing for line in text.splitlines() if " blob " in line]
     assert len(blobs) == 6
     assert [b for b in blobs if len(b) > 5] == []  # none stored as a delta of another
+    (fetched,) = [p for p, text in zip(mirror.packs(), listing, strict=True) if " blob " in text]
+    assert {_zlib_level(fetched, int(b[4])) for b in blobs} == {1}
     mirror.close()
 
 
