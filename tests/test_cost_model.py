@@ -525,6 +525,30 @@ def test_a_long_run_rolls_its_packs_up_as_it_goes(upstream: Upstream, tmp_path: 
     assert mirror.round_trips - synced == len(files)  # nothing was lost and fetched again
 
 
+def test_a_roll_up_leaves_the_big_packs_alone(upstream: Upstream, tmp_path: Path) -> None:
+    from watcher.mirrors import PACK_LIMIT
+
+    files = {f"src/f{i}.rs": module(NAMES, salt=10 * i) for i in range(40)}
+    head = upstream.commit("base (#1)", files)
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    blobs = [b for p in files if (b := mirror.blob_id(head, p)) is not None]
+    mirror.prefetch(blobs[:30])  # a cold run's big fetch
+    big = set(mirror.packs())
+    for blob in blobs[30 : 30 + PACK_LIMIT]:  # then small ones, one pack each
+        mirror.prefetch([blob])
+
+    mirror.tidy()
+
+    # The clone's pack and the big fetch's stay as they are: only enough of the small
+    # ones are rolled into one to leave PACK_LIMIT packs.
+    assert mirror.rollups == 1 and len(mirror.packs()) == PACK_LIMIT
+    assert big <= set(mirror.packs())
+    assert [mirror.read(b) for b in blobs[: 30 + PACK_LIMIT]] == [
+        files[p].encode() for p in list(files)[: 30 + PACK_LIMIT]
+    ]
+
+
 def test_a_roll_up_keeps_the_fetched_packs_compression_and_searches_no_more(
     upstream: Upstream, tmp_path: Path
 ) -> None:

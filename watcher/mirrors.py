@@ -684,19 +684,22 @@ class Mirror:
         return sorted((self.path / "objects" / "pack").glob("pack-*.pack"))
 
     def tidy(self) -> None:
-        """Roll every pack but the largest into one when more than PACK_LIMIT piled up.
+        """Roll the smallest packs into one when more than PACK_LIMIT piled up, just
+        enough of them to leave PACK_LIMIT.
 
         `git repack -a` would rewrite the whole clone each time, and `--geometric` and
         the multi-pack-index repack (git 2.39) drop the promisor mark that tells git the
         blobs these trees name are fetched on demand, not lost. So the small packs'
         objects are packed anew with `pack-objects`, the new pack is marked as a
         promisor pack like the ones it replaces, and only then are those removed. The
-        cost is that of the small packs; the clone's own pack is left alone.
+        cost is that of the small packs: the big ones (the clone's, a cold run's blob
+        fetches) are left alone. Rolling up all but the largest rewrote a cold run's
+        clone pack too: 0.7 s at the end of a cold run of 1,000 codex citations.
         """
         packs = self.packs()
         if len(packs) <= PACK_LIMIT:
             return
-        small = sorted(packs, key=lambda p: p.stat().st_size)[:-1]
+        small = sorted(packs, key=lambda p: p.stat().st_size)[: len(packs) - PACK_LIMIT + 1]
         self.rollups += 1
         try:
             name = self._pack(small)
