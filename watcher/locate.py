@@ -709,7 +709,9 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     identity = set(anchor.probes[:IDENTITY])
     bag = Counter(anchor.tokens)
     for line in _line_votes(anchor, parsed):
-        window = _window(parsed, line, anchor)
+        window = _window(parsed, line, anchor, identity)
+        if window is None:
+            continue
         texts = window.texts
         offset = bisect.bisect_left(window.start_lines, line)
         for start in _starts(anchor.tokens, texts, offset):
@@ -773,10 +775,17 @@ def _line_votes(anchor: Anchor, parsed: Parsed, tries: int = 3) -> list[int]:
     return [line for line, _ in votes.most_common(tries)]
 
 
-def _window(parsed: Parsed, line: int, anchor: Anchor) -> Tokens:
-    """The tokens of the lines around a voted line (`_window_bytes`)."""
+def _window(parsed: Parsed, line: int, anchor: Anchor, identity: set[str]) -> Tokens | None:
+    """The tokens of the lines around a voted line (`_window_bytes`); None, without
+    tokenizing, when its bytes hold none of the `identity` tokens a region must hold.
+    The tokens are those starting there, so a token may end past the window's end."""
     assert parsed.tree is not None
-    low, high = _window_bytes(parsed.source, parsed.line_starts, line, anchor)
+    source = parsed.source
+    low, high = _window_bytes(source, parsed.line_starts, line, anchor)
+    if not any("\ufffd" in t for t in identity):  # else a token's text is not its bytes
+        needles = [t.encode() for t in identity]
+        if all(source.find(needle, low, high + len(needle)) < 0 for needle in needles):
+            return None
     return tokens_between(parsed, low, high, starting=True)
 
 
