@@ -612,10 +612,12 @@ def test_a_file_searched_for_many_items_is_parsed_only_for_those_it_defines(
     # A cited file is deleted with no rename: each of its four items searches HEAD, where
     # three other files call every one of its functions (so they hold every name) and
     # define none. The parse cache keeps two parses; each file is still parsed once.
+    # (Each call starts its line, where a comment could have ended: `may_define` cannot
+    # rule the file out from its bytes.)
     names = ["f_alpha", "f_beta", "f_gamma", "f_delta"]
     base = upstream.commit("base (#1)", {"src/old.rs": module(names, salt=100)})
     project.note("gone", *(f"{base} src/old.rs:{span(names, n)}" for n in names))
-    calls = "".join(f"    let _ = {n}();\n" for n in names)
+    calls = "".join(f"    {n}();\n" for n in names)
     callers = {f"src/call{i}.rs": f"pub fn caller{i}() {{\n{calls}}}\n" for i in range(3)}
     upstream.commit("callers (#2)", callers)
     head = upstream.commit("drop the old file (#3)", {"src/old.rs": None})
@@ -628,6 +630,37 @@ def test_a_file_searched_for_many_items_is_parsed_only_for_those_it_defines(
     blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in callers}
     parsed = [b for b in syntax.STATS.parsed_blobs if b in blobs]
     assert sorted(parsed) == sorted(blobs)  # searched for four items, each parsed once
+
+
+def test_a_file_whose_bytes_cannot_define_the_name_is_not_parsed(
+    project: Project, upstream: Upstream
+) -> None:
+    # A cited file is deleted with no rename: its function is searched for at HEAD, in
+    # the files holding its name. Twenty only call it (`.settle_all(`, `= settle_all(`,
+    # `::settle_all`): no `fn` comes before the name, so none is parsed. The one defining
+    # it, with a comment between `fn` and the name, is parsed and found.
+    body = "pub fn settle_all(input: u32) -> u32 {\n    input + 1\n}\n"
+    base = upstream.commit("base (#1)", {"src/old.rs": body})
+    project.note("gone", f"{base} src/old.rs:1-3")
+    callers = {
+        f"src/call{i}.rs": f"pub fn caller{i}(l: &L) -> u32 {{\n    let a = settle_all({i});\n"
+        f"    l.settle_all(a) + lib::settle_all(a)\n}}\n"
+        for i in range(20)
+    }
+    home = "pub fn /* kept */ settle_all(input: u32) -> u32 {\n    input + 1\n}\n"
+    upstream.commit("callers (#2)", {**callers, "src/home.rs": home})
+    head = upstream.commit("drop the old file (#3)", {"src/old.rs": None})
+    publish(upstream)
+    relocate.STATS.reset()
+
+    report = check(project)
+
+    assert [(r.verdict, r.current and r.current.path) for r in report.results] == [
+        (Verdict.MOVED, "src/home.rs")
+    ]
+    blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in callers}
+    assert blobs.isdisjoint(syntax.STATS.parsed_blobs)  # all 20 parsed without the check
+    assert (relocate.STATS.unparsed, relocate.STATS.keys) == (20, 1)
 
 
 def test_the_files_each_removing_commit_touched_come_from_one_git_call(

@@ -301,6 +301,41 @@ def test_windows_holding_none_of_the_rarest_tokens_are_not_tokenized() -> None:
     assert syntax.STATS.tokens_scanned == 0  # 187 when every voted window was read
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "may"),
+    [
+        ("rust", "pub fn settle(x: u32) {}", True),
+        ("rust", "pub(crate) async unsafe fn settle<T>() {}", True),
+        ("rust", "fn /* a comment */ settle() {}", True),  # `/`: a comment may end there
+        ("rust", "fn // a comment\n    settle() {}", True),  # first on its line
+        ("rust", "let a = settle(1) + b.settle(2) + c::settle(3);", False),
+        ("rust", "fn settled() {} fn unsettle() {}", False),  # not the whole word
+        ("rust", "fn\tsettle() {}", True),
+        ("python", "async def settle(self):\n    pass\n", True),
+        ("python", "x = settle(1)\n", False),
+        ("go", "func settle() {}\n", True),
+        ("go", "x := settle()\n", False),
+        ("typescript", "export function settle(): void {}", True),
+        ("typescript", "const x = settle();", False),
+    ],
+)
+def test_may_define_rules_out_only_files_whose_bytes_cannot_define_the_name(
+    language: str, text: str, may: bool
+) -> None:
+    kind = {"rust": "function_item", "python": "function_definition"}.get(
+        language, "function_declaration"
+    )
+    assert locate.may_define(text.encode(), language, (kind, ("settle",))) is may
+    if may:  # and the parse agrees: it defines the name there
+        keys = locate.definition_keys(_parsed(text, language))
+        assert (kind, ("settle",)) in keys
+
+
+def test_may_define_reads_kinds_without_a_keyword_as_always_possible() -> None:
+    # A Rust `impl` is named by its type, after any generics or a trait: not ruled out.
+    assert locate.may_define(b"let x = 1;", "rust", ("impl_item", ("Settle",)))
+
+
 GO_CLIENT_CLOSE = """\
 func (c *clientConn) Close() error {
 \tc.once.Do(func() {

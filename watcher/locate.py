@@ -609,6 +609,63 @@ def definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
     )
 
 
+# Definition kinds whose name comes right after a keyword, with nothing but whitespace
+# and comments between (`fn NAME`, `def NAME`, `class NAME`): `may_define` reads them off
+# the bytes.
+_JS_LIKE = ("javascript", "typescript", "tsx")
+_KEYWORDS: dict[tuple[str, str], bytes] = {
+    ("rust", "function_item"): b"fn",
+    ("rust", "function_signature_item"): b"fn",
+    ("rust", "struct_item"): b"struct",
+    ("rust", "enum_item"): b"enum",
+    ("rust", "trait_item"): b"trait",
+    ("rust", "mod_item"): b"mod",
+    ("python", "function_definition"): b"def",
+    ("python", "class_definition"): b"class",
+    ("go", "function_declaration"): b"func",
+    **{(language, "function_declaration"): b"function" for language in _JS_LIKE},
+    **{(language, "class_declaration"): b"class" for language in _JS_LIKE},
+}
+_IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_SPACE = frozenset(b" \t\f\v\r")
+
+
+def may_define(source: bytes, language: str, key: tuple[str, tuple[str, ...]]) -> bool:
+    """Whether `source` may hold a definition with this key, told from its bytes without a
+    parse. Of a kind whose name follows a keyword, some whole-word occurrence of the name
+    must follow that keyword with only spaces between, or follow what may end a comment:
+    a line break (the name first on its line) or a `/` (`*/`). Other kinds: always."""
+    keyword = _KEYWORDS.get((language, key[0]))
+    if keyword is None or not key[1] or "\ufffd" in key[1][-1]:
+        return True
+    name = key[1][-1].encode()
+    at = source.find(name)
+    while at >= 0:
+        end = at + len(name)
+        whole = (at == 0 or source[at - 1] not in _IDENTIFIER) and (
+            end == len(source) or source[end] not in _IDENTIFIER
+        )
+        if whole and _after_keyword(source, at, keyword):
+            return True
+        at = source.find(name, at + 1)
+    return False
+
+
+def _after_keyword(source: bytes, at: int, keyword: bytes) -> bool:
+    """Whether what precedes `at`, spaces aside, is `keyword` (a whole word), a line
+    break or a `/`: anything else is a token of the code, and the name there no
+    definition's."""
+    before = at - 1
+    while before >= 0 and source[before] in _SPACE:
+        before -= 1
+    if before < 0 or source[before] in b"\n/":
+        return True
+    start = before + 1 - len(keyword)
+    return source[start : before + 1] == keyword and (
+        start == 0 or source[start - 1] not in _IDENTIFIER
+    )
+
+
 @functools.cache
 def _kinds_query(language: str) -> Query:
     from tree_sitter import Query

@@ -39,9 +39,10 @@ class Stats:
 
     searches: int = 0  # word indexes built: one per (mirror, language, HEAD)
     keys: int = 0  # blobs whose definitions were listed: once each per run
+    unparsed: int = 0  # candidates whose bytes cannot define the name (`locate.may_define`)
 
     def reset(self) -> None:
-        self.searches = self.keys = 0
+        self.searches = self.keys = self.unparsed = 0
 
 
 STATS = Stats()
@@ -117,6 +118,9 @@ def defining(mirror: Mirror, parse: Parse, path: str, blob: str, key: Key) -> Pa
     at = (blob, languages.for_path(path) or "")
     keys = defined.get(at)
     if keys is not None and key not in keys:
+        return None
+    if keys is None and not locate.may_define(mirror.read(blob), at[1], key):
+        STATS.unparsed += 1
         return None
     parsed = parse(path, blob)
     if keys is None:
