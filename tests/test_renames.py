@@ -346,6 +346,25 @@ def test_a_rule_whose_file_vanished_reports_every_candidate(
     assert cited["introduced_by"]["commit"] == gone
 
 
+def test_a_file_renamed_then_removed_is_named_where_git_followed_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cited file is renamed (git sees it), then the renamed file is deleted with no
+    successor: `git log -- OLD` shows OLD renamed, not removed, so the message names the
+    path the removing commit removed."""
+    base = upstream.commit("client (#0)", {OLD: client(NAMES)})
+    project.note("n", f"{base} {CITED}")
+    upstream.commit("move the client (#1)", {OLD: None, NEW: client(NAMES)})
+    gone = upstream.commit("drop the client (#2)", {NEW: None, "src/other.ts": "export {};\n"})
+
+    cited = _check(project, capsys)[f"n:{CITED}"]
+
+    assert cited["verdict"] == "missing" and cited["introduced_by"]["commit"] == gone
+    assert cited["message"].startswith(
+        f"{OLD}, followed to {NEW}, was removed by {gone[:12]} with no rename git could see"
+    )
+
+
 def test_three_changes_across_a_rename_read_the_same_in_json_issue_and_log(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -125,6 +125,7 @@ class Plan:
     bases: tuple[tuple[str, str, str], ...] = ()  # a quote's files at baseline: path, commit, blob
     removed_by: str | None = None  # the commit that removed it, when git saw no rename
     removals: tuple[str, ...] = ()  # commits that removed a followed path: where it may be
+    removed_path: str | None = None  # the path `removed_by` removed: its own, or a rename's
 
     @functools.cached_property  # asked several times per item on every run
     def key(self) -> str:
@@ -190,7 +191,7 @@ def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Resu
     where = mirror.paths.where(base, head, item.path)
     return Plan(
         item, base, base_blob, head, where.files, not where.files, (), where.removed_by,
-        where.removals,
+        where.removals, where.removed_path,
     )  # fmt: skip
 
 
@@ -361,8 +362,7 @@ def _gone(plan: Plan, candidates: tuple[Candidate, ...]) -> str:
     if not candidates:
         return ""
     if plan.search_repo:
-        by = f" by {plan.removed_by[:12]}" if plan.removed_by else ""
-        lead = f"{plan.item.path} was removed{by} with no rename git could see"
+        lead = f"{_removed(plan)} with no rename git could see"
     else:
         lead = f"not in {', '.join(p for p, _ in plan.files)}, where git followed the file"
     return f"{lead}; {relocate.explain(candidates)}"
@@ -612,11 +612,17 @@ def baseline_code(text: str, lines: int = 200) -> str:
 def _missing(plan: Plan) -> str:
     if not plan.search_repo:
         return f"not found at HEAD in {', '.join(p for p, _ in plan.files)}"
+    return f"{_removed(plan)} with no rename git could see, and no file at HEAD has the construct"
+
+
+def _removed(plan: Plan) -> str:
+    """Which path was removed, by which commit: the cited one, or the one git followed it
+    to (a maintainer's `git log -- PATH` shows the cited path renamed, not removed)."""
     by = f" by {plan.removed_by[:12]}" if plan.removed_by else ""
-    return (
-        f"{plan.item.path} was removed{by} with no rename git could see, and no file at HEAD "
-        "has the construct"
-    )
+    path = plan.item.path
+    if plan.removed_path and plan.removed_path != path:
+        return f"{path}, followed to {plan.removed_path}, was removed{by}"
+    return f"{path} was removed{by}"
 
 
 def _unreachable(mirror: Mirror, item: Item) -> str:

@@ -89,19 +89,21 @@ class History:
 
     def where(self) -> Where:
         """What location needs of this history: the file at HEAD and how it got there."""
-        gone = self.removed[-1][1] if self.removed and not self.at_head else None
-        return Where(self.head, self.at_head, self.links, gone)
+        path, gone = self.removed[-1] if self.removed and not self.at_head else (None, None)
+        return Where(self.head, self.at_head, self.links, gone, path)
 
 
 @dataclass(frozen=True)
 class Where:
     """A followed file at HEAD: its path(s) and blobs, the links, and, when it is gone,
-    the commit that removed it with no rename git could see."""
+    the commit that removed it with no rename git could see, and the path it removed (the
+    cited one, or where git followed it to)."""
 
     head: str
     files: Files
     links: tuple[Link, ...] = ()
     removed_by: str | None = None
+    removed_path: str | None = None
 
     @property
     def removals(self) -> tuple[str, ...]:
@@ -120,6 +122,7 @@ class Where:
             "files": [list(f) for f in self.files],
             "links": [[k.commit, k.old, k.new, k.kind, k.similarity] for k in self.links],
             "removed_by": self.removed_by,
+            "removed_path": self.removed_path,
         }
 
     @classmethod
@@ -129,6 +132,7 @@ class Where:
             tuple((str(p), str(b)) for p, b in data["files"]),
             tuple(Link(c, o, n, k, int(s)) for c, o, n, k, s in data["links"]),
             data.get("removed_by"),
+            data.get("removed_path"),
         )
 
 
@@ -156,7 +160,7 @@ class Paths:
             return Where.load(known)
         since, paths, links = self._origin(base, path, head)
         later = self.follow(since, head, paths).where()
-        found = Where(head, later.files, links + later.links, later.removed_by)
+        found = Where(head, later.files, links + later.links, later.removed_by, later.removed_path)
         self.memo[key] = found.dump()
         return found
 
