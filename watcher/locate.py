@@ -24,6 +24,7 @@ from watcher.syntax import (
     Tokens,
     definition_names,
     is_definition,
+    is_word_byte,
     node_tokens,
     normalize,
     tokens_between,
@@ -626,7 +627,6 @@ _KEYWORDS: dict[tuple[str, str], bytes] = {
     **{(language, "function_declaration"): b"function" for language in _JS_LIKE},
     **{(language, "class_declaration"): b"class" for language in _JS_LIKE},
 }
-_IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _SPACE = frozenset(b" \t\f\v\r")
 
 
@@ -638,17 +638,8 @@ def may_define(source: bytes, language: str, key: tuple[str, tuple[str, ...]]) -
     keyword = _KEYWORDS.get((language, key[0]))
     if keyword is None or not key[1] or "\ufffd" in key[1][-1]:
         return True
-    name = key[1][-1].encode()
-    at = source.find(name)
-    while at >= 0:
-        end = at + len(name)
-        whole = (at == 0 or source[at - 1] not in _IDENTIFIER) and (
-            end == len(source) or source[end] not in _IDENTIFIER
-        )
-        if whole and _after_keyword(source, at, keyword):
-            return True
-        at = source.find(name, at + 1)
-    return False
+    places = word_places(source, key[1][-1].encode())
+    return any(_after_keyword(source, at, keyword) for at, _ in places)
 
 
 def _after_keyword(source: bytes, at: int, keyword: bytes) -> bool:
@@ -661,9 +652,7 @@ def _after_keyword(source: bytes, at: int, keyword: bytes) -> bool:
     if before < 0 or source[before] in b"\n/":
         return True
     start = before + 1 - len(keyword)
-    return source[start : before + 1] == keyword and (
-        start == 0 or source[start - 1] not in _IDENTIFIER
-    )
+    return source[start : before + 1] == keyword and not (start and is_word_byte(source[start - 1]))
 
 
 @functools.cache

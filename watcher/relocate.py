@@ -111,15 +111,18 @@ _DEFINED: weakref.WeakKeyDictionary[Mirror, dict[tuple[str, str], frozenset[Key]
 )
 
 
-def defining(mirror: Mirror, parse: Parse, path: str, blob: str, key: Key) -> Parsed | None:
-    """The parse of a candidate file when it has a definition of this kind and name path
-    (`locate.has_definition`), else None; its definitions are listed once per run."""
+def defining(
+    mirror: Mirror, parse: Parse, path: str, blob: str, source: bytes, key: Key
+) -> Parsed | None:
+    """The parse of a candidate file (its bytes: `source`) when it has a definition of
+    this kind and name path (`locate.has_definition`), else None; its definitions are
+    listed once per run."""
     defined = _DEFINED.setdefault(mirror, {})
     at = (blob, languages.for_path(path) or "")
     keys = defined.get(at)
     if keys is not None and key not in keys:
         return None
-    if keys is None and not locate.may_define(mirror.read(blob), at[1], key):
+    if keys is None and not locate.may_define(source, at[1], key):
         STATS.unparsed += 1
         return None
     parsed = parse(path, blob)
@@ -190,21 +193,27 @@ def _definitions(
     name, key = anchor.definition[1][-1].encode(), anchor.definition
     matches = []
     for path, blob in files:
-        if not _holds(mirror, blob, [name]):
+        source = _candidate(mirror, blob)
+        if source is None or name not in source:
             continue
-        parsed = defining(mirror, parse, path, blob, key)
+        parsed = defining(mirror, parse, path, blob, source, key)
         if parsed is not None and (found := locate.find(anchor, [(path, parsed)])) is not None:
             matches.append(found)
     return matches
 
 
 def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:
-    """Whether a candidate file holds every needle; one above the size limit is no candidate."""
+    """Whether a candidate file holds every needle."""
+    data = _candidate(mirror, blob)
+    return data is not None and all(n in data for n in needles)
+
+
+def _candidate(mirror: Mirror, blob: str) -> bytes | None:
+    """A candidate file's bytes; one above the size limit is no candidate."""
     try:
-        data = mirror.read(blob)
+        return mirror.read(blob)
     except TooLarge:
-        return False
-    return all(n in data for n in needles)
+        return None
 
 
 def rule_targets(
