@@ -273,3 +273,25 @@ def test_a_missing_item_is_judged_only_where_a_commit_could_bring_it_back(
     # Where its rarest words occur is shifted from the next version's the same way, and
     # only the stretches that differ are searched: ~43 files' worth (~97 afresh).
     assert syntax.STATS.placed < 60 * len(tasks())
+
+
+def test_a_missing_function_still_called_is_not_judged_where_nothing_can_define_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    caller = "\npub fn run(input: u32) -> u32 {\n    1 + task_20(input)\n}\n"
+    base = upstream.commit("base (#1)", {LIB: tasks() + caller})
+    project.note("n", f"{base} {LIB}:101-104")  # task_20
+    drop = upstream.commit("drop task_20 (#2)", {LIB: tasks(20) + caller})
+    values: dict[str, int] = {}
+    for value in range(100, 108):  # other functions, far from the call
+        values[f"t{value % 10}"] = value
+        upstream.commit(f"tune (#{value})", {LIB: tasks(20, **values) + caller})
+
+    result = check(project, capsys)[f"n:{LIB}:101-104"]
+
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == drop
+    # Its name is still written in each version, but only where it is called: no `fn`
+    # before it, so no version can define it, and none is parsed to look for it.
+    assert walk.STATS.judged_commits == [drop]
+    assert walk.STATS.quiet == 8

@@ -853,22 +853,24 @@ def _window_bytes(source: bytes, starts: array[int], line: int, anchor: Anchor) 
     return low, high
 
 
-def stays_missing(anchor: Anchor, newer: Parsed, older: Parsed) -> bool:
-    """Whether `place` finds the anchor in `older` no more than in `newer`, where it is
-    missing, told from their bytes alone (no parse). `place` reads the windows around its
-    rarest token's occurrences (for a verbatim match) and around the lines its words vote
-    for (for a similar region), and the definition it looks for by name: each window of
-    `older` must be one of `newer`'s, or lack what a match needs there (every probe for a
-    verbatim match, one of the rarest tokens for a similar region: `IDENTITY`), and the
-    definition's name must not occur in `older`."""
+def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -> bool:
+    """Whether `place` finds the anchor in `older` (a file in `language`) no more than in
+    `newer`, where it is missing, told from their bytes alone (no parse). `place` reads
+    the windows around its rarest token's occurrences (for a verbatim match) and around
+    the lines its words vote for (for a similar region), and the definition it looks for
+    by name: each window of `older` must be one of `newer`'s, or lack what a match needs
+    there (every probe for a verbatim match, one of the rarest tokens for a similar
+    region: `IDENTITY`), and `older` must not hold the definition: some word of its name
+    is not there, or no occurrence of the name can be a definition's (`may_define`)."""
     if anchor.start_line is None or anchor.context or not anchor.token_lines:
         return False
     if any("\ufffd" in t for t in anchor.probes):
         return False
     if anchor.definition is not None:
         own = anchor.definition[1][-1].encode()
-        if all(_word_places(older.source, w, 0) is None for w in WORD.findall(own)):
-            return False  # each word of its name occurs: the definition may be there
+        named = all(_word_places(older.source, w, 0) is None for w in WORD.findall(own))
+        if named and may_define(older.source, language, anchor.definition):
+            return False  # the definition may be there
     probes = [t.encode() for t in anchor.probes or anchor.tokens]
     seen_probes, seen_votes = _windows(anchor, newer)
     probe_windows, vote_windows = _windows(anchor, older)

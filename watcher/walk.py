@@ -24,7 +24,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from watcher import classify, cores, follow, locate, quotes, syntax
+from watcher import classify, cores, follow, languages, locate, quotes, syntax
 from watcher.classify import Plan
 from watcher.errors import TooLarge, UpstreamError
 from watcher.mirrors import Mirror
@@ -50,8 +50,9 @@ class Place:
     # from the version before is a change of the item, even in the same state.
     tokens: tuple[str, ...] | None = None
     # Missing here: whether it is missing in an older version too, told from the two
-    # versions' bytes without parsing the older one (None: judge it).
-    stays: Callable[[syntax.Parsed, syntax.Parsed], bool] | None = field(
+    # versions' bytes without parsing the older one (None: judge it). Called with the
+    # file's language, the newer version and the older one.
+    stays: Callable[[str, syntax.Parsed, syntax.Parsed], bool] | None = field(
         default=None, compare=False
     )
 
@@ -388,7 +389,10 @@ def _stays(read: _Sources, place: Place, after: Files, before: Files) -> bool:
         return False
     newer = dict(after)
     return all(
-        blob == newer[path] or stays(read.unparsed(newer[path]), read.unparsed(blob))
+        blob == newer[path]
+        or stays(
+            languages.for_path(path) or syntax.TEXT, read.unparsed(newer[path]), read.unparsed(blob)
+        )
         for path, blob in before
     )
 
