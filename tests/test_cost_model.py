@@ -379,9 +379,36 @@ def test_commit_graph_is_current_after_every_fetch(upstream: Upstream, tmp_path:
     for n in range(3):
         mirror.sync()
         reachable = int(mirror.repo.git.rev_list("--all", "--count"))
+        assert commit_graph_commits(mirror)[0] == reachable
+        mirror.settle()  # the first graph's filters are written in the background
         assert commit_graph_commits(mirror) == (reachable, True)
         upstream.commit(f"more {n}", {"src/a.rs": module(NAMES, salt=n + 1)})
     assert mirror.graph_writes == 3
+
+
+def test_filters_git_could_not_write_are_written_by_the_next_fetch(
+    upstream: Upstream, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    upstream.commit("base (#1)", {"src/a.rs": module(NAMES)})
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    mirror.settle()
+    graphs = mirror.path / "objects" / "info" / "commit-graphs"
+    # The background write of a first graph's filters, failing: another git holds the lock.
+    (graphs / "commit-graph-chain.lock").touch()
+    command = ["commit-graph", "write", "--reachable", "--changed-paths", "--split=replace"]
+    mirror._filters = subprocess.Popen(
+        ["git", "-C", str(mirror.path), *command], stderr=subprocess.PIPE
+    )
+    mirror.settle()
+    assert "commit-graph filters not written" in caplog.text
+    assert not (graphs / "commit-graph-chain").exists()
+    (graphs / "commit-graph-chain.lock").unlink()
+
+    mirror.sync()  # nothing new upstream: the graph is written again all the same
+    mirror.settle()
+    reachable = int(mirror.repo.git.rev_list("--all", "--count"))
+    assert commit_graph_commits(mirror) == (reachable, True)
 
 
 def test_releases_are_asked_once_per_commit_and_tag_set(
