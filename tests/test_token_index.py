@@ -209,3 +209,12 @@ def test_the_rarest_cited_tokens_are_ranked_from_one_word_count_per_blob() -> No
     assert anchors[0].probes[0] == "target"  # the one word of the citation the file has once
     assert not any(c.isalnum() for c in anchors[0].probes[-1])  # punctuation comes last
     assert anchors[1].probes == anchors[0].probes
+
+
+@pytest.mark.parametrize(
+    "text", ["", "\n", "\n\n", "fn a() {}", "fn a() {}\n", "a\n\nb", "a\r\nb\n\n", "\n}\n"]
+)
+def test_line_starts_are_after_every_newline_but_the_last_byte(text: str) -> None:
+    source = text.encode()
+    expected = [0, *(i + 1 for i, b in enumerate(source) if b == 0x0A and i + 1 < len(source))]
+    assert list(parsed(text).line_starts) == expected

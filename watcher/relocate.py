@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from watcher import languages, locate
+from watcher import languages, locate, syntax
 from watcher.errors import TooLarge
 from watcher.locate import Anchor, Found
 from watcher.models import Candidate
@@ -46,16 +46,11 @@ class Stats:
 
 
 STATS = Stats()
-# Bytes of identifier words (ASCII letters, digits, `_`); every other byte separates them.
-# The words of syntax.WORD, read by translate-and-split: half the time of WORD.findall
-# on codex's config/mod.rs, and indexing HEAD reads every file of a language.
-_WORDS = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) == "_") else 32
-               for c in range(256))  # fmt: skip
 
 
 def words(text: bytes) -> set[bytes]:
     """The identifier words of a text: runs of ASCII letters, digits and `_`."""
-    return set(text.translate(_WORDS).split())
+    return set(syntax.words(text))
 
 
 class HeadSearch:
