@@ -373,3 +373,19 @@ def test_a_go_method_is_told_from_another_types_method_of_the_same_name() -> Non
     state, _, found, _ = locate.place(anchor, [("mcp/streamable.go", _parsed(head, "go"))])
 
     assert (state, found) == ("changed", head.splitlines().index(edited.splitlines()[0]) + 1)
+
+
+def test_a_verbatim_match_costs_the_anchors_tokens_not_its_windows() -> None:
+    # A short function moved below others: the window around its rarest token spans
+    # ~2 KB of neighbours, but only the anchor's own tokens are compared, outward from
+    # that token.
+    cited = "pub fn settle_ledger(input: u32) -> u32 {\n    input + 1\n}\n"
+    others = "".join(
+        f"pub fn other_{n}(input: u32) -> u32 {{\n    input * {n}\n}}\n" for n in range(60)
+    )
+    version = _parsed(others + cited + others.replace("other_", "more_"))
+    anchor = locate.anchor(_parsed(cited), "src/ledger.rs", 1, 3)
+    syntax.STATS.reset()
+
+    assert locate.place(anchor, [("src/ledger.rs", version)]) == ("same", "src/ledger.rs", 181, 183)
+    assert syntax.STATS.tokens_scanned < 3 * len(anchor.tokens)  # 646 when its window was tokenized

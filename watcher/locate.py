@@ -237,15 +237,23 @@ def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
             _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
             for i in _occurrences(parsed, anchor.tokens)
         ]
-    needle, source = probe.encode(), parsed.source
     STATS.tokens_scanned += len(anchor.tokens)
+    return _matches(anchor, path, parsed, 0, parsed.size)
+
+
+def _matches(anchor: Anchor, path: str, parsed: Parsed, low: int, high: int) -> list[Found]:
+    """The verbatim matches of the anchor whose rarest token (its first probe) starts
+    within bytes [low, high): each place those bytes start a token is compared token by
+    token, outward from there (`_match_at`)."""
+    probe = anchor.probes[0]
+    needle, source, k = probe.encode(), parsed.source, anchor.tokens.index(probe)
     found = []
-    at = source.find(needle)
+    at = source.find(needle, low, high)
     while at >= 0:
-        lines = _match_at(parsed, anchor.tokens, anchor.tokens.index(probe), at, len(needle))
+        lines = _match_at(parsed, anchor.tokens, k, at, len(needle))
         if lines is not None:
             found.append(Found(path, *lines, True, _lines(parsed, *lines), anchor.tokens))
-        at = source.find(needle, at + 1)
+        at = source.find(needle, at + 1, high)
     return found
 
 
@@ -390,15 +398,16 @@ def _placed(found: Found | None) -> tuple[str, str | None, int | None, int | Non
 
 def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     """Verbatim matches of the anchor, looking only around the byte offsets of its rarest
-    token: every match holds that token, and lies within a window sized by the anchor."""
-    if parsed.tree is None or not anchor.tokens:
+    token: every match holds that token, and lies within a window sized by the anchor.
+    Only the windows whose bytes may hold a match are compared, token by token outward
+    from each place of that token (`_matches`), not tokenized whole."""
+    if parsed.tree is None or not anchor.tokens or not anchor.probes:
         return [
             _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
             for i in _occurrences(parsed, anchor.tokens)
         ]
     windows = _probe_ranges(anchor, parsed.source)
     found = []
-    wanted, n = list(anchor.tokens), len(anchor.tokens)
     # A match's tokens lie within its window, so the window's bytes hold every one of
     # them: a window lacking one of the other probes is not tokenized (a changed item's
     # windows often lack the very token that changed).
@@ -414,14 +423,8 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
             continue
         if not _in_order(source, ordered, low, high):
             continue
-        window = tokens_between(parsed, low, high)
-        texts = window.texts
-        STATS.tokens_scanned += len(texts)
-        for i in range(len(texts) - n + 1):
-            if texts[i] == wanted[0] and texts[i : i + n] == wanted:
-                start, end = window.start_lines[i], window.end_lines[i + n - 1]
-                text = _lines(parsed, start, end)
-                found.append(Found(path, start, end, True, text, anchor.tokens))
+        STATS.tokens_scanned += len(anchor.tokens)
+        found += _matches(anchor, path, parsed, low, high)
     return found
 
 
