@@ -295,3 +295,14 @@ def test_a_missing_function_still_called_is_not_judged_where_nothing_can_define_
     # before it, so no version can define it, and none is parsed to look for it.
     assert walk.STATS.judged_commits == [drop]
     assert walk.STATS.quiet == 8
+
+
+@pytest.mark.parametrize("text", ["a\nb\nc", "a\nb\nc\n", "a\r\nb\r\n\r\n", "\n\n", "one"])
+def test_a_place_reads_its_lines_bytes_off_the_parse(text: str) -> None:
+    source = text.encode()
+    parsed = syntax.Parsed("0" * 40, syntax.TEXT, None, source)
+    lines = source.split(b"\n")
+    for start in range(1, len(lines) + 1):
+        for end in range(start, len(lines) + 2):
+            expected = b"\n".join(lines[start - 1 : end])  # what following them compares
+            assert source[slice(*walk._span(parsed, start, end))] == expected

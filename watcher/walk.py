@@ -55,6 +55,9 @@ class Place:
     stays: Callable[[str, syntax.Parsed, syntax.Parsed], bool] | None = field(
         default=None, compare=False
     )
+    # Its lines' bytes in the file, [low, high) (None: not told): read off the parse that
+    # placed it, so that following them need not split the file into lines.
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
 
 Read = Callable[[str], bytes]  # a blob's bytes
@@ -335,7 +338,10 @@ def _track(read: Callable[[str], bytes], place: Place, files: Files) -> _Tracked
     if blob is None or place.start is None or place.end is None:
         return _Tracked(place, None)
     source = read(blob)
-    region = b"\n".join(source.split(b"\n")[place.start - 1 : place.end])
+    if place.span is not None:
+        region = source[slice(*place.span)]
+    else:
+        region = b"\n".join(source.split(b"\n")[place.start - 1 : place.end])
     # Lines that occur more than once (a common statement) could be found again in the
     # wrong place: such an item is judged at every version instead.
     found = list(_line_aligned(source, region)) if region.strip() else []
@@ -433,8 +439,8 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
             if told is None:
                 parsed = [(p, classify.parse_at(mirror, p, b, read=read)) for p, b in files]
                 told = _spot(anchor, parsed)
-            state, path, start, end, tokens = told
-            return Place(state, path, start, end, names, tokens, stays)
+            state, path, start, end, tokens, span = told
+            return Place(state, path, start, end, names, tokens, stays, span)
 
         return functools.cache(citation)
     base = classify.rule_baseline(mirror, plan, rule)
@@ -468,10 +474,10 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
 
 
 # Where a stale citation is at HEAD, told while it was judged, with HEAD's parse at hand:
-# (state, path, start line, end line, tokens), by its anchor and HEAD's files. Its walk
-# starts there instead of parsing HEAD again (the parse is long gone from the cache, or
-# was made in another process).
-Spot = tuple[str, str | None, int | None, int | None, tuple[str, ...]]
+# (state, path, start line, end line, tokens, those lines' bytes), by its anchor and
+# HEAD's files. Its walk starts there instead of parsing HEAD again (the parse is long
+# gone from the cache, or was made in another process).
+Spot = tuple[str, str | None, int | None, int | None, tuple[str, ...], tuple[int, int] | None]
 _AT_HEAD: dict[tuple[locate.Anchor, Files], Spot] = {}
 
 
@@ -501,8 +507,20 @@ def forget_spots() -> None:
 
 def _spot(anchor: locate.Anchor, parsed: list[tuple[str, syntax.Parsed]]) -> Spot:
     state, path, start, end = locate.place(anchor, parsed)
-    tokens = _tokens(dict(parsed)[path], start, end) if path is not None else ()
-    return state, path, start, end, tokens
+    if path is None:
+        return state, path, start, end, (), None
+    version = dict(parsed)[path]
+    span = _span(version, start, end) if start is not None and end is not None else None
+    return state, path, start, end, _tokens(version, start, end), span
+
+
+def _span(parsed: syntax.Parsed, start: int, end: int) -> tuple[int, int]:
+    """The bytes of lines start..end, without the newline that ends the last one."""
+    starts, size = parsed.line_starts, parsed.size
+    low = starts[start - 1] if start - 1 < len(starts) else size
+    last = starts[end - 1] if end - 1 < len(starts) else size
+    high = parsed.source.find(b"\n", last)
+    return low, size if high < 0 else high
 
 
 def _tokens(parsed: syntax.Parsed, start: int | None, end: int | None) -> tuple[str, ...]:
