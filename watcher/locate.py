@@ -409,7 +409,7 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     windows = _probe_ranges(anchor, parsed.source)
     found = []
     # A match's tokens lie within its window, so the window's bytes hold every one of
-    # them: a window lacking one of the other probes is not tokenized (a changed item's
+    # them: a window lacking one of the other probes is not compared (a changed item's
     # windows often lack the very token that changed).
     needles = [p.encode() for p in anchor.probes[1:]]
     source = parsed.source

@@ -398,8 +398,8 @@ class Mirror:
             return
         _, err = filters.communicate()
         if filters.returncode:
-            message = err.decode(errors="replace").strip().splitlines()[-1:]
-            log.warning("%s: commit-graph filters not written (%s)", self.path, *message or [""])
+            said = (err.decode(errors="replace").strip().splitlines() or [""])[-1]
+            log.warning("%s: commit-graph filters not written (%s)", self.path, said)
             (self._graphs / "commit-graph-chain").unlink(missing_ok=True)
 
     def _network(self, *args: str, stdin: str | None = None) -> str:
