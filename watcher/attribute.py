@@ -175,12 +175,15 @@ def run_walks(
     """Drive walks in lock-step: each round fetches what every unfinished walk asks for
     in one batch, then lets each go on until it needs more. Spread over the pool for
     a big site (`watcher.cores`): walks with the same key (file) run in one process."""
-    found = cores.lockstep(
-        [_guarded(w) for w in walks],
-        keys=keys,
-        fetch=mirror.prefetch,
-        pool=pool,
-    )
+    try:
+        found = cores.lockstep(
+            [_guarded(w) for w in walks],
+            keys=keys,
+            fetch=mirror.prefetch,
+            pool=pool,
+        )
+    finally:
+        lines.close_batches()
     return [told or Told([], []) for told in found]
 
 

@@ -18,11 +18,13 @@ versions parsed are those that touched the item, not all the versions of its fil
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from watcher import classify, cores, follow, languages, locate, quotes, syntax
 from watcher.classify import Plan
@@ -89,32 +91,103 @@ class Stats:
 STATS = Stats()
 
 
+class _Batch:
+    """One `git cat-file --batch` of a mirror, shared by this process's walks: git
+    answers in the order asked, and a reader thread hands each answer to the walk that
+    asked for it as it comes, so that git inflates the next versions while the walks scan
+    or parse. (A process per walk cost 2.6 ms of CPU each: 759 walks at 5,000 codex
+    citations.)"""
+
+    def __init__(self, path: Path) -> None:
+        self.process = subprocess.Popen(
+            ["git", "-C", str(path), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        _widen(self.process)
+        self.asked: deque[tuple[_Sources, str]] = deque()  # not answered yet, oldest first
+        self.ready = threading.Condition()
+        self.alive = True
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def ask(self, walk: _Sources, blobs: list[str]) -> None:
+        with self.ready:
+            walk.pending.update(blobs)
+            self.asked.extend((walk, blob) for blob in blobs)
+        assert self.process.stdin is not None
+        self.process.stdin.write("".join(f"{b}\n" for b in blobs).encode())
+        self.process.stdin.flush()
+
+    def _read(self) -> None:
+        """The reader thread: git's answers, in the order asked, until git stops."""
+        assert self.process.stdout is not None
+        stdout = self.process.stdout
+        try:
+            while header := stdout.readline().split():
+                data = None
+                if len(header) == 3:
+                    data = stdout.read(int(header[2]))
+                    stdout.read(1)  # the newline after each object
+                with self.ready:
+                    walk, blob = self.asked.popleft()
+                    walk.pending.discard(blob)
+                    if not walk.closed:
+                        walk.arrived[blob] = data
+                    self.ready.notify_all()
+        finally:
+            with self.ready:
+                self.alive = False
+                self.ready.notify_all()
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.kill()  # read-only: nothing to finish, and nobody reads what is left
+        self.process.wait()
+        self.reader.join()
+
+
+_BATCHES: dict[tuple[str, int], _Batch] = {}  # by mirror path and process id
+
+
+def _batch(mirror: Mirror) -> _Batch:
+    key = (str(mirror.path), os.getpid())  # a forked worker starts its own
+    batch = _BATCHES.get(key)
+    if batch is None or not batch.alive:
+        batch = _BATCHES[key] = _Batch(mirror.path)
+    return batch
+
+
+def close_batches() -> None:
+    """End this process's `cat-file` of every mirror (a run's walks are over)."""
+    for key in [k for k in _BATCHES if k[1] == os.getpid()]:
+        _BATCHES.pop(key).close()
+
+
 class _Sources:
-    """Blob bytes for a walk, through one `git cat-file --batch` of its own. Versions are
-    asked for ahead of use (`request`) and a thread reads git's answers as they come, so
-    that git inflates the next versions while this process scans or parses the current
-    one. Holds the last few versions: a walk in lock-step reads each version once."""
+    """Blob bytes for a walk, through its process's `git cat-file --batch` (`_Batch`).
+    Versions are asked for ahead of use (`request`) and read as git answers. Holds the
+    last few versions: a walk in lock-step reads each version once."""
 
     def __init__(self, mirror: Mirror, size: int = 2 * AHEAD + 4) -> None:
         self.mirror = mirror
         self.size = size
         self.held: OrderedDict[str, bytes] = OrderedDict()
-        self.pending: deque[str] = deque()  # asked for, not read yet, oldest first
+        self.pending: set[str] = set()  # asked for, not read yet
         self.arrived: dict[str, bytes | None] = {}  # read, not used yet (None: no such blob)
-        self.ready = threading.Condition()
-        self.process: subprocess.Popen[bytes] | None = None
-        self.reader: threading.Thread | None = None
+        self.batch: _Batch | None = None
+        self.closed = False
         self.count = 0  # blobs read from git
         self.bare: OrderedDict[str, syntax.Parsed] = OrderedDict()
 
     def __call__(self, blob: str) -> bytes:
         if blob not in self.held:
-            with self.ready:
-                waiting = blob in self.arrived or blob in self.pending
-            if not waiting:
-                self.request([blob])
-            with self.ready:
-                self.ready.wait_for(lambda: blob in self.arrived or self.reader is None)
+            self.request([blob])  # unless asked for already
+            batch = self.batch
+            assert batch is not None
+            with batch.ready:
+                batch.ready.wait_for(lambda: blob in self.arrived or not batch.alive)
                 data = self.arrived.pop(blob, None)
             if data is None:
                 raise UpstreamError(f"{self.mirror.upstream.repo}: cannot read blob {blob}")
@@ -148,53 +221,20 @@ class _Sources:
     def request(self, blobs: Iterable[str]) -> None:
         """Ask git for these blobs now; they are read as git answers. Only blobs the
         mirror holds: in a partial clone, git would fetch a missing one by itself."""
-        with self.ready:
+        if self.batch is None:
+            self.batch = _batch(self.mirror)
+        with self.batch.ready:
             known = {*self.held, *self.pending, *self.arrived}
-            wanted = [b for b in dict.fromkeys(blobs) if b not in known]
-            self.pending.extend(wanted)
-        if not wanted:
-            return
-        if self.process is None:
-            self.process = subprocess.Popen(
-                ["git", "-C", str(self.mirror.path), "cat-file", "--batch"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
-            _widen(self.process)
-            self.reader = threading.Thread(target=self._read, daemon=True)
-            self.reader.start()
-        assert self.process.stdin is not None
-        self.process.stdin.write("".join(f"{b}\n" for b in wanted).encode())
-        self.process.stdin.flush()
-
-    def _read(self) -> None:
-        """The reader thread: git's answers, in the order asked, until git stops."""
-        assert self.process is not None and self.process.stdout is not None
-        stdout = self.process.stdout
-        try:
-            while header := stdout.readline().split():
-                data = None
-                if len(header) == 3:
-                    data = stdout.read(int(header[2]))
-                    stdout.read(1)  # the newline after each object
-                with self.ready:
-                    self.arrived[self.pending.popleft()] = data
-                    self.ready.notify_all()
-        finally:
-            with self.ready:
-                self.reader = None
-                self.ready.notify_all()
+        wanted = [b for b in dict.fromkeys(blobs) if b not in known]
+        if wanted:
+            self.batch.ask(self, wanted)
 
     def close(self) -> None:
-        if self.process is not None:
-            reader = self.reader
-            if self.process.stdin is not None:
-                self.process.stdin.close()
-            self.process.kill()  # read-only: nothing to finish, and nobody reads what is left
-            self.process.wait()
-            if reader is not None:
-                reader.join()
-            self.process = None
+        """Answers still to come for this walk are dropped as they arrive."""
+        if self.batch is not None:
+            with self.batch.ready:
+                self.closed = True
+                self.arrived.clear()
 
 
 def _widen(process: subprocess.Popen[bytes]) -> None:
