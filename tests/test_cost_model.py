@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project
-from watcher import paths, relocate, syntax
+from watcher import locate, paths, relocate, syntax, walk
 from watcher.check import CheckOptions, run_check
 from watcher.config import Upstream as UpstreamConfig
 from watcher.config import load
@@ -977,3 +977,29 @@ def test_a_stale_citations_head_is_parsed_once_for_its_verdict_and_its_walk(
     heads = [upstream.git("rev-parse", f"HEAD:{p}") for p in FILES[:2]]
     parsed = syntax.STATS.parsed_blobs
     assert [parsed.count(h) for h in heads] == [1, 1]
+
+
+def test_judging_places_a_stale_citation_at_head_once(
+    project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The verdict found it at HEAD; the place its walk starts from is read off that
+    # verdict, not looked for again (`locate.place` is for the versions a walk judges).
+    cite_everything(project, upstream, FILES[:2])
+    upstream.commit(
+        "edit beta (#2)", {p: module(NAMES, salt=10 * i, beta=99) for i, p in enumerate(FILES[:2])}
+    )
+    publish(upstream)
+    placed = []
+    place = locate.place
+
+    def counted(anchor: locate.Anchor, files: Any) -> Any:
+        placed.append(anchor)
+        return place(anchor, files)
+
+    monkeypatch.setattr(locate, "place", counted)
+    judged = walk.STATS.judged
+
+    report = check(project)
+
+    assert report.summary.changed == 2
+    assert len(placed) == walk.STATS.judged - judged > 0

@@ -30,7 +30,7 @@ from watcher import classify, cores, follow, languages, locate, quotes, syntax
 from watcher.classify import Plan
 from watcher.errors import TooLarge, UpstreamError
 from watcher.mirrors import Mirror
-from watcher.models import Result
+from watcher.models import Result, Verdict
 from watcher.paths import Files
 
 AHEAD = 16  # versions asked of git ahead of the one being read
@@ -522,17 +522,22 @@ _AT_HEAD: dict[tuple[locate.Anchor, Files], Spot] = {}
 
 
 def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
-    """A stale citation's place at HEAD (`locate.place`), to send along with its verdict;
-    None for other items. Call it where the item was judged: HEAD is parsed there. Not
-    for a whole file, nor for an item found in a file it was not followed to: its walk
-    reads other files at HEAD."""
-    item, paths = plan.item, {p for p, _ in plan.files}
-    if item.kind != "citation" or item.start_line is None or not paths:
+    """A stale citation's place at HEAD, to send along with its verdict; None for other
+    items. Call it where the item was judged: HEAD is parsed there. Not for a whole file,
+    nor for an item found in a file it was not followed to: its walk reads other files at
+    HEAD. The verdict placed it already (`locate.find`, whose answer `locate.place`
+    gives): only the tokens of its lines are read here."""
+    item, files = plan.item, dict(plan.files)
+    if item.kind != "citation" or item.start_line is None or not files:
         return None
-    if result.current is not None and result.current.path not in paths:
+    current = result.current
+    if current is None:
+        return "missing", None, None, None, (), None
+    if current.path not in files:
         return None
-    anchor = classify.anchor_of(mirror, plan)
-    return _spot(anchor, [(p, classify.parse_at(mirror, p, b)) for p, b in plan.files])
+    state = "changed" if result.verdict is Verdict.CHANGED else "same"
+    version = classify.parse_at(mirror, current.path, files[current.path])
+    return _spotted(version, state, current.path, current.start_line, current.end_line)
 
 
 def remember_spot(mirror: Mirror, plan: Plan, spot: Spot | None) -> None:
@@ -549,7 +554,13 @@ def _spot(anchor: locate.Anchor, parsed: list[tuple[str, syntax.Parsed]]) -> Spo
     state, path, start, end = locate.place(anchor, parsed)
     if path is None:
         return state, path, start, end, (), None
-    version = dict(parsed)[path]
+    return _spotted(dict(parsed)[path], state, path, start, end)
+
+
+def _spotted(
+    version: syntax.Parsed, state: str, path: str, start: int | None, end: int | None
+) -> Spot:
+    """The spot of an item placed at lines start..end of `version`, the file at `path`."""
     span = _span(version, start, end) if start is not None and end is not None else None
     return state, path, start, end, _tokens(version, start, end), span
 
