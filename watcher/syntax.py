@@ -306,8 +306,9 @@ def edited(tree: Tree, old: bytes, new: bytes) -> Tree | None:
     if sum(high - low for _, _, low, high in regions) > REPARSE_SHARE * len(new):
         return None
     copy = tree.copy()
+    rows_before = _Rows(new)
     for old_low, old_high, low, high in regions:  # in order: what precedes is `new` already
-        row, column = _point(new, low)
+        row, column = rows_before.point(low)
         rows = old.count(b"\n", old_low, old_high)
         end = old_high - old.rfind(b"\n", old_low, old_high) - 1 if rows else column + high - low
         copy.edit(
@@ -316,9 +317,23 @@ def edited(tree: Tree, old: bytes, new: bytes) -> Tree | None:
             new_end_byte=high,
             start_point=(row, column),
             old_end_point=(row + rows, end),
-            new_end_point=_point(new, high),
+            new_end_point=rows_before.point(high),
         )
     return copy
+
+
+class _Rows:
+    """Tree-sitter's (row, byte column) of offsets asked in increasing order: newlines are
+    counted (in C) from the last offset asked, not from the start each time; a version far
+    from the last one differs in up to 64 stretches."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source, self.at, self.rows = source, 0, 0
+
+    def point(self, at: int) -> tuple[int, int]:
+        self.rows += self.source.count(b"\n", self.at, at)
+        self.at = at
+        return self.rows, at - self.source.rfind(b"\n", 0, at) - 1
 
 
 def differing(
@@ -438,11 +453,6 @@ def _whole_words(regions: Edits, old: bytes, new: bytes) -> Edits:
             old_high, high = old_high + 1, high + 1
         merged.append((old_low, old_high, low, high))
     return merged
-
-
-def _point(source: bytes, at: int) -> tuple[int, int]:
-    """Tree-sitter's (row, byte column) of an offset: newlines counted in C."""
-    return source.count(b"\n", 0, at), at - source.rfind(b"\n", 0, at) - 1
 
 
 def tokens_between(parsed: Parsed, low: int, high: int, *, starting: bool = False) -> Tokens:
