@@ -218,3 +218,13 @@ def test_line_starts_are_after_every_newline_but_the_last_byte(text: str) -> Non
     source = text.encode()
     expected = [0, *(i + 1 for i, b in enumerate(source) if b == 0x0A and i + 1 < len(source))]
     assert list(parsed(text).line_starts) == expected
+
+
+def test_tokens_read_without_places_are_the_same_texts_and_nothing_else() -> None:
+    # A walk compares only a version's texts: their lines and bytes are not read.
+    version = parsed("fn pages() -> u32 {\n    // two\n    let n = 2;\n    n\n}\n")
+    low, high = version.line_starts[1], version.size
+    placed = syntax.tokens_between(version, low, high)
+    texts = syntax.tokens_between(version, low, high, placed=False)
+    assert texts.texts == placed.texts == ["let", "n", "=", "2", ";", "n", "}"]
+    assert not (texts.start_lines or texts.end_lines or texts.start_bytes)

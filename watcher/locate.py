@@ -111,8 +111,9 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
     node = _enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
     key, share = None, 0.0
     if node is not None:
+        # Only counted (the citation's share of it): no lines or bytes read.
         body = tokens_between(parsed, with_attributes(node).start_byte, node.end_byte,
-                              starting=True)  # fmt: skip
+                              starting=True, placed=False)  # fmt: skip
         STATS.tokens_scanned += len(body.texts)
         key = (node.type, _name_path(node, parsed.language))
         share = len(texts) / max(1, len(body.texts))

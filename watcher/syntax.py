@@ -455,10 +455,13 @@ def _whole_words(regions: Edits, old: bytes, new: bytes) -> Edits:
     return merged
 
 
-def tokens_between(parsed: Parsed, low: int, high: int, *, starting: bool = False) -> Tokens:
+def tokens_between(
+    parsed: Parsed, low: int, high: int, *, starting: bool = False, placed: bool = True
+) -> Tokens:
     """The tokens lying wholly within bytes [low, high) (with `starting`: those that start
     there, as the whole file's index counts a span's tokens): only the nodes that overlap
     the range are visited, so a window of a big file costs the window, not the file.
+    Without `placed`, only their texts (no lines or bytes: a walk compares texts).
 
     Walks and judging read many windows: the loop reads each node's fields once, and
     tells comments by kind id (`_comments`), not by building each node's type name."""
@@ -477,9 +480,10 @@ def tokens_between(parsed: Parsed, low: int, high: int, *, starting: bool = Fals
             if node.child_count == 0:
                 if low <= start < end and (starting or end <= high):
                     texts.append(intern(source[start:end].decode("utf-8", "replace")))
-                    tokens.start_lines.append(node.start_point.row + 1)
-                    tokens.end_lines.append(node.end_point.row + 1)
-                    tokens.start_bytes.append(start)
+                    if placed:
+                        tokens.start_lines.append(node.start_point.row + 1)
+                        tokens.end_lines.append(node.end_point.row + 1)
+                        tokens.start_bytes.append(start)
             elif start < low:
                 # Straight to the first child that reaches the range: a window in a
                 # big file skips what comes before it without visiting it.

@@ -584,4 +584,4 @@ def _tokens(parsed: syntax.Parsed, start: int | None, end: int | None) -> tuple[
     starts = parsed.line_starts
     low = starts[start - 1] if start - 1 < len(starts) else parsed.size
     high = starts[end] if end < len(starts) else parsed.size
-    return tuple(syntax.tokens_between(parsed, low, high).texts)
+    return tuple(syntax.tokens_between(parsed, low, high, placed=False).texts)
