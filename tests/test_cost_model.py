@@ -957,16 +957,21 @@ def test_hints_for_many_missing_citations_come_in_one_fetch(
     assert trace.upload_packs() == 3  # not one fetch of hints per missing citation
 
 
+def edit_cited_beta(project: Project, upstream: Upstream) -> None:
+    """Two cited files whose `beta` HEAD edits: two changed citations, once published."""
+    cite_everything(project, upstream, FILES[:2])
+    upstream.commit(
+        "edit beta (#2)", {p: module(NAMES, salt=10 * i, beta=99) for i, p in enumerate(FILES[:2])}
+    )
+
+
 def test_a_stale_citations_head_is_parsed_once_for_its_verdict_and_its_walk(
     project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Its walk starts from where judging placed it at HEAD; with a parse cache of one
     # file, HEAD's parse is gone by the walk (in a big run, it was often made in another
     # process), and the walk parsed HEAD again to place it.
-    cite_everything(project, upstream, FILES[:2])
-    upstream.commit(
-        "edit beta (#2)", {p: module(NAMES, salt=10 * i, beta=99) for i, p in enumerate(FILES[:2])}
-    )
+    edit_cited_beta(project, upstream)
     upstream.commit("more (#3)", {FILES[1]: module(NAMES, salt=10, beta=98)})
     publish(upstream)
     monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
@@ -984,10 +989,7 @@ def test_judging_places_a_stale_citation_at_head_once(
 ) -> None:
     # The verdict found it at HEAD; the place its walk starts from is read off that
     # verdict, not looked for again (`locate.place` is for the versions a walk judges).
-    cite_everything(project, upstream, FILES[:2])
-    upstream.commit(
-        "edit beta (#2)", {p: module(NAMES, salt=10 * i, beta=99) for i, p in enumerate(FILES[:2])}
-    )
+    edit_cited_beta(project, upstream)
     publish(upstream)
     placed = []
     place = locate.place
