@@ -958,7 +958,7 @@ def test_hints_for_many_missing_citations_come_in_one_fetch(
 
 
 def edit_cited_beta(project: Project, upstream: Upstream) -> None:
-    """Two cited files whose `beta` HEAD edits: two changed citations, once published."""
+    """Cite two files and edit `beta` in both at HEAD: two changed citations, once published."""
     cite_everything(project, upstream, FILES[:2])
     upstream.commit(
         "edit beta (#2)", {p: module(NAMES, salt=10 * i, beta=99) for i, p in enumerate(FILES[:2])}
