@@ -389,3 +389,55 @@ def test_a_verbatim_match_costs_the_anchors_tokens_not_its_windows() -> None:
 
     assert locate.place(anchor, [("src/ledger.rs", version)]) == ("same", "src/ledger.rs", 181, 183)
     assert syntax.STATS.tokens_scanned < 3 * len(anchor.tokens)  # 646 when its window was tokenized
+
+
+# The shape of go-sdk's Client.Connect (mcp/client.go:132-143 at c058c6a9, the top of the
+# method): later, a version negotiation of some seventy lines came between its first
+# call and the initialize request it builds. Every cited line is still in the method.
+GO_CONNECT = """\
+package mcp
+
+func (c *Client) Connect(ctx context.Context, t Transport) (cs *Session, err error) {
+\tcs, err = dial(ctx, t, c)
+\tif err != nil {
+\t\treturn nil, err
+\t}
+
+\tparams := &HelloParams{
+\t\tVersion: latestVersion,
+\t\tInfo:    c.impl,
+\t}
+\treq := &HelloRequest{Session: cs, Params: params}
+\tres, err := handshake(ctx, cs, req)
+\tif err != nil {
+\t\treturn nil, err
+\t}
+\tcs.state = res
+\tif c.opts.KeepAlive > 0 {
+\t\tcs.startKeepalive(c.opts.KeepAlive)
+\t}
+\tif c.opts.Logger != nil {
+\t\tc.opts.Logger.Info("connected", "session", cs.ID(), "version", res.Version)
+\t}
+\treturn cs, nil
+}
+"""
+
+
+def test_a_region_split_by_inserted_code_is_found_in_its_definition() -> None:
+    negotiation = "".join(
+        f"\tif v, ok := offered[{n}]; ok && v > best {{\n\t\tbest = pick(v, {n})\n\t}}\n"
+        for n in range(24)
+    )
+    head = GO_CONNECT.replace("\n\tparams :=", f"\n\tbest := 0\n{negotiation}\n\tparams :=")
+    anchor = locate.anchor(_parsed(GO_CONNECT, "go"), "mcp/client.go", 3, 13)
+    assert anchor.share < locate.WHOLE_DEFINITION  # the top of the method only
+    files = [("mcp/client.go", _parsed(head, "go"))]
+
+    found = locate.find(anchor, files)
+
+    assert found is not None and not found.identical
+    assert (found.start_line, found.end_line) == (3, head.splitlines().index(
+        "\treq := &HelloRequest{Session: cs, Params: params}") + 1)  # fmt: skip
+    assert locate.place(anchor, files) == ("changed", "mcp/client.go", 3, found.end_line)
+    assert locate.category(anchor, files) == "changed"

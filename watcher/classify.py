@@ -39,7 +39,8 @@ if TYPE_CHECKING:  # judging imports them on first use: a warm run plans, and ju
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 5  # 3: baseline_code, quotes; 4: path histories; 5: text files by line
+JUDGE_VERSION = 6  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
+# 6: a region kept in order in its definition is found there
 
 
 @dataclass(frozen=True)

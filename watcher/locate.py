@@ -38,9 +38,11 @@ if TYPE_CHECKING:
     from watcher.rules import Compiled
 
 # A cited region whose definition is found by name counts as found when it covers most
-# of that definition; a smaller region must still resemble what it maps to.
+# of that definition; a smaller region must still resemble what it maps to, or keep most
+# of its tokens there in order (code inserted in its middle makes it no less there).
 WHOLE_DEFINITION = 0.6
 SIMILAR_IN_DEFINITION = 0.5
+KEPT_IN_DEFINITION = 0.8
 SIMILAR_IN_FILE = 0.8
 # A region found by likeness alone holds one of the citation's this many rarest tokens:
 # one that shares only its shape (another method of the same class) is another construct.
@@ -472,9 +474,10 @@ def _definition_by_query(anchor: Anchor, path: str, parsed: Parsed) -> Found | N
         return Found(path, start_line, end_line, False, _lines(parsed, start_line, end_line))
     body = tokens_between(parsed, first.start_byte, node.end_byte)
     STATS.tokens_scanned += len(body.texts)
-    start, end = _aligned(anchor.tokens, tuple(body.texts))
-    if end <= start or _ratio(anchor.tokens, body.texts[start:end]) < SIMILAR_IN_DEFINITION:
+    region = _in_body(anchor.tokens, tuple(body.texts))
+    if region is None:
         return None
+    start, end = region
     first_line, last_line = body.start_lines[start], body.end_lines[end - 1]
     return Found(
         path,
@@ -742,9 +745,10 @@ def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     start, end = 0, len(texts)
     if anchor.share < WHOLE_DEFINITION:
         STATS.tokens_scanned += len(texts)
-        start, end = _aligned(anchor.tokens, texts)
-        if end <= start or _ratio(anchor.tokens, texts[start:end]) < SIMILAR_IN_DEFINITION:
+        region = _in_body(anchor.tokens, texts)
+        if region is None:
             return None
+        start, end = region
     first_line, last_line = body.start_lines[start], body.end_lines[end - 1]
     text = _lines(parsed, first_line, last_line)
     return Found(path, first_line, last_line, False, text, texts[start:end])
@@ -942,6 +946,19 @@ def _aligned(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int]:
     return max(0, first.b - first.a), min(
         len(body), last.b + last.size + (len(needle) - last.a - last.size)
     )
+
+
+def _in_body(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int] | None:
+    """The span of a definition's tokens that a cited region maps to, if it is still
+    there: like it (`SIMILAR_IN_DEFINITION`), or holding most of its tokens in order
+    (`KEPT_IN_DEFINITION`), as when a block was inserted between its lines."""
+    start, end = _aligned(needle, body)
+    if end <= start:
+        return None
+    matcher = difflib.SequenceMatcher(None, needle, body[start:end], autojunk=False)
+    kept = sum(m.size for m in matcher.get_matching_blocks())
+    similar = 2 * kept / (len(needle) + end - start) >= SIMILAR_IN_DEFINITION
+    return (start, end) if similar or kept >= KEPT_IN_DEFINITION * len(needle) else None
 
 
 def _ratio(a: Sequence[str], b: Sequence[str]) -> float:
