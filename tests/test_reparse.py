@@ -129,6 +129,18 @@ def test_a_version_far_apart_is_told_each_stretch_that_differs(
     _same(held, _fresh("rust", old))
 
 
+def test_a_stretch_changed_at_its_middle_and_quarters_is_split_where_it_is_not() -> None:
+    lines = [f"    let v{n} = {n * 7919 % 10007:05};{' ' * 70}// {n:02}\n" for n in range(64)]
+    kept = range(6, 11)  # about an eighth in: the only lines both versions share
+    old = "".join(lines).encode()
+    new = "".join(s if n in kept else s.replace("let", "var") for n, s in enumerate(lines)).encode()
+
+    regions = syntax.differing(old, new, 0, len(old), 0, len(new))
+
+    assert len(regions) == 2  # split around the shared lines, not one stretch of all
+    assert sum(high - low for _, _, low, high in regions) < len(new) - 4 * len(lines[0])
+
+
 def test_versions_of_another_path_or_too_different_are_parsed_afresh(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
