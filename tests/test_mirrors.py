@@ -84,6 +84,25 @@ def test_prefetch_is_one_round_trip_per_batch(upstream: Upstream, tmp_path: Path
     mirror.close()
 
 
+def test_git_commands_run_side_by_side_answer_in_order_and_a_failure_is_an_error(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    from watcher.errors import UpstreamError
+
+    for n in range(6):
+        upstream.commit(f"change {n}", {f"src/m{n}.rs": f"pub fn f{n}() {{}}\n"})
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    commits = mirror.git("rev-list", mirror.head()).split()
+    shows = [("show", "--no-patch", "--format=%H", commit) for commit in commits]
+
+    assert [out.strip() for out in mirror.gits(shows)] == commits  # 4 at a time, in order
+    with pytest.raises(UpstreamError, match="0{40}"):
+        mirror.gits([("show", "0" * 40), *shows])  # the others, running, are stopped
+    assert mirror.gits([]) == []
+    mirror.close()
+
+
 def test_a_read_is_one_request_to_git_and_a_blob_over_the_limit_is_refused(
     upstream: Upstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

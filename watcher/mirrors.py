@@ -596,8 +596,14 @@ class Mirror:
     def git(self, *args: str, stdin: str | None = None) -> str:
         """Run a reading git command in the mirror (pathspecs taken literally)."""
         self._require()
-        return _git(self.path, "--literal-pathspecs", "-c", "core.quotePath=false", *args,
-                    stdin=stdin)  # fmt: skip
+        return _git(self.path, *_READING, *args, stdin=stdin)
+
+    def gits(self, commands: Sequence[Sequence[str]]) -> list[str]:
+        """The outputs of many reading git commands (as `git` runs them), a few running at
+        once: a small one costs mostly git's start, ~10 ms, and the diffs of a 1,000-citation
+        run's rename chase, one after another, took a second with a core idle."""
+        self._require()
+        return _git_all(self.path, commands, _READING)
 
     @property
     def paths(self) -> Paths:
@@ -902,9 +908,50 @@ def _git(
         proc.wait()
         raise
     if proc.returncode != 0:
-        lines = [line for line in err.strip().splitlines() if line.strip()]
-        raise UpstreamError(lines[-1] if lines else f"git {args[0]} failed ({proc.returncode})")
+        raise _failure(args[0], proc.returncode, err)
     return out
+
+
+def _failure(command: str, code: int, err: str) -> UpstreamError:
+    """A failed git command's error: git's own last line."""
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    return UpstreamError(lines[-1] if lines else f"git {command} failed ({code})")
+
+
+# What every reading command is run with: pathspecs taken as they are, paths not quoted.
+_READING = ("--literal-pathspecs", "-c", "core.quotePath=false")
+
+
+def _git_all(
+    cwd: Path, commands: Sequence[Sequence[str]], options: Sequence[str] = (), at_once: int = 4
+) -> list[str]:
+    """Run reading git commands (each after git's `options`), `at_once` at a time, and
+    return their outputs in order; the first failure becomes an UpstreamError (as in
+    `_git`), and the commands still running are stopped."""
+    import subprocess
+    from collections import deque
+
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
+    running: deque[tuple[subprocess.Popen[str], str]] = deque()
+    outputs: list[str] = []
+    try:
+        for command in [*commands, None]:
+            while running and (command is None or len(running) == at_once):
+                proc, name = running.popleft()
+                out, err = proc.communicate()
+                if proc.returncode != 0:
+                    raise _failure(name, proc.returncode, err)
+                outputs.append(out)
+            if command is not None:
+                proc = subprocess.Popen(["git", "-C", str(cwd), *options, *command],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+                running.append((proc, command[0]))
+    finally:
+        for proc, _ in running:  # left by a failure
+            proc.kill()
+            proc.communicate()
+    return outputs
 
 
 # A credential helper that answers from this process's environment: the secret is

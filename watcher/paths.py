@@ -196,7 +196,9 @@ class Paths:
         successors and logs found here)."""
         chased: set[tuple[str, str]] = set()
         while removals:
+            self._add_all(commit for commit, _, _ in removals)
             self.mirror.prefetch(b for c, p, old in removals for b in self._compared(c, p, old))
+            self._detect_all(removals)
             later: list[tuple[str, str, str]] = []
             for commit, path, old in removals:
                 for link, _ in self._successors(commit, path, old):
@@ -391,8 +393,24 @@ class Paths:
             return []
         STATS.diffs += 1
         self.mirror.prefetch([old_blob, *candidates.values()])
-        out = self.mirror.git("diff", "--name-status", "-M", "-C", "--diff-filter=RC",
-                              f"{commit}^1", commit, "--", path, *candidates)  # fmt: skip
+        out = self.mirror.git(*_similarity(commit, path, candidates))
+        return self._moved(commit, path, candidates, out)
+
+    def _detect_all(self, removals: Iterable[tuple[str, str, str]]) -> None:
+        """`_successors` of many removals at once (their blobs fetched): the diffs run side
+        by side."""
+        wanted = [r for r in dict.fromkeys(removals) if r not in self._moves]
+        asked = {r: found for r in wanted if (found := self._candidates(r[0], r[1]))}
+        STATS.diffs += len(asked)
+        outs = self.mirror.gits([_similarity(c, p, found) for (c, p, _), found in asked.items()])
+        self._moves |= {removal: [] for removal in wanted}
+        for (removal, found), out in zip(asked.items(), outs, strict=True):
+            self._moves[removal] = self._moved(removal[0], removal[1], found, out)
+
+    def _moved(
+        self, commit: str, path: str, candidates: dict[str, str], out: str
+    ) -> list[tuple[Link, str]]:
+        """The renames and copies of `path` a similarity diff names (`_similarity`), best first."""
         moves = []
         for line in out.splitlines():
             status, old, new = ([*line.split("\t"), "", ""])[:3]
@@ -470,11 +488,16 @@ class Paths:
 
     def added(self, commit: str) -> dict[str, str]:
         """The files a commit added against its first parent: path -> blob."""
-        if commit not in self._added:
-            raw = self.mirror.git("diff", "--raw", "-z", "--no-abbrev", "--no-renames",
-                                  "--diff-filter=A", f"{commit}^1", commit)  # fmt: skip
-            self._added[commit] = _added(raw)
+        self._add_all([commit])
         return self._added[commit]
+
+    def _add_all(self, commits: Iterable[str]) -> None:
+        """`added` of many commits, their diffs run side by side."""
+        wanted = [c for c in dict.fromkeys(commits) if c not in self._added]
+        diffs = [("diff", "--raw", "-z", "--no-abbrev", "--no-renames", "--diff-filter=A",
+                  f"{c}^1", c) for c in wanted]  # fmt: skip
+        outs = self.mirror.gits(diffs)
+        self._added |= {commit: _added(raw) for commit, raw in zip(wanted, outs, strict=True)}
 
     def touched(self, commits: Iterable[str]) -> dict[str, frozenset[str]]:
         """The files each commit added or changed against its first parent (a root
@@ -552,6 +575,13 @@ class Logged:
             return [self.entries[i] for i in found[bisect.bisect_left(found, start) :]]
         indexes = sorted({i for p in paths for i in self.by_path.get(p, ()) if i >= start})
         return [self.entries[i] for i in indexes]
+
+
+def _similarity(commit: str, path: str, candidates: Iterable[str]) -> tuple[str, ...]:
+    """The diff in which git's similarity detection tells where `commit` moved or copied
+    `path` among `candidates` (files it added)."""
+    return ("diff", "--name-status", "-M", "-C", "--diff-filter=RC", f"{commit}^1", commit,
+            "--", path, *candidates)  # fmt: skip
 
 
 def _prefixes(path: str) -> list[str]:
