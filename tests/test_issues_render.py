@@ -206,6 +206,21 @@ def test_markdown_helpers(kind: str, given: str, expected: str) -> None:
     assert functions[kind](given) == expected
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fn main() {}\n",
+        'let s = "café 日本";',
+        "a\u200bb",
+        "bell\x07",
+        "\ud800 lone",
+        "tab\tok\r\n",
+    ],
+)
+def test_a_text_is_clean_when_cleaning_leaves_it_as_it_is(text: str) -> None:
+    assert md.is_clean(text) == (md.clean(text) == text)
+
+
 def test_marker_cannot_be_closed_by_a_note_id() -> None:
     assert markers.note_marker("a-->b <x>") == "<!-- watch:note=a-%2D%3Eb%20%3Cx%3E -->"
     assert not markers.has_marker("text\n<!-- watch:note=a -->", "<!-- watch:note=a -->")

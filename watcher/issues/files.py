@@ -22,6 +22,7 @@ from watcher.state import write_text
 
 _SEPARATOR = "---\n"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: read on every run
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # a cold run writes hundreds
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
 
@@ -91,7 +92,7 @@ class FilesSink:
             "body_chars": len(doc.body),
             "last_comment": meta.get("last_comment"),
         }
-        text = _SEPARATOR + yaml.safe_dump(header, sort_keys=True, allow_unicode=True)
+        text = _SEPARATOR + yaml.dump(header, Dumper=_DUMPER, sort_keys=True, allow_unicode=True)
         text += _SEPARATOR + doc.body
         for n, comment in enumerate(comments, 1):
             text += f"\n\n---\n\n**Comment {n}** by watch:\n\n{comment}"
