@@ -97,7 +97,7 @@ def test_git_commands_run_side_by_side_answer_in_order_and_a_failure_is_an_error
     shows = [("show", "--no-patch", "--format=%H", commit) for commit in commits]
 
     assert [out.strip() for out in mirror.gits(shows)] == commits  # 4 at a time, in order
-    with pytest.raises(UpstreamError, match="0{40}"):
+    with pytest.raises(UpstreamError, match=r"0{40}"):
         mirror.gits([("show", "0" * 40), *shows])  # the others, running, are stopped
     assert mirror.gits([]) == []
     mirror.close()
