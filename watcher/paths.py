@@ -196,8 +196,6 @@ class Paths:
         successors and logs found here)."""
         chased: set[tuple[str, str]] = set()
         while removals:
-            self._add_all(commit for commit, _, _ in removals)
-            self.mirror.prefetch(b for c, p, old in removals for b in self._compared(c, p, old))
             self._detect_all(removals)
             later: list[tuple[str, str, str]] = []
             for commit, path, old in removals:
@@ -383,23 +381,17 @@ class Paths:
 
     def _successors(self, commit: str, path: str, old_blob: str) -> list[tuple[Link, str]]:
         """Where `commit` moved or copied `path` (with the new blob), best first."""
-        if (commit, path, old_blob) not in self._moves:
-            self._moves[(commit, path, old_blob)] = self._detect(commit, path, old_blob)
+        self._detect_all([(commit, path, old_blob)])
         return self._moves[(commit, path, old_blob)]
 
-    def _detect(self, commit: str, path: str, old_blob: str) -> list[tuple[Link, str]]:
-        candidates = self._candidates(commit, path)
-        if not candidates:
-            return []
-        STATS.diffs += 1
-        self.mirror.prefetch([old_blob, *candidates.values()])
-        out = self.mirror.git(*_similarity(commit, path, candidates))
-        return self._moved(commit, path, candidates, out)
-
     def _detect_all(self, removals: Iterable[tuple[str, str, str]]) -> None:
-        """`_successors` of many removals at once (their blobs fetched): the diffs run side
-        by side."""
+        """`_successors` of many removals at once: the blobs similarity detection compares
+        come in one fetch for all, and the diffs run side by side."""
         wanted = [r for r in dict.fromkeys(removals) if r not in self._moves]
+        if not wanted:
+            return
+        self._add_all(commit for commit, _, _ in wanted)
+        self.mirror.prefetch(b for c, p, old in wanted for b in self._compared(c, p, old))
         asked = {r: found for r in wanted if (found := self._candidates(r[0], r[1]))}
         STATS.diffs += len(asked)
         outs = self.mirror.gits([_similarity(c, p, found) for (c, p, _), found in asked.items()])
@@ -494,6 +486,8 @@ class Paths:
     def _add_all(self, commits: Iterable[str]) -> None:
         """`added` of many commits, their diffs run side by side."""
         wanted = [c for c in dict.fromkeys(commits) if c not in self._added]
+        if not wanted:
+            return
         diffs = [("diff", "--raw", "-z", "--no-abbrev", "--no-renames", "--diff-filter=A",
                   f"{c}^1", c) for c in wanted]  # fmt: skip
         outs = self.mirror.gits(diffs)
