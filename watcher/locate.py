@@ -956,9 +956,10 @@ def _in_body(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int] 
     if end <= start:
         return None
     matcher = difflib.SequenceMatcher(None, needle, body[start:end], autojunk=False)
+    if matcher.ratio() >= SIMILAR_IN_DEFINITION:
+        return start, end
     kept = sum(m.size for m in matcher.get_matching_blocks())
-    similar = 2 * kept / (len(needle) + end - start) >= SIMILAR_IN_DEFINITION
-    return (start, end) if similar or kept >= KEPT_IN_DEFINITION * len(needle) else None
+    return (start, end) if kept >= KEPT_IN_DEFINITION * len(needle) else None
 
 
 def _ratio(a: Sequence[str], b: Sequence[str]) -> float:
