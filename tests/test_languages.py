@@ -74,3 +74,61 @@ def test_comments_are_told_apart_in_every_grammar_read_by_one_process() -> None:
         parsed = syntax._parse(f"blob-{language}", language, source)
         texts = syntax.tokens_between(parsed, 0, len(source)).texts
         assert "// one page" not in texts and "return" in texts, language
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    path: str
+    before: str  # one definition whose first words its grammar puts outside it
+    after: str  # the same definition rewritten, two lines lower
+
+
+# `export` (JS, TS), `const` around one declarator, Go's `type`, Python's decorators: the
+# grammar's definition node starts after them, where the citation does not.
+WRAPPED = {
+    "typescript export": Wrapped(
+        "src/auth.ts",
+        "export async function register(url: string): Promise<number> {\n  const a = 1;\n"
+        "  return a;\n}\n",
+        "export async function register(url: string, scope?: string): Promise<number> {\n"
+        "  const submitted = { url, scope };\n  const response = await send(submitted);\n"
+        "  if (!response.ok) {\n    throw new Rejected(response.status);\n  }\n"
+        "  return response.value;\n}\n"),
+    "javascript const": Wrapped(
+        "src/limit.js",
+        "export const limit = (n) => n + 1;\n",
+        "export const limit = (count, floor) => Math.max(floor, count * 2 - 1);\n"),
+    "go type": Wrapped(
+        "client.go",
+        "package mcp\n\ntype Client struct {\n\tA int\n}\n",
+        "package mcp\n\ntype Client struct {\n\tName string\n\tTimeout time.Duration\n"
+        "\tRetries int\n\tTransport http.RoundTripper\n}\n"),
+    "python decorator": Wrapped(
+        "tools.py",
+        "@tool()\ndef lookup(name):\n    return name\n",
+        "@tool(title=\"Lookup\")\ndef lookup(name, *, strict=False):\n"
+        "    found = registry.get(name)\n    if found is None and strict:\n"
+        "        raise KeyError(name)\n    return found\n"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", WRAPPED)
+def test_a_definition_cited_from_words_outside_its_node_is_that_definition(
+    name: str, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Cited from its first line, the definition is anchored by kind and name: rewritten
+    # past any likeness, it is changed where it now is, not missing.
+    case = WRAPPED[name]
+    first = 3 if case.path.endswith(".go") else 1
+    cited = f"{case.path}:{first}-{case.before.count(chr(10))}"
+    project.note("n", f"{upstream.commit('add', {case.path: case.before})} {cited}")
+    comment = "#" if case.path.endswith(".py") else "//"
+    header = case.after.partition("\n\n")[0] + "\n\n" if case.path.endswith(".go") else ""
+    body = case.after.removeprefix(header)
+    upstream.commit("rewrite", {case.path: f"{header}{comment} one\n{comment} two\n{body}"})
+
+    _, out, err = project.run("check", "--format", "json", capsys=capsys)
+    (result,) = json.loads(out)["results"]
+    assert result["verdict"] == "changed", err
+    assert result["current"]["start_line"] == first + 2
+    assert result["current"]["end_line"] == first + 1 + body.count("\n")

@@ -30,6 +30,7 @@ from watcher.syntax import (
     tokens_between,
     with_attributes,
     word_places,
+    wrapped,
 )
 
 if TYPE_CHECKING:
@@ -138,7 +139,8 @@ def _enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
     """The smallest definition holding the tokens that start at bytes `first`..`last`, as
     the index counts them: a definition holds the tokens from its attributes to its end.
     Such a definition encloses the first token, or (the citation starting in its
-    attributes) follows the attributes that do."""
+    attributes, or in a statement wrapping it such as `export`) follows the attributes
+    or is wrapped by the statement that does."""
     assert parsed.tree is not None
     kinds = LANGUAGES[parsed.language].definitions
     found: list[Node] = []
@@ -146,12 +148,24 @@ def _enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
     while node is not None:
         if is_definition(node, kinds) and node.end_byte > last:
             found.append(node)
+        inner = _unwrapped(node)  # `export const x = 1;`: the statement's end counts
+        if inner is not None and is_definition(inner, kinds) and node.end_byte > last:
+            found.append(inner)
         if node.type in ATTRIBUTES:  # a citation that starts in a definition's attributes
             after = _attributed(node, kinds)
             if after is not None and after.end_byte > last:
                 found.append(after)
         node = node.parent
     return min(found, key=lambda d: d.end_byte - with_attributes(d).start_byte, default=None)
+
+
+def _unwrapped(node: Node) -> Node | None:
+    """What a statement wrapping one thing alone (`syntax.wrapped`) holds, through every
+    such statement (`export const x = 1` holds a declaration of x, which holds x)."""
+    inner = wrapped(node)
+    while inner is not None and (deeper := wrapped(inner)) is not None:
+        inner = deeper
+    return inner
 
 
 def _attributed(attribute: Node, kinds: frozenset[str]) -> Node | None:

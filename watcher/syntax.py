@@ -22,8 +22,15 @@ from watcher.languages import LANGUAGES, grammar
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
 
-# Node types written above a definition that belong to it (Rust's `#[derive(..)]`).
-ATTRIBUTES = frozenset({"attribute_item"})
+# Node types written above a definition that belong to it: Rust's `#[derive(..)]`,
+# Python's and TypeScript's decorators.
+ATTRIBUTES = frozenset({"attribute_item", "decorator"})
+# Statements whose grammar puts a definition's first words outside it: `export` (JS, TS),
+# `const`/`let`/`var` around one declarator, `declare`, Go's `type` and `const` around
+# one spec. Wrapping one definition alone, they belong to it as its attributes do: a
+# citation of `export function f` or `type T struct` cites f or T.
+WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration",
+                      "ambient_declaration", "type_declaration", "const_declaration"})  # fmt: skip
 WORD = re.compile(rb"[A-Za-z0-9_]+")
 # Found by the regex engine, not a find() per line: a run's line starts in 2/3 the time.
 NEWLINE = re.compile(rb"\n")
@@ -592,13 +599,26 @@ def _walk(
 
 
 def with_attributes(node: Node) -> Node:
-    """The first attribute written directly above a definition, or the definition itself."""
-    first, previous = node, node.prev_named_sibling
+    """Where a definition's text starts: the statement wrapping it alone (`WRAPPERS`), or
+    the first attribute written directly above it (or above that statement), or itself."""
+    first = node
+    while (parent := first.parent) is not None and wrapped(parent) == first:
+        first = parent
+    previous = first.prev_named_sibling
     while previous is not None and (previous.type in ATTRIBUTES or "comment" in previous.type):
         if previous.type in ATTRIBUTES:
             first = previous
         previous = previous.prev_named_sibling
     return first
+
+
+def wrapped(node: Node) -> Node | None:
+    """What a wrapping statement (`WRAPPERS`) holds, when it holds one thing alone beside
+    attributes and comments; None for any other node."""
+    if node.type not in WRAPPERS:
+        return None
+    inner = [c for c in node.named_children if c.type not in ATTRIBUTES and "comment" not in c.type]
+    return inner[0] if len(inner) == 1 else None
 
 
 def _words(source: bytes) -> Tokens:
