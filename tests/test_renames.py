@@ -502,3 +502,30 @@ def test_constructs_moved_out_of_many_files_are_traced_back_together(
     # the verdicts read, then what the three walks compare to trace the files back: in
     # one fetch, not one per walk.
     assert sum('"name":"upload-pack"' in f.read_text() for f in trace.iterdir()) == 4
+
+
+def test_a_file_moved_away_and_back_is_followed_to_its_head_version(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's client/stdio.py: moved into a package (stdio/__init__.py), moved back
+    years later, then changed. The versions after it came back are the file's own: HEAD's
+    is judged, its lines told, and the change made there blamed."""
+    package = "src/client/index/__init__.ts"
+    base = upstream.commit("client (#0)", {OLD: client(NAMES)})
+    project.note("n", f"{base} {CITED}")
+    upstream.move(OLD, package, "into a package (#1)")
+    upstream.move(package, OLD, "out of the package (#2)")
+    moved = ["ping", *(n for n in NAMES if n != "ping")]  # ping first: its lines move down
+    upstream.commit("ping first (#3)", {OLD: client(moved, {"ping": "return 0;"})})
+    change = upstream.commit("page (#4)", {OLD: client(moved, {"ping": "return 0;",
+                                                                "listTools": "return 1;"})})  # fmt: skip
+    head = upstream.read(OLD)
+
+    cited = _check(project, capsys)[f"n:{CITED}"]
+
+    assert cited["verdict"] == "changed", cited["message"]
+    assert cited["current"]["path"] == OLD
+    start, end = lines_of(head, "listTools").split("-")
+    assert (cited["current"]["start_line"], cited["current"]["end_line"]) == (int(start), int(end))
+    assert [c["commit"] for c in cited["history"]] == [change]
+    assert cited["introduced_by"]["commit"] == change

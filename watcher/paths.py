@@ -273,6 +273,7 @@ class Paths:
         removed: list[tuple[str, str]] = []
         queue = [(base, paths)]
         seen = set(paths)
+        away: set[str] = set()  # followed paths renamed away: one coming back is followed again
         parallel = len(paths) > 1  # chains live at once: their events need sorting
         while queue:
             since, followed = queue.pop(0)
@@ -280,8 +281,9 @@ class Paths:
             # Every removal's similarity blobs in one batch, not one fetch per commit.
             self.mirror.prefetch(b for c, p, after, old in found if after is None
                                  for b in self._compared(c, p, old))  # fmt: skip
+            renamed: list[Link] = []  # by this chain's commits: its log's later entries
             for commit, path, blob, old in found:
-                if path in self._stopped(links, commit):
+                if path in self._stopped(renamed, commit):
                     continue  # renamed away earlier: a new file at the old path is not ours
                 events.append((commit, path, blob))
                 if blob is not None:
@@ -292,11 +294,14 @@ class Paths:
                 parallel = parallel or len(moves) > 1
                 for link, new_blob in moves:
                     links.append(link)
+                    renamed.append(link)
+                    away |= {path} if link.kind == "rename" else set()
                     events.append((commit, link.new, new_blob))
                     parent_rank = rank.get(path, (len(rank), 0))
                     rank.setdefault(link.new, (parent_rank[0], len(rank)))
-                    if link.new not in seen:
+                    if link.new not in seen or link.new in away:  # new, or back from away
                         seen.add(link.new)
+                        away.discard(link.new)
                         queue.append((commit, [link.new]))
         if parallel and links:
             events = self._sorted(base, head, events)
