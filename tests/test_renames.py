@@ -529,3 +529,47 @@ def test_a_file_moved_away_and_back_is_followed_to_its_head_version(
     assert (cited["current"]["start_line"], cited["current"]["end_line"]) == (int(start), int(end))
     assert [c["commit"] for c in cited["history"]] == [change]
     assert cited["introduced_by"]["commit"] == change
+
+
+CONTEXT = (
+    "export class RequestContext {\n  requestId: number;\n  meta: Meta;\n  session: Session;\n}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("elsewhere", "verdict"),
+    [
+        # python-sdk's RequestContext: removed with its file; client/streamable_http.py has
+        # an unrelated class of that name.
+        ("export class RequestContext {\n  client: HttpClient;\n  sessionId: string;\n"
+         "  writer: StreamWriter;\n  metadata: Metadata;\n  retries: number;\n}\n", "missing"),
+        # The same class, moved there by a later commit, one field added.
+        (CONTEXT.replace("  session", "  cancelled: boolean;\n  session"), "changed"),
+    ],
+    ids=["namesake", "moved"],
+)  # fmt: skip
+def test_a_definition_of_the_same_name_elsewhere_must_be_like_the_cited_one(
+    elsewhere: str,
+    verdict: str,
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The cited file is removed with no successor, and a later commit adds a definition
+    of the same kind and name in an unrelated file: the cited construct when it is like
+    it, a namesake (listed, not chosen) when it is not."""
+    base = upstream.commit("context (#0)", {"src/shared/context.ts": CONTEXT})
+    cited = "src/shared/context.ts:1-5"
+    project.note("n", f"{base} {cited}")
+    gone = upstream.commit("drop the context (#1)", {"src/shared/context.ts": None})
+    upstream.commit("http client (#2)", {"src/client/http.ts": elsewhere})
+
+    result = _check(project, capsys)[f"n:{cited}"]
+
+    assert result["verdict"] == verdict, result["message"]
+    (candidate,) = result["candidates"]
+    assert candidate["path"] == "src/client/http.ts" and candidate["found"] == "elsewhere at HEAD"
+    assert candidate["chosen"] is (verdict == "changed")
+    if verdict == "missing":
+        assert result["introduced_by"]["commit"] == gone
+        assert "too unlike it to be it: src/client/http.ts:1-7" in result["message"]

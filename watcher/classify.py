@@ -323,7 +323,9 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     baseline = _baseline(plan, item.start_line, item.end_line)
     code = anchor.text
     if found is None:
-        return _result(plan, Verdict.MISSING, baseline, None, _missing(plan), diff=None, code=code)
+        message = _missing(plan, candidates)
+        return _result(plan, Verdict.MISSING, baseline, None, message, diff=None,
+                       candidates=candidates, code=code)  # fmt: skip
     verdict = _location_verdict(found, item.path, item.start_line, item.end_line)
     current = Location(
         commit=plan.head, path=found.path, start_line=found.start_line, end_line=found.end_line
@@ -610,9 +612,15 @@ def baseline_code(text: str, lines: int = 200) -> str:
     return "\n".join([*kept[:lines], f"... ({len(kept) - lines} more lines cut)"])
 
 
-def _missing(plan: Plan) -> str:
+def _missing(plan: Plan, namesakes: Sequence[Candidate] = ()) -> str:
     if not plan.search_repo:
         return f"not found at HEAD in {', '.join(p for p, _ in plan.files)}"
+    if namesakes:
+        from watcher import relocate
+
+        listed = ", ".join(f"{relocate.where(c)} ({c.similarity:.0%} alike)" for c in namesakes)
+        return (f"{_removed(plan)} with no rename git could see; definitions of its name at "
+                f"HEAD are too unlike it to be it: {listed}")  # fmt: skip
     return f"{_removed(plan)} with no rename git could see, and no file at HEAD has the construct"
 
 

@@ -136,14 +136,26 @@ def forget(mirror: Mirror) -> None:
 def citation(
     mirror: Mirror, plan: Plan, anchor: Anchor, parse: Parse
 ) -> tuple[Found | None, tuple[Candidate, ...]]:
-    """The cited construct in files that could have taken it over, and every candidate."""
+    """The cited construct in files that could have taken it over, and every candidate.
+    Found anywhere at HEAD (no commit moved it there), a definition of its kind and name
+    must also be like it: one too unlike it is a namesake, listed but not chosen (the
+    construct is missing)."""
     if anchor.definition is None:
         return None, ()  # nothing to look for by name
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
         matches = _definitions(mirror, anchor, files, parse)
         if matches:
-            return _choose(plan.item.path, anchor.tokens, matches, found_in)
+            best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
+            if found_in == ELSEWHERE and not _alike(candidates):
+                return None, tuple(c.model_copy(update={"chosen": False}) for c in candidates)
+            return best, candidates
     return None, ()
+
+
+def _alike(candidates: Sequence[Candidate]) -> bool:
+    """Whether the chosen candidate is like the cited construct (`SIMILAR_ELSEWHERE`)."""
+    chosen = next(c for c in candidates if c.chosen)
+    return chosen.identical or chosen.similarity >= SIMILAR_ELSEWHERE
 
 
 def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[tuple[str, str]]:
@@ -231,6 +243,10 @@ def rule_targets(
 
 
 ELSEWHERE = "elsewhere at HEAD"
+# Found elsewhere at HEAD, a definition of the cited kind and name is the cited construct
+# only when this alike (token similarity): python-sdk's RequestContext, removed, shares
+# its name with an unrelated class of client/streamable_http.py (0.38).
+SIMILAR_ELSEWHERE = 0.5
 
 
 def _places(
@@ -305,14 +321,15 @@ def _closeness(old: str, new: str) -> int:
 def explain(candidates: Sequence[Candidate]) -> str:
     """One sentence on which candidate was chosen and why, naming the others."""
     chosen = next(c for c in candidates if c.chosen)
-    where = _where(chosen)
+    at = where(chosen)
     if len(candidates) == 1:
-        return f"found at {where} ({chosen.found})"
+        return f"found at {at} ({chosen.found})"
     why = "identical" if chosen.identical else f"most similar ({chosen.similarity:.0%})"
-    others = ", ".join(_where(c) for c in candidates if not c.chosen)
-    return f"{len(candidates)} candidates ({chosen.found}): chose {where}, {why}; also {others}"
+    others = ", ".join(where(c) for c in candidates if not c.chosen)
+    return f"{len(candidates)} candidates ({chosen.found}): chose {at}, {why}; also {others}"
 
 
-def _where(candidate: Candidate) -> str:
+def where(candidate: Candidate) -> str:
+    """`path:start-end` of a candidate."""
     lines = f":{candidate.start_line}-{candidate.end_line}" if candidate.start_line else ""
     return f"{candidate.path}{lines}"
