@@ -132,3 +132,15 @@ def test_a_definition_cited_from_words_outside_its_node_is_that_definition(
     assert result["verdict"] == "changed", err
     assert result["current"]["start_line"] == first + 2
     assert result["current"]["end_line"] == first + 1 + body.count("\n")
+
+
+def test_lines_inside_a_string_that_starts_above_them_are_no_citation() -> None:
+    # python-sdk's session.py: a type annotation written as a string over six lines;
+    # lines of its inside hold no token's start.
+    from watcher import locate, syntax
+
+    source = b'def respond(\n    session: """Session[\n        Request,\n        Result\n    ]""",\n):\n    pass\n'
+    parsed = syntax._parse("blob-annotation", "python", source)
+    with pytest.raises(locate.LocateError, match="the inside of a string that starts above"):
+        locate.anchor(parsed, "session.py", 3, 4)
+    assert locate.anchor(parsed, "session.py", 2, 5).tokens[:3] == ("session", ":", '"""')

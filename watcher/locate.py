@@ -108,7 +108,10 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
     high = starts[end] if end < len(starts) else parsed.size
     cited = tokens_between(parsed, low, high, starting=True)  # starting on them
     if not cited.texts:
-        raise LocateError(f"lines {start}-{end} hold no code (only blank lines or comments)")
+        raise LocateError(
+            f"lines {start}-{end} hold no code of their own (blank lines, comments, or the "
+            "inside of a string that starts above them)"
+        )
     texts = tuple(cited.texts)
     STATS.tokens_scanned += len(texts)
     node = _enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
