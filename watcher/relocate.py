@@ -59,7 +59,9 @@ class HeadSearch:
 
     A definition's name is a token of its file, so each of its words is a whole word
     of the file's bytes: only the files holding every word of the definition's name
-    path are candidates, and only those are parsed (`defining`).
+    path are candidates, and only those are parsed (`defining`). Each file's words are
+    read once; which files hold a word is found when a name asks for it (a few hundred
+    words a run, against every word of every file for a whole index).
     """
 
     def __init__(self, mirror: Mirror, head: str, language: str) -> None:
@@ -67,22 +69,23 @@ class HeadSearch:
         at_head = mirror.files(head, languages.LANGUAGES[language].extensions)
         self.files = sorted(at_head.items())
         mirror.prefetch(at_head.values())
-        where: dict[str, list[int]] = {}
-        for n, (_, blob) in enumerate(self.files):
-            where.setdefault(blob, []).append(n)
-        self.index: dict[bytes, list[int]] = {}  # word -> positions in self.files
-        for blob, data in mirror.contents(list(where)):  # a blob above the limit: no candidate
-            for word in words(data):
-                self.index.setdefault(word, []).extend(where[blob])
+        blobs = list(dict.fromkeys(at_head.values()))
+        held = {blob: words(data) for blob, data in mirror.contents(blobs)}
+        self.words = [held.get(blob, set()) for _, blob in self.files]  # over the limit: none
+        self.postings: dict[bytes, set[int]] = {}  # word -> positions in self.files
 
     def holding(self, names: Sequence[str]) -> list[tuple[str, str]]:
         """The files whose bytes hold every word of `names`, in path order."""
         wanted = set().union(*(words(n.encode()) for n in names))
         if not wanted:
             return list(self.files)
-        postings = sorted((self.index.get(w, []) for w in wanted), key=len)
-        found = set(postings[0]).intersection(*postings[1:])
+        found = set.intersection(*(self._holding(w) for w in wanted))
         return [self.files[n] for n in sorted(found)]
+
+    def _holding(self, word: bytes) -> set[int]:
+        if word not in self.postings:
+            self.postings[word] = {n for n, held in enumerate(self.words) if word in held}
+        return self.postings[word]
 
 
 _SEARCHES: weakref.WeakKeyDictionary[Mirror, dict[tuple[str, str], HeadSearch]] = (
