@@ -295,7 +295,8 @@ class Paths:
                 for link, new_blob in moves:
                     links.append(link)
                     renamed.append(link)
-                    away |= {path} if link.kind == "rename" else set()
+                    if link.kind == "rename":
+                        away.add(path)
                     events.append((commit, link.new, new_blob))
                     parent_rank = rank.get(path, (len(rank), 0))
                     rank.setdefault(link.new, (parent_rank[0], len(rank)))
