@@ -383,3 +383,28 @@ def test_ambiguous_abbreviated_commit_lists_the_candidates(
     assert (code, result["error"]) == (2, "baseline-unreachable")
     assert f"commit {sha[:4]} is ambiguous" in result["message"]
     assert seen[sha[:4]][:12] in result["message"] and sha[:12] in result["message"]
+
+
+def test_a_commit_off_the_branch_is_fetched_by_its_full_id_only(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A commit on a pull request's branch: GitHub serves it by its full id, and an
+    # abbreviated one can only be looked up among what the mirror has (the branch).
+    upstream.commit("client", {LIB: SOURCE})
+    upstream.branch_off("pr")
+    side = upstream.commit("on the pull request", {"README.md": "x\n"})
+    upstream.checkout("main")
+    upstream.commit("main moves on", {"CHANGELOG.md": "y\n"})
+    project.note("short", f"{side[:12]} {CITED}")
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    (result,) = json.loads(out)["results"]
+    assert result["error"] == "baseline-unreachable"
+    assert "cite it by its full 40-character id" in result["message"]
+
+    project.note("full", f"{side} {CITED}")
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    results = {r["note"]: r["verdict"] for r in json.loads(out)["results"]}
+    assert results == {"full": "fresh", "short": "fresh"}  # fetched: now in the mirror

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from watcher import languages, quotes, syntax
 from watcher.errors import TooLarge
-from watcher.mirrors import Mirror
+from watcher.mirrors import FULL_SHA, Mirror
 from watcher.models import (
     Candidate,
     ClaimResult,
@@ -639,6 +639,12 @@ def _unreachable(mirror: Mirror, item: Item) -> str:
     if len(candidates) > 1:
         listed = ", ".join(f"{c[:12]} ({mirror.info(c).summary})" for c in candidates[:4])
         return f"commit {item.commit} is ambiguous in {item.repo}: {listed}; cite more digits"
+    if not FULL_SHA.match(item.commit):  # only a whole id can be fetched off the branch
+        return (
+            f"commit {item.commit} is not on the branch of {item.repo}; check the note's "
+            "commit, or cite it by its full 40-character id (a commit off the branch, on a "
+            "pull request's branch for one, is fetched only by its full id)"
+        )
     return (
         f"commit {item.commit} is not in {item.repo} (not on the branch, and not fetchable); "
         "check the note's commit"
