@@ -54,6 +54,14 @@ CASES = [
     Case("rust attribute above a struct (overlap)", "rust", "a.rs",
          "#[derive(Debug)]\npub struct Limits {\n    pages: u32,\n}\n",
          (1, 4), '(struct_item name: (_) @name (#eq? @name "Limits")) @target'),
+    Case("typescript method cited whole, one const declared in it", "typescript", "a.ts",
+         "class Client {\n  async listTools(\n    params?: Params,\n  ) {\n    const result = await this.request(\n"
+         "      { method: 'tools/list', params },\n    );\n    return result;\n  }\n}\n",
+         (2, 9), '(method_definition name: (_) @name (#eq? @name "listTools")) @target'),
+    Case("python method cited whole, one assignment in it", "python", "a.py",
+         "class Session:\n    def list_tools(self,\n                   cursor=None):\n"
+         "        result = self.send(cursor)\n        return result\n",
+         (2, 5), '(function_definition name: (_) @name (#eq? @name "list_tools")) @target'),
     Case("two functions: no single construct", "rust", "a.rs",
          "fn first() {\n    1;\n}\nfn second() {\n    2;\n}\n",
          (2, 5), "these cover parts of it: function_item first (lines 1-3), function_item second (lines 4-6); cite one of them"),

@@ -124,13 +124,17 @@ def _comment_lines(root: Node, start: int, end: int) -> set[int]:
 def _covering(root: Node, kinds: frozenset[str], start: int, end: int) -> list[Node]:
     """Constructs that cover lines start-end, outermost first. Where none covers them
     whole (say the lines include an attribute above a struct), the one construct they
-    overlap; several overlapping constructs are a question for the user (none is picked)."""
+    overlap; several overlapping constructs are a question for the user (none is picked).
+    Below a construct that covers them, only one that does with its attributes counts:
+    a method cited whole is the target, not the one `const` declared in it."""
     chain: list[Node] = []
     node: Node | None = root
     while node is not None:
         inner = _cover(node, start, end)
         if inner is None:
             overlapping = _overlapping(node, kinds, start, end)
+            if chain:
+                overlapping = [n for n in overlapping if _spans(n, start, end)]
             chain += overlapping if len(overlapping) == 1 else []
             break
         if inner.type in kinds:
@@ -144,6 +148,11 @@ def _cover(node: Node, start: int, end: int) -> Node | None:
     return next(
         (c for c in node.named_children if _lines(c)[0] <= start and end <= _lines(c)[1]), None
     )
+
+
+def _spans(node: Node, start: int, end: int) -> bool:
+    """Whether a construct, with its attributes (`syntax.with_attributes`), covers start-end."""
+    return syntax.with_attributes(node).start_point[0] + 1 <= start and end <= _lines(node)[1]
 
 
 def _overlapping(node: Node, kinds: frozenset[str], start: int, end: int) -> list[Node]:
