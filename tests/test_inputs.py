@@ -255,12 +255,13 @@ def _good(project: Project, upstream: Upstream) -> str:
     return base
 
 
-def _assert_one_clear_error(code: int, out: str, err: str, bad: Bad) -> None:
+def _assert_one_clear_error(code: int, out: str, err: str, bad: Bad, kind: str) -> None:
     assert code == 2
     assert "Traceback" not in out + err
     results = json.loads(out)["results"]
     errors = [r for r in results if r["verdict"] == "error"]
     assert len(errors) == 1, errors
+    assert errors[0]["kind"] == kind  # a broken rules file is a rule's error, not a citation's
     assert bad.where in errors[0]["message"] and bad.says in errors[0]["message"], errors[0][
         "message"
     ]
@@ -280,7 +281,7 @@ def test_bad_note(
 
     code, out, err = project.run("check", "--format", "json", capsys=capsys)
 
-    _assert_one_clear_error(code, out, err, bad)
+    _assert_one_clear_error(code, out, err, bad, "citation")
 
 
 def test_markdown_without_front_matter_is_skipped_with_one_notice(
@@ -323,7 +324,7 @@ def test_bad_rule(
 
     code, out, err = project.run("check", "--format", "json", capsys=capsys)
 
-    _assert_one_clear_error(code, out, err, bad)
+    _assert_one_clear_error(code, out, err, bad, "rule")
 
 
 CONFIGS = [

@@ -8,7 +8,7 @@ from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -163,7 +163,7 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
     for err in rules.errors:
         code = ErrorCode.QUERY_INVALID if "query error" in err.detail else ErrorCode.RULE_INVALID
-        inputs.errors.append(_input_error(err, code))
+        inputs.errors.append(_input_error(err, code, kind="rule"))
     _check_filters(config, options, notes.notes, rules.rules)
     if config.track_citations and options.citations and not options.rule:
         inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
@@ -600,10 +600,13 @@ def summarize(results: Sequence[Result]) -> Summary:
     return Summary(**counts)
 
 
-def _input_error(err: InputError, code: ErrorCode) -> Result:
+def _input_error(
+    err: InputError, code: ErrorCode, kind: Literal["citation", "rule"] = "citation"
+) -> Result:
+    """A note or rule file that cannot be read, as a result: kind `rule` for a rules file."""
     return Result(
         id=f"{err.file}:{err.line}" if err.line else err.file,
-        kind="citation",
+        kind=kind,
         note="",
         note_file=err.file,
         repo="",
