@@ -17,6 +17,7 @@ whatever its transport, runs exactly one `upload-pack` on the serving side.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections import OrderedDict
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project
-from watcher import locate, paths, relocate, syntax, walk
+from watcher import locate, mirrors, paths, relocate, syntax, walk
 from watcher.check import CheckOptions, run_check
 from watcher.config import Upstream as UpstreamConfig
 from watcher.config import load
@@ -188,7 +189,8 @@ def test_missing_blobs_come_in_one_batch(
     report = check(project)
 
     assert report.summary.fresh == 3 * count
-    assert trace.upload_packs() == 2  # clone of commits and trees, then one batch of blobs
+    # The clone of commits, the trees of their history, then one batch of blobs.
+    assert trace.upload_packs() == 3
     mirror = Mirror(load(project.config_file).upstream[0], load(project.config_file).cache)
     present = mirror.repo.git.cat_file("--batch-all-objects", "--batch-check=%(objecttype)")
     assert present.split().count("blob") == count  # the cited blobs, and no other
@@ -212,8 +214,9 @@ def test_mirror_counts_one_round_trip_per_batch_and_reads_without_fetching(
     mirror.prefetch(blobs)  # nothing missing: no round trip
     texts = [mirror.read(b) for b in blobs]
 
-    assert (mirror.round_trips, mirror.blobs_fetched) == (3, 20)  # sync + two batches
-    assert trace.upload_packs() == 3  # reading went to the local objects only
+    # Commits, then HEAD's trees (sync); then two batches of blobs.
+    assert (mirror.round_trips, mirror.blobs_fetched) == (4, 20)
+    assert trace.upload_packs() == 4  # reading went to the local objects only
     assert {t.decode() for t in texts} == set(files.values())
 
 
@@ -348,10 +351,10 @@ def test_walks_of_many_files_fetch_in_lock_step(
 
     assert [v for v, _ in verdicts(report).values()] == [Verdict.CHANGED] * files
     assert {c for _, c in verdicts(report).values()} == set(blamed)
-    # The clone, the blobs of the verdicts, then the walks: every version of every file
-    # in one batch (the history walks read them all, the walks back ask for no more).
-    # Not 2 per file.
-    assert trace.upload_packs() == 3
+    # The clone and its trees, the blobs of the verdicts, then the walks: every version
+    # of every file in one batch (the history walks read them all, the walks back ask
+    # for no more). Not 2 per file.
+    assert trace.upload_packs() == 4
     # The walks read every file's versions through one `cat-file --batch` (the mirror's
     # own reader and `--batch-check` besides): not one process per walk.
     assert len(trace.commands("cat-file")) == 3
@@ -375,18 +378,32 @@ def commit_graph_commits(mirror: Mirror) -> tuple[int, bool]:
     return total, blooms
 
 
-def test_commit_graph_is_current_after_every_fetch(upstream: Upstream, tmp_path: Path) -> None:
+def made_with_every_tree(mirror: Mirror) -> None:
+    """Make a new mirror one that watch made before it fetched trees by range (its graph
+    is written anew by the next fetch; git fetches the trees the filters read)."""
+    mirror.repo.git.config("--unset", mirrors.TREES)
+    shutil.rmtree(mirror.path / "objects" / "info" / "commit-graphs")
+
+
+@pytest.mark.parametrize("every_tree", [False, True])
+def test_commit_graph_is_current_after_every_fetch(
+    upstream: Upstream, tmp_path: Path, every_tree: bool
+) -> None:
     upstream.commit("base (#1)", {"src/a.rs": module(NAMES)})
     upstream.tag("v1.0.0")
     mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
     for n in range(3):
         mirror.sync()
+        if every_tree and n == 0:
+            made_with_every_tree(mirror)
+            mirror.sync()
         reachable = int(mirror.repo.git.rev_list("--all", "--count"))
         assert commit_graph_commits(mirror)[0] == reachable
         mirror.settle()  # the first graph's filters are written in the background
-        assert commit_graph_commits(mirror) == (reachable, True)
+        # Changed-path filters need every commit's trees: only such a mirror has them.
+        assert commit_graph_commits(mirror) == (reachable, every_tree)
         upstream.commit(f"more {n}", {"src/a.rs": module(NAMES, salt=n + 1)})
-    assert mirror.graph_writes == 3
+    assert mirror.graph_writes == 3 + every_tree
 
 
 def test_filters_git_could_not_write_are_written_by_the_next_fetch(
@@ -394,6 +411,8 @@ def test_filters_git_could_not_write_are_written_by_the_next_fetch(
 ) -> None:
     upstream.commit("base (#1)", {"src/a.rs": module(NAMES)})
     mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    made_with_every_tree(mirror)
     mirror.sync()
     mirror.settle()
     graphs = mirror.path / "objects" / "info" / "commit-graphs"
@@ -627,7 +646,8 @@ def test_items_whose_files_vanished_share_one_search_of_head(
     assert [r.verdict for r in report.results] == [Verdict.MOVED] * len(gone)
     assert {r.current.path for r in report.results if r.current} == {home}
     assert relocate.STATS.searches == 1  # one word index of HEAD's Rust files
-    assert trace.upload_packs() == 2  # the clone; the cited blobs with HEAD's Rust files
+    # The clone and its trees; the cited blobs with HEAD's Rust files.
+    assert trace.upload_packs() == 3
     assert sum(args[-1] == head for args in trace.commands("ls-tree")) == 1
     parsed = syntax.STATS.parsed_blobs
     assert len(parsed) == len(set(parsed))  # every blob parsed once at most
@@ -774,9 +794,10 @@ def test_renames_made_by_many_commits_are_detected_from_one_batch_of_blobs(
         f.replace("src/", "src/moved/") for f in files
     }
     assert paths.STATS.diffs == len(files)  # one similarity detection per removing commit
-    # The clone, then the blobs every removal's detection compares, all six commits at
-    # once (the files at HEAD the verdicts read among them). Not one fetch per commit.
-    assert trace.upload_packs() == 2
+    # The clone and its trees, then the blobs every removal's detection compares, all
+    # six commits at once (the files at HEAD the verdicts read among them). Not one
+    # fetch per commit.
+    assert trace.upload_packs() == 3
 
 
 def test_chains_of_renames_are_followed_one_link_at_a_time_for_every_file(
@@ -799,9 +820,10 @@ def test_chains_of_renames_are_followed_one_link_at_a_time_for_every_file(
 
     betas = [r for r in report.results if r.id.endswith(span(NAMES, "beta"))]
     assert {r.current.path for r in betas if r.current} == {f"src/end/c{i}.rs" for i in range(4)}
-    # The clone, what the first renames' detection compares (all four commits), then the
-    # second renames' (all four; the verdicts read no other blob). Not one per file.
-    assert trace.upload_packs() == 3
+    # The clone and its trees, what the first renames' detection compares (all four
+    # commits), then the second renames' (all four; the verdicts read no other blob).
+    # Not one per file.
+    assert trace.upload_packs() == 4
 
 
 def test_walks_read_their_files_histories_off_one_shared_log(
@@ -953,8 +975,9 @@ def test_hints_for_many_missing_citations_come_in_one_fetch(
     assert sorted(c.path for r in missing for c in r.candidates) == [
         f"src/new{i}.rs" for i in range(len(FILES))
     ]
-    # The clone, the cited files' versions (the walks need no others), the hints' files.
-    assert trace.upload_packs() == 3  # not one fetch of hints per missing citation
+    # The clone and its trees, the cited files' versions (the walks need no others), the
+    # hints' files. Not one fetch of hints per missing citation.
+    assert trace.upload_packs() == 4
 
 
 def edit_cited_beta(project: Project, upstream: Upstream) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Project
-from watcher import syntax
+from watcher import mirrors, syntax
 from watcher.config import Upstream as UpstreamConfig
 from watcher.gitbuild import Upstream
 from watcher.mirrors import Mirror
@@ -78,8 +78,9 @@ def test_prefetch_is_one_round_trip_per_batch(upstream: Upstream, tmp_path: Path
     mirror.prefetch(blobs)  # all here: no trip
     texts = [mirror.read(b) for b in blobs]
 
-    # no `branch`: one `ls-remote` for the remote's default, then sync + two batches
-    assert (mirror.round_trips, mirror.blobs_fetched) == (4, 30)
+    # no `branch`: one `ls-remote` for the remote's default, then sync (commits, then
+    # HEAD's trees) + two batches
+    assert (mirror.round_trips, mirror.blobs_fetched) == (5, 30)
     assert all(t.startswith(b"pub fn f") for t in texts)
     mirror.close()
 
@@ -170,6 +171,72 @@ def test_a_mirror_made_by_an_older_watch_gets_the_current_upload_pack(
     served = _git(mirror.path, "config", "remote.origin.uploadpack")
     assert "-c pack.window=0" in served
     assert mirror.head() == upstream.head()
+    mirror.close()
+
+
+def _with_trees(mirror: Mirror, commits: list[str]) -> list[str]:
+    """Those of `commits` whose root tree is in the mirror (asking git would fetch it)."""
+    presence = mirrors._Presence(mirror.path / "objects")
+    tree = {c: _git(mirror.path, "log", "-1", "--format=%T", c).strip() for c in commits}
+    return [c for c in commits if presence.has(tree[c])]
+
+
+def test_a_new_mirror_fetches_the_trees_of_the_cited_history_only(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    history = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(6)]
+    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
+    mirror = Mirror(up, tmp_path / "cache")
+
+    mirror.sync([history[2][:10]])  # a note cites c2: its history is c2..HEAD
+
+    assert mirror.round_trips == 2  # the commits, then their trees in one fetch
+    assert _with_trees(mirror, history) == history[2:]
+    assert _git(mirror.path, "config", mirrors.TREES).strip() == history[2]
+
+    mirror.sync([history[2]])  # nothing new: no trees to fetch
+    assert mirror.round_trips == 3
+    mirror.sync([history[3], history[0]])  # a note at c0 comes: only c0 and c1's trees
+    assert mirror.round_trips == 5
+    assert _with_trees(mirror, history) == history
+
+    later = upstream.commit("c6", {LIB: "fn f() -> u32 { 6 }\n"})
+    mirror.sync([history[0]])  # the new commit's trees come with it
+    assert mirror.round_trips == 6
+    assert _with_trees(mirror, [later]) == [later]
+    mirror.close()
+
+
+def test_a_commit_off_the_branch_gets_its_tree_and_those_of_the_branch_since(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    base = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(3)]
+    upstream.branch_off("feature")
+    side = upstream.commit("side", {"src/side.rs": "fn side() {}\n"})
+    upstream.checkout("main")
+    main = upstream.commit("main", {LIB: "fn f() -> u32 { 9 }\n"})
+    merged = upstream.merge("feature", "merge feature")
+    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
+    mirror = Mirror(up, tmp_path / "cache")
+
+    mirror.sync([side])
+
+    # `git log --first-parent side..HEAD` reads merged, main and the diff to c2.
+    assert _with_trees(mirror, [*base, side, main, merged]) == [base[2], side, main, merged]
+    assert mirror.round_trips == 2
+    mirror.close()
+
+
+def test_a_mirror_made_with_every_tree_fetches_no_more(upstream: Upstream, tmp_path: Path) -> None:
+    history = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(3)]
+    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
+    mirror = Mirror(up, tmp_path / "cache")
+    mirror.sync()
+    _git(mirror.path, "config", "--unset", mirrors.TREES)  # as an older watch made it
+
+    mirror.sync([history[0]])
+
+    assert mirror.round_trips == 3  # the first sync's two, then only the branch
     mirror.close()
 
 

@@ -498,10 +498,10 @@ def test_constructs_moved_out_of_many_files_are_traced_back_together(
 
     for n in names:
         assert results[f"latest-{n}"]["introduced_by"]["commit"] == moved[n]
-    # The clone, what rename detection compares where the cited files went, the blobs
-    # the verdicts read, then what the three walks compare to trace the files back: in
-    # one fetch, not one per walk.
-    assert sum('"name":"upload-pack"' in f.read_text() for f in trace.iterdir()) == 4
+    # The clone and its trees, what rename detection compares where the cited files
+    # went, the blobs the verdicts read, then what the three walks compare to trace the
+    # files back: in one fetch, not one per walk.
+    assert sum('"name":"upload-pack"' in f.read_text() for f in trace.iterdir()) == 5
 
 
 def test_a_file_moved_away_and_back_is_followed_to_its_head_version(

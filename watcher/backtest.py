@@ -44,7 +44,7 @@ def backtest(
         mirror = Mirror(upstream, config.cache, config.limits)
         try:
             if not offline:
-                mirror.sync()
+                mirror.sync([*(i.commit for i in items), *([since] if since else [])])
             head = mirror.head()
             for item in items:
                 planned = plan(mirror, head, item, offline=offline)

@@ -306,15 +306,18 @@ def check_upstream(
         status = UpstreamStatus(repo=repo, url="", branch="")
         return status, [classify.error(i, ErrorCode.NO_UPSTREAM, message) for i in items]
     mirror = Mirror(upstream, config.cache, config.limits)
+    since = [i.commit for i in items]  # the trees their history walks read
     try:
         if upstream.repo in options.fetched:
             if (failed := options.fetched[upstream.repo]) is not None:
                 raise UpstreamError(failed)
+            if not options.offline:
+                mirror.complete_trees(since)
         elif options.offline:
             mirror.check_health()
         else:
             with progress.step(f"fetching {upstream.repo}"):
-                mirror.sync()
+                mirror.sync(since)
         head = mirror.head()
         # Only the dashboard shows it ("last seen fresh"): a warm run needs no extra git.
         head_date = mirror.date(head) if _dashboard(config, options) else None

@@ -111,13 +111,14 @@ def sync(config_file: Path, upstream: str | None, out: TextIO) -> int:
     config = config_mod.load(config_file)
     options = CheckOptions(upstream=upstream)
     inputs = gather(config, options)
-    cited = [up for up, _items in group(config, inputs.items, options) if up is not None]
+    groups = [(up, items) for up, items in group(config, inputs.items, options) if up is not None]
+    since = {up.repo: [i.commit for i in items] for up, items in groups}  # their trees too
     wanted = [u for u in config.upstream if upstream is None or _same(u.repo, upstream)]
     status = 0
-    for up in [*wanted, *(u for u in cited if config.upstream_for(u.repo) is None)]:
+    for up in [*wanted, *(u for u, _ in groups if config.upstream_for(u.repo) is None)]:
         mirror = Mirror(up, config.cache, config.limits)
         try:
-            mirror.sync()
+            mirror.sync(since.get(up.repo, ()))
             out.write(f"{up.repo}: {mirror.branch} at {mirror.head()[:12]} ({mirror.path})\n")
         except UpstreamError as exc:
             out.write(f"{up.repo}: error: {exc}\n")

@@ -29,7 +29,7 @@ def item_log(config_file: Path, item_id: str, *, offline: bool, out: TextIO) -> 
         mirror = Mirror(upstream, config.cache, config.limits)
         try:
             if not offline:
-                mirror.sync()
+                mirror.sync(i.commit for i in group_items)
             planned = classify.plan(mirror, mirror.head(), group_items[0], offline=offline)
             if not isinstance(planned, Plan):
                 out.write(f"{item_id}: error: {planned.message}\n")

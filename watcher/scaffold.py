@@ -40,7 +40,7 @@ def rule_new(config_file: Path, note_id: str, source: int, *, offline: bool, out
     mirror = Mirror(upstream, config.cache, config.limits)
     try:
         if not offline:
-            mirror.sync()
+            mirror.sync([item.commit])
         planned = plan(mirror, mirror.head(), item, offline=offline)
         if isinstance(planned, Result):
             raise WatchError(f"{citation.id}: {planned.message}")
