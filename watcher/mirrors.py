@@ -7,9 +7,9 @@ commits' trees with them. Blobs are fetched on demand, in one batch per request,
 read through the long-lived `git cat-file --batch` process that GitPython keeps.
 
 Costs that would grow with the site are kept flat here: every fetch of refs updates a
-commit-graph with changed-path Bloom filters (history walks by path and `--contains`
-queries read it instead of parsing commits), release lookups are remembered per tag
-set, and the packs that blob fetches leave behind are rolled up once they pile up.
+commit-graph (`--contains` queries read it instead of parsing commits), release lookups
+are remembered per tag set, and the packs that blob fetches leave behind are rolled up
+once they pile up.
 """
 
 from __future__ import annotations
