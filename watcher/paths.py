@@ -35,7 +35,8 @@ log = logging.getLogger("watch")
 Files = tuple[tuple[str, str], ...]  # (path, blob) of a followed file, best first
 Entry = tuple[str, str, str | None, str]  # commit, path, blob after (None: deleted), before
 # Past this many paths, one log of every file is cheaper than git matching each path in
-# every commit (a pathspec of one path reads the commit-graph's Bloom filters, not more).
+# every commit (a pathspec of one path diffs only the trees on its way, or reads the
+# commit-graph's Bloom filters where the mirror has them).
 WHOLE_LOG = 32
 
 
