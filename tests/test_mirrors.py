@@ -227,6 +227,32 @@ def test_a_commit_off_the_branch_gets_its_tree_and_those_of_the_branch_since(
     mirror.close()
 
 
+def test_a_commit_fetched_by_id_comes_with_every_tree_it_names(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    # The pull request's commit keeps `src/b` as the branch had it at c0, a tree the
+    # mirror does not hold (its history starts at c2): the server, taking the mirror to
+    # have every tree of the commits it holds, would leave that one out.
+    upstream.commit("c0", {"src/a/x.rs": "fn x() {}\n", "src/b/y.rs": "fn y() {}\n"})
+    upstream.branch_off("pr")
+    pr = upstream.commit("on the pull request", {"src/a/x.rs": "fn x() { 1 }\n"})
+    upstream.checkout("main")
+    upstream.commit("c1", {"src/b/y.rs": "fn y() { 1 }\n"})
+    cited = upstream.commit("c2", {"src/a/x.rs": "fn x() { 2 }\n"})
+    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
+    mirror = Mirror(up, tmp_path / "cache")
+    mirror.sync([cited])
+    assert mirror.resolve(pr) is None  # not on the branch: not fetched
+
+    assert mirror.resolve_or_fetch(pr, offline=False) == pr
+
+    presence = mirrors._Presence(mirror.path / "objects")
+    trees = [upstream.git("rev-parse", f"{pr}:{p}").strip() for p in ("", "src", "src/b")]
+    assert all(presence.has(t) for t in trees)
+    assert mirror.round_trips == 4  # the commits, their trees; the commit, its trees
+    mirror.close()
+
+
 def test_a_mirror_made_with_every_tree_fetches_no_more(upstream: Upstream, tmp_path: Path) -> None:
     history = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(3)]
     up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")

@@ -51,6 +51,9 @@ LOCAL_UPLOAD_PACK = (
     " -c pack.window=0 -c pack.compression=1 upload-pack"
 )
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+# For git commands that must not fetch what the mirror lacks: no transport is allowed
+# (set, the variable overrides `protocol.allow` and names every transport allowed).
+NO_FETCH = {"GIT_ALLOW_PROTOCOL": ""}
 # Every fetch leaves a pack and every object lookup pays for each pack: past this many,
 # `tidy` rolls the small ones into one.
 PACK_LIMIT = 4
@@ -528,28 +531,42 @@ class Mirror:
 
     def _resolve(self, rev: str) -> str | None:
         # Plain git, not GitPython: a warm run reads only refs and trees, and importing
-        # GitPython would cost it more than the reads themselves.
+        # GitPython would cost it more than the reads themselves. Git would fetch a
+        # full id the mirror lacks by itself, with the history behind it (every tree
+        # of it): such an id is unknown here, for `resolve_or_fetch` to fetch.
         self._require()
         try:
-            return _git(self.path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+            return _git(
+                self.path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", env=NO_FETCH
+            ).strip()
         except UpstreamError:
             return None
 
     def resolve_or_fetch(self, rev: str, *, offline: bool) -> str | None:
-        """Like resolve, but fetch a full commit id that is not on the branch (e.g. a PR head)."""
+        """Like resolve, but fetch a full commit id that is not on the branch (e.g. a PR head).
+
+        In a mirror that holds trees by range, the commits come alone and then their
+        trees by `complete_trees`: fetched with its trees, the commit would come without
+        those the server takes the mirror to have, those of the older commits it holds
+        without trees, and git would fetch each of them when read, one round trip each.
+        """
         found = self.resolve(rev)
         if found is None and not offline and FULL_SHA.match(rev):
+            ranged = self._config(TREES) is not None
             self.round_trips += 1
             try:
                 self._network(
-                    "fetch", "--quiet", "--filter=blob:none", "--no-write-fetch-head", "origin", rev
-                )
+                    "fetch", "--quiet", "--filter=tree:0" if ranged else "--filter=blob:none",
+                    "--no-write-fetch-head", "origin", rev,
+                )  # fmt: skip
             except GitTimeout:
                 raise
             except UpstreamError:
                 return None
             self._reset()
             found = self.resolve(rev)
+            if found is not None and ranged:
+                self.complete_trees([found])
         return found
 
     def commits_like(self, prefix: str) -> list[str]:
