@@ -196,6 +196,26 @@ def test_missing_blobs_come_in_one_batch(
     assert present.split().count("blob") == count  # the cited blobs, and no other
 
 
+def test_an_older_note_checked_offline_fetches_its_trees_in_one_batch(
+    project: Project, upstream: Upstream, trace: Trace
+) -> None:
+    history = [upstream.commit(f"beta {i} (#{i + 1})", {FILES[0]: module(NAMES, beta=i)})
+               for i in range(6)]  # fmt: skip
+    project.note("late", f"{history[4]} {FILES[0]}:{span(NAMES, 'beta')}")
+    publish(upstream)
+    check(project)  # the mirror holds the trees of history[4:] only
+    project.note("early", f"{history[0]} {FILES[0]}:{span(NAMES, 'beta')}")
+
+    trace.start()
+    report = run_check(load(project.config_file), CheckOptions(no_issues=True, offline=True))
+
+    changes = {r.note: [c.commit for c in r.history] for r in report.results}
+    assert changes == {"late": history[5:], "early": history[1:]}
+    # The older trees in one fetch (not one per commit, by git), the early baseline's
+    # blob, then the walk's older versions.
+    assert trace.upload_packs() == 3
+
+
 def test_mirror_counts_one_round_trip_per_batch_and_reads_without_fetching(
     upstream: Upstream, tmp_path: Path, trace: Trace
 ) -> None:

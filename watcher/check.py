@@ -311,10 +311,12 @@ def check_upstream(
         if upstream.repo in options.fetched:
             if (failed := options.fetched[upstream.repo]) is not None:
                 raise UpstreamError(failed)
-            if not options.offline:
-                mirror.complete_trees(since)
+            mirror.complete_trees(since)
         elif options.offline:
+            # The branch stays where it is; what its items need and the mirror lacks is
+            # fetched as blobs are, trees in one batch, not one by one by git.
             mirror.check_health()
+            mirror.complete_trees(since)
         else:
             with progress.step(f"fetching {upstream.repo}"):
                 mirror.sync(since)
