@@ -253,6 +253,23 @@ def test_a_commit_fetched_by_id_comes_with_every_tree_it_names(
     mirror.close()
 
 
+def test_a_rewritten_branch_gets_the_trees_of_its_new_history(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    old = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(4)]
+    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
+    mirror = Mirror(up, tmp_path / "cache")
+    mirror.sync([old[2]])
+    upstream.git("reset", "--quiet", "--hard", old[1])  # force-pushed: c2 and c3 are gone
+    new = [upstream.commit(f"d{i}", {LIB: f"fn f() -> u32 {{ {10 + i} }}\n"}) for i in range(2)]
+
+    mirror.sync([old[2]])  # still cited: its history now joins the branch at c1
+
+    assert _with_trees(mirror, [old[1], *new]) == [old[1], *new]
+    assert _git(mirror.path, "config", mirrors.TREES).strip() == old[1]
+    mirror.close()
+
+
 def test_a_mirror_made_with_every_tree_fetches_no_more(upstream: Upstream, tmp_path: Path) -> None:
     history = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(3)]
     up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
