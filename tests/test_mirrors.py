@@ -174,6 +174,18 @@ def test_a_mirror_made_by_an_older_watch_gets_the_current_upload_pack(
     mirror.close()
 
 
+def _commits(upstream: Upstream, n: int, first: int = 0) -> list[str]:
+    """`n` commits, each giving LIB another body."""
+    return [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"})
+            for i in range(first, first + n)]  # fmt: skip
+
+
+def _on_main(upstream: Upstream, tmp_path: Path) -> Mirror:
+    """A new mirror of the upstream's `main` (no `ls-remote` for its default branch)."""
+    return Mirror(UpstreamConfig(repo="acme/client", url=upstream.url, branch="main"),
+                  tmp_path / "cache")  # fmt: skip
+
+
 def _with_trees(mirror: Mirror, commits: list[str]) -> list[str]:
     """Those of `commits` whose root tree is in the mirror (asking git would fetch it)."""
     presence = mirrors._Presence(mirror.path / "objects")
@@ -184,9 +196,8 @@ def _with_trees(mirror: Mirror, commits: list[str]) -> list[str]:
 def test_a_new_mirror_fetches_the_trees_of_the_cited_history_only(
     upstream: Upstream, tmp_path: Path
 ) -> None:
-    history = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(6)]
-    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
-    mirror = Mirror(up, tmp_path / "cache")
+    history = _commits(upstream, 6)
+    mirror = _on_main(upstream, tmp_path)
 
     mirror.sync([history[2][:10]])  # a note cites c2: its history is c2..HEAD
 
@@ -200,7 +211,7 @@ def test_a_new_mirror_fetches_the_trees_of_the_cited_history_only(
     assert mirror.round_trips == 5
     assert _with_trees(mirror, history) == history
 
-    later = upstream.commit("c6", {LIB: "fn f() -> u32 { 6 }\n"})
+    [later] = _commits(upstream, 1, first=6)
     mirror.sync([history[0]])  # the new commit's trees come with it
     assert mirror.round_trips == 6
     assert _with_trees(mirror, [later]) == [later]
@@ -210,14 +221,13 @@ def test_a_new_mirror_fetches_the_trees_of_the_cited_history_only(
 def test_a_commit_off_the_branch_gets_its_tree_and_those_of_the_branch_since(
     upstream: Upstream, tmp_path: Path
 ) -> None:
-    base = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(3)]
+    base = _commits(upstream, 3)
     upstream.branch_off("feature")
     side = upstream.commit("side", {"src/side.rs": "fn side() {}\n"})
     upstream.checkout("main")
     main = upstream.commit("main", {LIB: "fn f() -> u32 { 9 }\n"})
     merged = upstream.merge("feature", "merge feature")
-    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
-    mirror = Mirror(up, tmp_path / "cache")
+    mirror = _on_main(upstream, tmp_path)
 
     mirror.sync([side])
 
@@ -239,8 +249,7 @@ def test_a_commit_fetched_by_id_comes_with_every_tree_it_names(
     upstream.checkout("main")
     upstream.commit("c1", {"src/b/y.rs": "fn y() { 1 }\n"})
     cited = upstream.commit("c2", {"src/a/x.rs": "fn x() { 2 }\n"})
-    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
-    mirror = Mirror(up, tmp_path / "cache")
+    mirror = _on_main(upstream, tmp_path)
     mirror.sync([cited])
     assert mirror.resolve(pr) is None  # not on the branch: not fetched
 
@@ -256,12 +265,11 @@ def test_a_commit_fetched_by_id_comes_with_every_tree_it_names(
 def test_a_rewritten_branch_gets_the_trees_of_its_new_history(
     upstream: Upstream, tmp_path: Path
 ) -> None:
-    old = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(4)]
-    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
-    mirror = Mirror(up, tmp_path / "cache")
+    old = _commits(upstream, 4)
+    mirror = _on_main(upstream, tmp_path)
     mirror.sync([old[2]])
     upstream.git("reset", "--quiet", "--hard", old[1])  # force-pushed: c2 and c3 are gone
-    new = [upstream.commit(f"d{i}", {LIB: f"fn f() -> u32 {{ {10 + i} }}\n"}) for i in range(2)]
+    new = _commits(upstream, 2, first=10)
 
     mirror.sync([old[2]])  # still cited: its history now joins the branch at c1
 
@@ -271,9 +279,8 @@ def test_a_rewritten_branch_gets_the_trees_of_its_new_history(
 
 
 def test_a_mirror_made_with_every_tree_fetches_no_more(upstream: Upstream, tmp_path: Path) -> None:
-    history = [upstream.commit(f"c{i}", {LIB: f"fn f() -> u32 {{ {i} }}\n"}) for i in range(3)]
-    up = UpstreamConfig(repo="acme/client", url=upstream.url, branch="main")
-    mirror = Mirror(up, tmp_path / "cache")
+    history = _commits(upstream, 3)
+    mirror = _on_main(upstream, tmp_path)
     mirror.sync()
     _git(mirror.path, "config", "--unset", mirrors.TREES)  # as an older watch made it
 
