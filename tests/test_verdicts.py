@@ -408,3 +408,21 @@ def test_a_commit_off_the_branch_is_fetched_by_its_full_id_only(
 
     results = {r["note"]: r["verdict"] for r in json.loads(out)["results"]}
     assert results == {"full": "fresh", "short": "fresh"}  # fetched: now in the mirror
+
+
+def test_offline_a_commit_off_the_branch_not_fetched_yet_says_to_go_online(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("client", {LIB: SOURCE})
+    project.note("main", f"{base} {CITED}")
+    project.run("check", "--format", "json", capsys=capsys)  # the mirror, without the PR
+    upstream.branch_off("pr")
+    side = upstream.commit("on the pull request", {"README.md": "x\n"})
+    upstream.checkout("main")
+    project.note("full", f"{side} {CITED}")
+
+    _, out, _ = project.run("check", "--format", "json", "--offline", capsys=capsys)
+
+    result = next(r for r in json.loads(out)["results"] if r["note"] == "full")
+    assert result["error"] == "baseline-unreachable"
+    assert "run without --offline to fetch it" in result["message"]

@@ -175,7 +175,7 @@ def plan(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan | Resu
         return _plan_quote(mirror, head, item, offline=offline)
     base = mirror.resolve_or_fetch(item.commit, offline=offline)
     if base is None:
-        return error(item, ErrorCode.BASELINE_UNREACHABLE, _unreachable(mirror, item))
+        return error(item, ErrorCode.BASELINE_UNREACHABLE, _unreachable(mirror, item, offline))
     base_blob = mirror.blob_id(base, item.path)
     if base_blob is None:
         fix = (
@@ -634,7 +634,7 @@ def _removed(plan: Plan) -> str:
     return f"{path} was removed{by}"
 
 
-def _unreachable(mirror: Mirror, item: Item) -> str:
+def _unreachable(mirror: Mirror, item: Item, offline: bool) -> str:
     candidates = mirror.commits_like(item.commit)
     if len(candidates) > 1:
         listed = ", ".join(f"{c[:12]} ({mirror.info(c).summary})" for c in candidates[:4])
@@ -644,6 +644,11 @@ def _unreachable(mirror: Mirror, item: Item) -> str:
             f"commit {item.commit} is not on the branch of {item.repo}; check the note's "
             "commit, or cite it by its full 40-character id (a commit off the branch, on a "
             "pull request's branch for one, is fetched only by its full id)"
+        )
+    if offline:  # a commit off the branch is fetched by its id, which --offline forbids
+        return (
+            f"commit {item.commit} is not in the mirror of {item.repo}; run without --offline "
+            "to fetch it"
         )
     return (
         f"commit {item.commit} is not in {item.repo} (not on the branch, and not fetchable); "
