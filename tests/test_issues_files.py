@@ -11,7 +11,7 @@ import yaml
 
 from tests.issues_support import Lines, config, note, result, upstreams
 from watcher.config import Config
-from watcher.issues import render
+from watcher.issues import lifecycle, render
 from watcher.issues.files import FilesSink
 from watcher.issues.sinks import DryRunSink
 from watcher.issues.sync import sync
@@ -98,18 +98,18 @@ def test_lost_bookkeeping_changes_nothing(tmp_path: Path) -> None:
     assert (cfg.state / "issues" / f"{A}.md").read_text(encoding="utf-8") == before
 
 
-class Renders:
-    """Counts issue bodies rendered (`render.body` as the lifecycle calls it)."""
+class Calls:
+    """Counts the calls of one module's function (as other modules call it)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> None:
         self.count = 0
-        real = render.body
+        real = getattr(module, name)
 
-        def counted(*args: Any, **kwargs: Any) -> str:
+        def counted(*args: Any, **kwargs: Any) -> Any:
             self.count += 1
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(render, "body", counted)
+        monkeypatch.setattr(module, name, counted)
 
 
 def test_a_run_with_no_news_renders_no_issue_body_and_heals_a_hand_edit(
@@ -118,13 +118,16 @@ def test_a_run_with_no_news_renders_no_issue_body_and_heals_a_hand_edit(
     cfg = config(tmp_path)
     path = cfg.state / "issues" / f"{A}.md"
     stale = [result(Verdict.CHANGED)]
-    renders = Renders(monkeypatch)
+    renders = Calls(monkeypatch, render, "body")  # issue bodies rendered
+    digests = Calls(monkeypatch, lifecycle, "recorded")  # issue bodies digested
     assert [a.action for a in run(cfg, stale)] == ["opened"]
     assert renders.count == 1
     written = path.read_text(encoding="utf-8")
 
+    digests.count = 0
     assert [a.action for a in run(cfg, stale)] == ["unchanged"]
     assert renders.count == 1  # same inputs, same body on disk: nothing rendered
+    assert digests.count == 1  # one digest of the body on disk decides and is recorded
     assert path.read_text(encoding="utf-8") == written
 
     edited = written.replace("## Stale verification", "## Stale VERIFICATION")  # body only

@@ -49,6 +49,8 @@ class Plan:
     content: Content | None  # the new title/body/labels/state; None: leave it
     comment: tuple[str, str] | None = None  # (key, text)
     stamp: str | None = None  # what the open issue's body is rendered from (see `stamp`)
+    # What `recorded` says of the open issue's body, left as it is: told while deciding.
+    record: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -113,10 +115,11 @@ def _refresh(
         text = render.news_comment(results, news, reopened=False)
         comment = (markers.digest("news", *sorted(keys)), text)
         return Plan("commented", doc, content, comment, stamp=mark)
-    if mark is not None and rendered == recorded(mark, doc.body):
+    record = recorded(mark, doc.body) if mark is not None else None
+    if record is not None and rendered == record:
         head = (render.title(note, results), set(render.labels(policy.labels, results)))
         if (doc.title, set(doc.labels)) == head:  # the body is the one this run would render
-            return Plan("unchanged", doc, None, stamp=mark)
+            return Plan("unchanged", doc, None, stamp=mark, record=record)
     content = _content(note, results, policy, keys, "open")
     return Plan("unchanged", doc, None if _same(doc, content) else content, stamp=mark)
 
