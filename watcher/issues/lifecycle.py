@@ -49,7 +49,8 @@ class Plan:
     content: Content | None  # the new title/body/labels/state; None: leave it
     comment: tuple[str, str] | None = None  # (key, text)
     stamp: str | None = None  # what the open issue's body is rendered from (see `stamp`)
-    # What `recorded` says of the open issue's body, left as it is: told while deciding.
+    # What `recorded` says of the open issue's body as it is, told while deciding: the
+    # record to keep when the plan leaves the body alone (`content` None).
     record: Mapping[str, str] | None = None
 
 
@@ -121,7 +122,8 @@ def _refresh(
         if (doc.title, set(doc.labels)) == head:  # the body is the one this run would render
             return Plan("unchanged", doc, None, stamp=mark, record=record)
     content = _content(note, results, policy, keys, "open")
-    return Plan("unchanged", doc, None if _same(doc, content) else content, stamp=mark)
+    rewrite = None if _same(doc, content) else content
+    return Plan("unchanged", doc, rewrite, stamp=mark, record=record)
 
 
 def stamp(note: Note, results: Sequence[Result], keys: frozenset[str]) -> str | None:

@@ -226,8 +226,9 @@ def _record(run: Run, note: Note, plan: lifecycle.Plan, doc: IssueDoc | None) ->
     if doc is not None and not run.dry_run:
         run.handles[note.id] = doc.handle
         if plan.stamp is not None and doc.state == "open":  # its body: rendered from stamp
-            kept = plan.record if doc is plan.doc else None  # as decided: not written
-            record = kept if kept is not None else lifecycle.recorded(plan.stamp, doc.body)
+            record = plan.record if plan.content is None else None  # the body left alone
+            if record is None:
+                record = lifecycle.recorded(plan.stamp, doc.body)
             run.rendered[note.id] = dict(record)
     action = _DRY[plan.outcome] if run.dry_run else plan.outcome
     return IssueAction(
