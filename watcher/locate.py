@@ -897,11 +897,13 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
         if named and may_define(older.source, language, anchor.definition):
             return False  # the definition may be there
     probes = [t.encode() for t in anchor.probes or anchor.tokens]
+    identity = probes[:IDENTITY]
+    if identity and not any(p in older.source for p in identity):
+        return True  # a window holds a match only with one of these: no window is read
     seen_probes, seen_votes = _windows(anchor, newer)
     probe_windows, vote_windows = _windows(anchor, older)
     if any(w not in seen_probes and all(p in w for p in probes) for w in probe_windows):
         return False
-    identity = probes[:IDENTITY]
     return all(w in seen_votes or not any(p in w for p in identity) for w in vote_windows)
 
 
