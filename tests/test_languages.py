@@ -144,3 +144,61 @@ def test_lines_inside_a_string_that_starts_above_them_are_no_citation() -> None:
     with pytest.raises(locate.LocateError, match="the inside of a string that starts above"):
         locate.anchor(parsed, "session.py", 3, 4)
     assert locate.anchor(parsed, "session.py", 2, 5).tokens[:3] == ("session", ":", '"""')
+
+
+# Definitions kept apart by blank lines, and grouped declarations: Go's grammar separates
+# its top-level declarations with hidden newline tokens, where tree-sitter's cursor finds
+# no child for a byte of the whitespace between them (a blank line).
+SPACED = {
+    "go": "package lib\n\nvar (\n\tlimit = 1\n\n\tfloor = 2\n)\n\nfunc one() int {\n"
+          "\treturn limit\n}\n\n\n// two is the floor.\nfunc two() int {\n\treturn floor\n}\n",
+    "rust": "use std::fmt;\n\nfn one() -> u32 {\n    1\n}\n\n\nimpl Pager {\n    fn two() {}\n\n"
+            "    fn three() {}\n}\n",
+    "python": "import os\n\n\ndef one():\n    return 1\n\n\nclass Pager:\n    def two(self):\n"
+              "        pass\n\n    def three(self):\n        return '''a\n\n  b'''\n",
+    "typescript": "import x from 'x'\n\nfunction one(): number {\n  return 1\n}\n\n\nclass Pager {\n"
+                  "  two() {}\n\n  three() {}\n}\nconst four = 4\n\nconst five = 5\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("language", SPACED)
+def test_the_tokens_read_from_any_line_are_the_file_index_from_there(language: str) -> None:
+    # Windows and citations are read from a line's start, often a blank line.
+    from watcher import syntax
+
+    parsed = syntax._parse(f"blob-spaced-{language}", language, SPACED[language].encode())
+    index = parsed.tokens
+    for low in parsed.line_starts:
+        expected = [t for t, at in zip(index.texts, index.start_bytes, strict=True) if at >= low]
+        read = syntax.tokens_between(parsed, low, parsed.size, starting=True)
+        assert read.texts == expected, f"from byte {low}"
+
+
+GO_PROTOCOL = (
+    "package mcp\n\nfunc (r *CallToolResult) setError(err error) {\n\tr.IsError = true\n"
+    "\tr.err = err\n}\n\ntype page struct {\n\tsize int\n\tnext string\n\tprev string\n"
+    "\ttotal int\n\tcursor string\n}\n\n// getError returns the error set with setError.\n"
+    "// Clients never set one.\nfunc (r *CallToolResult) getError() error {\n\treturn r.err\n}\n\n"
+    "func (*CallToolResult) isResult() {}\n"
+)  # fmt: skip
+
+
+def test_a_go_citation_from_a_blank_line_and_a_renamed_method_are_read(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # go-sdk's mcp/protocol.go: `getError` became `GetError` (#753). Cited from the blank
+    # line above its comment, the method was "no code of its own"; cited from its first
+    # line, the window its likeness is looked for in started on a blank line, read as no
+    # tokens: the renamed method was missing.
+    base = upstream.commit("add", {"mcp/protocol.go": GO_PROTOCOL})
+    project.note("n", f"{base} mcp/protocol.go:15-20", f"{base} mcp/protocol.go:18-20")
+    exported = GO_PROTOCOL.replace("getError", "GetError").replace("setError", "SetError")
+    upstream.commit("export", {"mcp/protocol.go": exported})
+
+    _, out, err = project.run("check", "--format", "json", capsys=capsys)
+    results = {r["id"]: r for r in json.loads(out)["results"]}
+    assert {k: r["verdict"] for k, r in results.items()} == {
+        "n:mcp/protocol.go:15-20": "changed",
+        "n:mcp/protocol.go:18-20": "changed",
+    }, err
+    assert results["n:mcp/protocol.go:18-20"]["current"]["start_line"] == 18

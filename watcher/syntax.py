@@ -506,8 +506,11 @@ def tokens_between(
                         tokens.start_bytes.append(start)
             elif start < low:
                 # Straight to the first child that reaches the range: a window in a
-                # big file skips what comes before it without visiting it.
-                if cursor.goto_first_child_for_byte(low) is not None:
+                # big file skips what comes before it without visiting it. Tree-sitter
+                # finds none when `low` is whitespace between children some grammars
+                # keep apart with hidden tokens (Go's top-level declarations, a blank
+                # line between them): those children are then read from the first.
+                if cursor.goto_first_child_for_byte(low) is not None or cursor.goto_first_child():
                     continue
             elif cursor.goto_first_child():
                 continue
