@@ -88,22 +88,29 @@ class Measured:
     summary: dict[str, int]
 
 
-def functions(repo: Path, rev: str, limit: int, seed: int) -> list[Function]:
-    """Up to `limit` distinct Rust functions of 3+ lines at `rev`, in a seeded order."""
-    from watcher import syntax
+# The definition kinds that are functions or methods, in each language the watcher reads.
+FUNCTION_KINDS = frozenset({"function_item", "function_declaration", "method_declaration",
+                            "function_definition", "method_definition"})  # fmt: skip
+
+
+def functions(repo: Path, rev: str, limit: int, seed: int, language: str) -> list[Function]:
+    """Up to `limit` distinct functions of 3+ lines at `rev` in one language the watcher
+    reads (codex's Rust, go-sdk's Go, ...), in a seeded order."""
+    from watcher import languages, syntax
 
     listing = _git(repo, "ls-tree", "-r", "--full-tree", rev).splitlines()
     files = sorted(
-        (line.split("\t", 1)[1], line.split()[2])
+        (path, line.split()[2])
         for line in listing
-        if line.split("\t", 1)[1].endswith(".rs") and line.split()[1] == "blob"
+        if line.split()[1] == "blob"
+        and languages.for_path(path := line.split("\t", 1)[1]) == language
     )
     blobs = _cat(repo, [blob for _, blob in files])
     found = []
     for path, blob in files:
-        parsed = syntax.parse(blob, "rust", lambda blob=blob: blobs[blob])
+        parsed = syntax.parse(blob, language, lambda blob=blob: blobs[blob])
         for d in parsed.definitions:
-            if d.kind == "function_item" and d.end_line - d.start_line >= 2:
+            if d.kind in FUNCTION_KINDS and d.end_line - d.start_line >= 2:
                 found.append(Function(path, d.name, d.start_line, d.end_line))
     unique = list({(f.path, f.name): f for f in found}.values())  # one per name in a file
     random.Random(seed).shuffle(unique)
@@ -267,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--at", help="the cited commit (default: BRANCH~2000, first-parent)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--release-tags", default="rust-v*")
+    parser.add_argument("--language", default="rust", help="whose functions are cited")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "scale")
     parser.add_argument(
@@ -283,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     upstream, baseline = (args.upstream.resolve(), None) if args.upstream else _generated(out)
     rev = args.at or baseline or f"{args.branch}~2000"
     commit = _git(upstream, "rev-parse", "--verify", f"{rev}^{{commit}}").strip()
-    chosen = functions(upstream, commit, max(sizes), args.seed)
+    chosen = functions(upstream, commit, max(sizes), args.seed, args.language)
     print(f"{upstream}: {len(chosen)} functions at {commit[:12]}", file=sys.stderr)
     rows = []
     for size in sizes:
