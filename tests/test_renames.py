@@ -573,3 +573,37 @@ def test_a_definition_of_the_same_name_elsewhere_must_be_like_the_cited_one(
     if verdict == "missing":
         assert result["introduced_by"]["commit"] == gone
         assert "too unlike it to be it: src/client/http.ts:1-7" in result["message"]
+
+
+def rust_main(name: str, steps: list[str]) -> str:
+    """A binary's `main`, writing one schema; `steps` are the statements of its body."""
+    body = "".join(f"    {s}\n" for s in steps)
+    return f"//! Writes the {name} schema.\n\nfn main() -> Result<()> {{\n{body}    Ok(())\n}}\n"
+
+
+FIXTURES = ["let out = out_dir()?;", "write_schema(&out, \"fixtures\")?;",
+            "write_protocol_types(&out)?;", "println!(\"fixtures in {}\", out.display());"]  # fmt: skip
+CONFIG = ["let out = out_dir()?;", "write_schema(&out, \"config\")?;",
+          "println!(\"config schema in {}\", out.display());"]  # fmt: skip
+
+
+def test_a_construct_found_elsewhere_when_its_file_went_is_blamed_on_the_removal(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """codex's write_schema_fixtures.rs: removed (#36212), its `main` most like the one of
+    core/src/bin/config_schema.rs, a file that commit left alone. The walk did not judge
+    the removal: the lines it followed were in the unchanged file, and no change was told."""
+    fixtures, config = "cli/src/bin/write_fixtures.rs", "core/src/bin/config_schema.rs"
+    base = upstream.commit("binaries (#1)", {fixtures: rust_main("fixtures", FIXTURES),
+                                             config: rust_main("config", CONFIG)})  # fmt: skip
+    project.note("n", f"{base} {fixtures}:3-9")
+    upstream.commit("docs (#2)", {"README.md": "x\n"})
+    removed = upstream.commit("precompute the exports (#3)", {fixtures: None})
+    upstream.commit("docs (#4)", {"README.md": "y\n"})
+
+    result = _check(project, capsys)[f"n:{fixtures}:3-9"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert result["current"]["path"] == config
+    assert result["introduced_by"]["commit"] == removed
+    assert [c["commit"] for c in result["history"]] == [removed]

@@ -339,7 +339,8 @@ def _step(
     state or tokens differ there."""
     commit, files = step
     for n, judge in enumerate(judges):
-        after, item = items[n], _follow(read, items[n], before)
+        after = items[n]
+        item = _follow(read, after, before) if _alone(after, files, before) else None
         if item is None and _stays(read, after.judged, files, before):
             STATS.quiet += 1
             item = after
@@ -424,6 +425,19 @@ def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tra
     if _counts(source, item.judged.guards) != item.counts:
         return None
     return _Tracked(item.judged, region, item.counts, path, source, at)
+
+
+def _alone(item: _Tracked, after: Files, before: Files) -> bool:
+    """Whether the item's place before the commit can only be where its lines are followed
+    to: one file on each side, or the same files but for the one holding its lines. A file
+    that comes, goes or changes beside it may hold a better place: the cited file, whose
+    removal left the item found in another one, held it verbatim until then."""
+    if len(after) == 1 and len(before) == 1:
+        return True
+    beside = [f for f in after if f[0] != item.path]
+    return [p for p, _ in before] == [p for p, _ in after] and beside == [
+        f for f in before if f[0] != item.path
+    ]
 
 
 def _stays(read: _Sources, place: Place, after: Files, before: Files) -> bool:
