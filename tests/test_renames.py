@@ -607,3 +607,39 @@ def test_a_construct_found_elsewhere_when_its_file_went_is_blamed_on_the_removal
     assert result["current"]["path"] == config
     assert result["introduced_by"]["commit"] == removed
     assert [c["commit"] for c in result["history"]] == [removed]
+
+
+def ts_main(steps: list[str]) -> str:
+    body = "".join(f"  {s}\n" for s in steps)
+    return f"import {{ Client }} from '../client';\n\nasync function main(): Promise<void> {{\n{body}}}\n"
+
+
+def test_namesakes_in_the_files_its_removal_added_are_listed_not_chosen(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """typescript-sdk's examples (#1823): each example's `main` removed by the commit that
+    added new examples, each with a `main` of its own, none like it. One was chosen, the
+    citation "changed" into an unrelated program."""
+    cited = "src/examples/parallelClient.ts"
+    steps = ["const clients = await Promise.all(urls.map(connect));",
+             "const results = await Promise.all(clients.map((c) => c.callTool(call)));",
+             "report(results);", "await Promise.all(clients.map((c) => c.close()));"]  # fmt: skip
+    base = upstream.commit("examples (#1)", {cited: ts_main(steps)})
+    project.note("n", f"{base} {cited}:3-8")
+    removed = upstream.commit("restructure the examples (#2)", {
+        cited: None,
+        "examples/oauth/client.ts": ts_main(["const provider = new OAuthProvider(store);",
+                                             "await authorize(provider, redirect);"]),
+        "examples/repl/client.ts": ts_main(["const rl = createInterface({ input });",
+                                            "for await (const line of rl) { await run(line); }"]),
+    })  # fmt: skip
+
+    result = _check(project, capsys)[f"n:{cited}:3-8"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == removed
+    found = [(c["path"], c["chosen"], c["found"]) for c in result["candidates"]]
+    assert found == [
+        ("examples/oauth/client.ts", False, f"added by {removed[:12]}"),
+        ("examples/repl/client.ts", False, f"added by {removed[:12]}"),
+    ]

@@ -140,19 +140,26 @@ def citation(
     mirror: Mirror, plan: Plan, anchor: Anchor, parse: Parse
 ) -> tuple[Found | None, tuple[Candidate, ...]]:
     """The cited construct in files that could have taken it over, and every candidate.
-    Found anywhere at HEAD (no commit moved it there), a definition of its kind and name
-    must also be like it: one too unlike it is a namesake, listed but not chosen (the
-    construct is missing)."""
+    A definition of its kind and name is the construct when it is like it, or when it is
+    the only one of that name in the files the commit that removed the construct added
+    (python-sdk's LATEST_PROTOCOL_VERSION, moved and rewritten). Anywhere at HEAD, or
+    among several in those files, an unlike one is a namesake (codex's and
+    typescript-sdk's many `main` functions): listed but not chosen, and the next place is
+    searched. With none chosen, the construct is missing."""
     if anchor.definition is None:
         return None, ()  # nothing to look for by name
+    namesakes: list[Candidate] = []
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
         matches = _definitions(mirror, anchor, files, parse)
         if matches:
             best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
-            if found_in == ELSEWHERE and not _alike(candidates):
-                return None, tuple(c.model_copy(update={"chosen": False}) for c in candidates)
-            return best, candidates
-    return None, ()
+            if _alike(candidates) or (found_in != ELSEWHERE and len(candidates) == 1):
+                return best, candidates
+            listed = {where(c) for c in namesakes}  # a file added then is at HEAD too
+            namesakes += [
+                c.model_copy(update={"chosen": False}) for c in candidates if where(c) not in listed
+            ]
+    return None, tuple(namesakes)
 
 
 def _alike(candidates: Sequence[Candidate]) -> bool:
