@@ -34,6 +34,7 @@ from watcher.models import Result, Verdict
 from watcher.paths import Files
 
 AHEAD = 16  # versions asked of git ahead of the one being read
+CONTEXT_BYTES = 256  # bytes first read on each side of an item for the code around it
 PIPE_BYTES = 2**20
 
 
@@ -57,8 +58,9 @@ class Place:
     stays: Callable[[str, syntax.Parsed, syntax.Parsed], bool] | None = field(
         default=None, compare=False
     )
-    # Its lines' bytes in the file, [low, high) (None: not told): read off the parse that
-    # placed it, so that following them need not split the file into lines.
+    # The bytes followed for it, [low, high) (None: not told): its lines and the code
+    # around them (`_with_context`), read off the parse that placed it, so that following
+    # them need not split the file into lines.
     span: tuple[int, int] | None = field(default=None, compare=False)
 
 
@@ -575,7 +577,9 @@ def _spotted(
     version: syntax.Parsed, state: str, path: str, start: int | None, end: int | None
 ) -> Spot:
     """The spot of an item placed at lines start..end of `version`, the file at `path`."""
-    span = _span(version, start, end) if start is not None and end is not None else None
+    span = None
+    if start is not None and end is not None:
+        span = _with_context(version, *_span(version, start, end))
     return state, path, start, end, _tokens(version, start, end), span
 
 
@@ -586,6 +590,37 @@ def _span(parsed: syntax.Parsed, start: int, end: int) -> tuple[int, int]:
     last = starts[end - 1] if end - 1 < len(starts) else size
     high = parsed.source.find(b"\n", last)
     return low, size if high < 0 else high
+
+
+def _with_context(parsed: syntax.Parsed, low: int, high: int) -> tuple[int, int]:
+    """The bytes [low, high) of an item's lines widened to the nearest code on each side:
+    from the start of the line that holds the last token before them to the end of the
+    line that holds the first token after. What lies between (blank lines, comments) and
+    those lines themselves decide the item's extent as much as its own lines do: an
+    attribute or decorator dropped above a definition, a statement dropped below the last
+    line of a Python function. A commit that changed them is judged, not followed."""
+    if parsed.tree is None:  # a file no grammar reads: compared line by line
+        return low, high
+    source = parsed.source
+    before, after = _token_near(parsed, low, -1), _token_near(parsed, high, 1)
+    wide_low = 0 if before is None else source.rfind(b"\n", 0, before) + 1
+    wide_high = -1 if after is None else source.find(b"\n", after)
+    return wide_low, len(source) if wide_high < 0 else wide_high
+
+
+def _token_near(parsed: syntax.Parsed, at: int, direction: int) -> int | None:
+    """Where the last token ending by `at` starts (direction -1), or the first token
+    starting from `at` (direction 1); None when there is none. Only a window around `at`
+    is read, widened until it holds one."""
+    reach, size = CONTEXT_BYTES, parsed.size
+    while True:
+        low, high = (max(0, at - reach), at) if direction < 0 else (at, min(size, at + reach))
+        starts = syntax.tokens_between(parsed, low, high, starting=direction > 0).start_bytes
+        if starts:
+            return starts[-1] if direction < 0 else starts[0]
+        if (low if direction < 0 else size - high) == 0:
+            return None
+        reach *= 4
 
 
 def _tokens(parsed: syntax.Parsed, start: int | None, end: int | None) -> tuple[str, ...]:
