@@ -189,6 +189,38 @@ def test_a_statement_dropped_below_a_python_function_is_a_change(
     assert [c["commit"] for c in result["history"]] == [change, drop]
 
 
+def test_cited_lines_removed_beside_a_look_alike_are_the_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At HEAD the cited lines are gone and a look-alike in another function stands for
+    them. Before the commit that removed them, the look-alike's lines were there as they
+    are now, and so were the cited lines themselves: that commit changed the item."""
+
+    def source(cited: bool) -> str:
+        block = (
+            "    let key = Key {\n        server: NAME.to_string(),\n"
+            '        tool: "run_action".to_string(),\n    };\n'
+        )
+        checks = "".join(f"    assert_eq!(options({n}), vec![{n}, {n + 1}]);\n" for n in range(6))
+        return (
+            f'fn approve() {{\n{block if cited else ""}    ask("run_action", None);\n{checks}}}\n\n'
+            "fn expected() {\n    let expected = Key {\n        server: NAME.to_string(),\n"
+            '        tool: "list_events".to_string(),\n    };\n    check(expected, key);\n}\n'
+        )
+
+    base = upstream.commit("base (#1)", {LIB: source(True)})
+    project.note("n", f"{base} {LIB}:2-5")
+    drop = upstream.commit("ask without a key (#2)", {LIB: source(False)})
+    upstream.commit("unrelated (#3)", {"README.md": "docs\n"})
+
+    result = check(project, capsys)[f"n:{LIB}:2-5"]
+
+    assert result["verdict"] == "changed"
+    assert result["current"]["start_line"] == 12  # the look-alike
+    assert result["introduced_by"]["commit"] == drop
+    assert [c["commit"] for c in result["history"]] == [drop]
+
+
 def test_backtest_shares_the_walk_and_judges_only_touching_commits(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:

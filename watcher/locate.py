@@ -19,6 +19,7 @@ from watcher.languages import LANGUAGES, grammar
 from watcher.syntax import (
     ATTRIBUTES,
     STATS,
+    TEXT,
     WORD,
     Parsed,
     Tokens,
@@ -907,12 +908,41 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
     return all(w in seen_votes or not any(p in w for p in identity) for w in vote_windows)
 
 
+def stays_unmatched(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -> bool:
+    """Whether `place` finds no verbatim match of the anchor in `older` either, where
+    `newer` has none (the item is changed there), told from their bytes alone: each window
+    around the rarest token's occurrences in `older` is one of `newer`'s, or lacks a probe
+    or the anchor's tokens in order (what `_exact_in_windows` would compare). A file no
+    grammar reads is compared otherwise: not told."""
+    if language == TEXT or anchor.start_line is None or anchor.context or not anchor.probes:
+        return False
+    if any("\ufffd" in t for t in anchor.tokens):
+        return False
+    needles = [p.encode() for p in anchor.probes[1:]]
+    ordered = [t.encode() for t in anchor.tokens]
+    seen, source = _probe_windows(anchor, newer), older.source
+    for low, high in _probe_ranges(anchor, source):
+        if source[low:high] in seen:
+            continue
+        held = all(source.find(n, low, high) >= 0 for n in needles)
+        if held and _in_order(source, ordered, low, high):
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
+def _probe_windows(anchor: Anchor, parsed: Parsed) -> frozenset[bytes]:
+    """The bytes of the windows `place` reads for a verbatim match in a version."""
+    source = parsed.source
+    return frozenset(source[low:high] for low, high in _probe_ranges(anchor, source))
+
+
 @functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
 def _windows(anchor: Anchor, parsed: Parsed) -> tuple[frozenset[bytes], frozenset[bytes]]:
     """The bytes of the windows `place` reads in a version: around the rarest token's
     occurrences, and around the lines the words vote for."""
     source, starts = parsed.source, parsed.line_starts
-    probes = frozenset(source[low:high] for low, high in _probe_ranges(anchor, source))
+    probes = _probe_windows(anchor, parsed)
     votes = frozenset(
         source[slice(*_window_bytes(source, starts, line, anchor))]
         for line in _line_votes(anchor, parsed)

@@ -62,6 +62,11 @@ class Place:
     # around them (`_with_context`), read off the parse that placed it, so that following
     # them need not split the file into lines.
     span: tuple[int, int] | None = field(default=None, compare=False)
+    # Changed here: whether an older version that still holds its lines holds no verbatim
+    # match either, which `locate` would prefer to them (None: judge it). Called as `stays`.
+    unmatched: Callable[[str, syntax.Parsed, syntax.Parsed], bool] | None = field(
+        default=None, compare=False
+    )
 
 
 Read = Callable[[str], bytes]  # a blob's bytes
@@ -343,6 +348,8 @@ def _step(
     for n, judge in enumerate(judges):
         after = items[n]
         item = _follow(read, after, before) if _alone(after, files, before) else None
+        if item is not None and not _unmatched(read, after.judged, files, before):
+            item = None  # its lines are there, and maybe the cited tokens themselves too
         if item is None and _stays(read, after.judged, files, before):
             STATS.quiet += 1
             item = after
@@ -459,6 +466,28 @@ def _stays(read: _Sources, place: Place, after: Files, before: Files) -> bool:
     )
 
 
+def _unmatched(read: _Sources, place: Place, after: Files, before: Files) -> bool:
+    """Whether a changed item followed into `before` is changed there too: no file the
+    commit changed holds, in `before`, a verbatim match of the cited tokens that it did
+    not hold in `after` (`Place.unmatched`). A match gone, the item was there, not in
+    the lines it is followed by (they may even be another construct's)."""
+    unmatched = place.unmatched
+    if place.state != "changed" or unmatched is None:
+        return True
+    if len(after) == 1 and len(before) == 1:  # one file, maybe renamed
+        pairs = [(after[0][1], *before[0])]
+    else:  # the same files (`_alone`)
+        newer = dict(after)
+        pairs = [(newer[path], path, blob) for path, blob in before]
+    return all(
+        new == old
+        or unmatched(
+            languages.for_path(path) or syntax.TEXT, read.unparsed(new), read.unparsed(old)
+        )
+        for new, path, old in pairs
+    )
+
+
 def _line_aligned(source: bytes, region: bytes) -> Iterable[int]:
     """Offsets where `region` occurs in `source` as whole lines."""
     at = source.find(region)
@@ -489,6 +518,7 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
 
         names = tuple(anchor.definition[1]) if anchor.definition else ()
         stays = functools.partial(locate.stays_missing, anchor)
+        unmatched = functools.partial(locate.stays_unmatched, anchor)
 
         def citation(files: Files, read: Read) -> Place:
             told = _AT_HEAD.pop((anchor, files), None)
@@ -496,7 +526,7 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
                 parsed = [(p, classify.parse_at(mirror, p, b, read=read)) for p, b in files]
                 told = _spot(anchor, parsed)
             state, path, start, end, tokens, span = told
-            return Place(state, path, start, end, names, tokens, stays, span)
+            return Place(state, path, start, end, names, tokens, stays, span, unmatched)
 
         return functools.cache(citation)
     base = classify.rule_baseline(mirror, plan, rule)
