@@ -20,6 +20,9 @@ class Spec:
     function: str
     extensions: tuple[str, ...]
     definitions: frozenset[str]  # node types that are named definitions (function, struct, ...)
+    # A pattern for one comment (bytes), which may lie between any two tokens: C's line and
+    # block comments unless said otherwise. Rust's block comments nest: see `locate`.
+    comment: bytes = rb"//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"
 
 
 _RUST_DEFS = frozenset(
@@ -65,6 +68,7 @@ LANGUAGES: dict[str, Spec] = {
         (".py", ".pyi"),
         # assignment: a module's or a class's own `NAME = value` (syntax.is_definition)
         frozenset({"function_definition", "class_definition", "assignment"}),
+        rb"#[^\n]*|\\\r?\n",  # a comment, or a backslash joining two lines
     ),
     "go": Spec(
         "tree_sitter_go",

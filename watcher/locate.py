@@ -920,14 +920,47 @@ def stays_unmatched(anchor: Anchor, language: str, newer: Parsed, older: Parsed)
         return False
     needles = [p.encode() for p in anchor.probes[1:]]
     ordered = [t.encode() for t in anchor.tokens]
+    written = _written(anchor, language)
     seen, source = _probe_windows(anchor, newer), older.source
     for low, high in _probe_ranges(anchor, source):
         if source[low:high] in seen:
             continue
-        held = all(source.find(n, low, high) >= 0 for n in needles)
-        if held and _in_order(source, ordered, low, high):
+        if not all(source.find(n, low, high) >= 0 for n in needles):
+            continue
+        if written is None or not _plain(source[low:high], language):
+            if _in_order(source, ordered, low, high):
+                return False
+        elif written.search(source, low, high):
             return False
     return True
+
+
+# Whitespace in UTF-8 besides ASCII's, which grammars skip as they do spaces (`\s` in
+# their rules is Unicode's), and the byte order mark.
+SPACES = (
+    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f"
+    rb"|\xe3\x80\x80|\xef\xbb\xbf"
+)
+_BLOCK_COMMENT = re.compile(rb"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/")
+
+
+@functools.lru_cache(maxsize=64)
+def _written(anchor: Anchor, language: str) -> re.Pattern[bytes] | None:
+    """The anchor's tokens as a verbatim match writes them: one after another, with only
+    whitespace and comments between (`Spec.comment`). None when its own lines do not
+    read so (text that no token covers, as some grammars leave inside strings): then the
+    pattern would miss matches, and tells nothing."""
+    gap = rb"(?:\s|" + SPACES + rb"|" + LANGUAGES[language].comment + rb")*"
+    pattern = re.compile(gap.join(re.escape(t.encode()) for t in anchor.tokens))
+    return pattern if pattern.search(anchor.text.encode()) else None
+
+
+def _plain(window: bytes, language: str) -> bool:
+    """Whether `_written` reads these bytes as a tokenizer would: no Rust block comment
+    holding another (they nest; the pattern's comments do not)."""
+    if language != "rust" or b"/*" not in window:
+        return True
+    return not any(b"/*" in c[2:] for c in _BLOCK_COMMENT.findall(window))
 
 
 @functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
