@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project
-from watcher import syntax, walk
+from watcher import locate, syntax, walk
 from watcher.gitbuild import Upstream
 
 LIB = "src/session.rs"
@@ -396,3 +396,55 @@ def test_a_place_reads_its_lines_bytes_off_the_parse(text: str) -> None:
         for end in range(start, len(lines) + 2):
             expected = b"\n".join(lines[start - 1 : end])  # what following them compares
             assert source[slice(*walk._span(parsed, start, end))] == expected
+
+
+RUST_CITED = "fn target(input: u32) -> u32 {\n    let scaled = input * 7;\n    scaled + 7\n}\n"
+PYTHON_CITED = "def target(value):\n    scaled = value * 7\n    return scaled + 7\n"
+# (language, path, the cited function, a function before it, versions older than HEAD with
+# the cited tokens written otherwise (a verbatim match) or with one statement more (none))
+VERBATIM_CASES = [
+    (
+        "rust",
+        "src/lib.rs",
+        RUST_CITED,
+        "fn before() {}\n\n",
+        {
+            RUST_CITED.replace("input *", "input /* why */ *").replace("{\n", "{ // see\n", 1): 1,
+            RUST_CITED.replace("    ", "\t").replace("* 7", "*\n7"): 1,
+            RUST_CITED.replace("scaled +", "/* a /* nested */ b */ scaled +"): 1,
+            RUST_CITED.replace("    scaled + 7", "    let unused = 1;\n    scaled + 7"): 0,
+        },
+    ),
+    (
+        "python",
+        "src/lib.py",
+        PYTHON_CITED,
+        "def before():\n    pass\n\n\n",
+        {
+            PYTHON_CITED.replace("* 7\n", "* 7  # why\n").replace("= value", "=  value"): 1,
+            PYTHON_CITED.replace("    return", "    unused = 1\n    return"): 0,
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "path", "cited", "before", "older"), VERBATIM_CASES)
+def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
+    language: str, path: str, cited: str, before: str, older: dict[str, int]
+) -> None:
+    """A changed item followed into an older version is judged there when the commit may
+    have removed a verbatim match of the cited tokens (`locate.stays_unmatched`): never
+    missed where `locate.place` finds one, and not asked where it cannot."""
+
+    def version(function: str) -> syntax.Parsed:
+        raw = f"{before}{function}\nfoo = 1\n".encode()
+        return syntax.parse(f"{hash(raw):040x}"[-40:], language, lambda: raw)
+
+    anchor = locate.anchor(version(cited), path, before.count("\n") + 1, before.count("\n") + 4)
+    newer = version(cited.replace("7", "8"))
+    assert locate.place(anchor, [(path, newer)])[0] == "changed"
+    for text, verbatim in older.items():
+        parsed = version(text)
+        assert (locate.place(anchor, [(path, parsed)])[0] == "same") is bool(verbatim), text
+        bare = [syntax.Parsed(p.blob, syntax.TEXT, None, p.source) for p in (newer, parsed)]
+        assert locate.stays_unmatched(anchor, language, *bare) is not verbatim, text

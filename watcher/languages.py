@@ -68,7 +68,7 @@ LANGUAGES: dict[str, Spec] = {
         (".py", ".pyi"),
         # assignment: a module's or a class's own `NAME = value` (syntax.is_definition)
         frozenset({"function_definition", "class_definition", "assignment"}),
-        rb"#[^\n]*|\\\r?\n",  # a comment, or a backslash joining two lines
+        rb"#[^\n]*",  # (a backslash joining two lines is a token of its own)
     ),
     "go": Spec(
         "tree_sitter_go",
