@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bench import oracle
 from tests.conftest import Project
 from watcher import locate, syntax, walk
 from watcher.gitbuild import Upstream
@@ -189,28 +190,29 @@ def test_a_statement_dropped_below_a_python_function_is_a_change(
     assert [c["commit"] for c in result["history"]] == [change, drop]
 
 
+def look_alike(cited: bool) -> str:
+    """Cited lines in one function (when `cited`), a look-alike of them in another."""
+    block = (
+        "    let key = Key {\n        server: NAME.to_string(),\n"
+        '        tool: "run_action".to_string(),\n    };\n'
+    )
+    checks = "".join(f"    assert_eq!(options({n}), vec![{n}, {n + 1}]);\n" for n in range(6))
+    return (
+        f'fn approve() {{\n{block if cited else ""}    ask("run_action", None);\n{checks}}}\n\n'
+        "fn expected() {\n    let expected = Key {\n        server: NAME.to_string(),\n"
+        '        tool: "list_events".to_string(),\n    };\n    check(expected, key);\n}\n'
+    )
+
+
 def test_cited_lines_removed_beside_a_look_alike_are_the_change(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """At HEAD the cited lines are gone and a look-alike in another function stands for
     them. Before the commit that removed them, the look-alike's lines were there as they
     are now, and so were the cited lines themselves: that commit changed the item."""
-
-    def source(cited: bool) -> str:
-        block = (
-            "    let key = Key {\n        server: NAME.to_string(),\n"
-            '        tool: "run_action".to_string(),\n    };\n'
-        )
-        checks = "".join(f"    assert_eq!(options({n}), vec![{n}, {n + 1}]);\n" for n in range(6))
-        return (
-            f'fn approve() {{\n{block if cited else ""}    ask("run_action", None);\n{checks}}}\n\n'
-            "fn expected() {\n    let expected = Key {\n        server: NAME.to_string(),\n"
-            '        tool: "list_events".to_string(),\n    };\n    check(expected, key);\n}\n'
-        )
-
-    base = upstream.commit("base (#1)", {LIB: source(True)})
+    base = upstream.commit("base (#1)", {LIB: look_alike(True)})
     project.note("n", f"{base} {LIB}:2-5")
-    drop = upstream.commit("ask without a key (#2)", {LIB: source(False)})
+    drop = upstream.commit("ask without a key (#2)", {LIB: look_alike(False)})
     upstream.commit("unrelated (#3)", {"README.md": "docs\n"})
 
     result = check(project, capsys)[f"n:{LIB}:2-5"]
@@ -219,6 +221,29 @@ def test_cited_lines_removed_beside_a_look_alike_are_the_change(
     assert result["current"]["start_line"] == 12  # the look-alike
     assert result["introduced_by"]["commit"] == drop
     assert [c["commit"] for c in result["history"]] == [drop]
+
+
+def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: look_alike(True)})
+    project.note("n", f"{base} {LIB}:2-5")
+    drop = upstream.commit("ask without a key (#2)", {LIB: look_alike(False)})
+    check(project, capsys)  # the mirror, which the oracle reads offline
+    config = ["--config", str(project.config_file)]
+
+    assert oracle.main(config) == 0
+    assert "1 stale citations: 1 agree, 0 differ" in capsys.readouterr().out
+
+    monkeypatch.setattr(walk, "_unmatched", lambda *_: True)  # a walk blind to it
+    assert oracle.main(config) == 1
+    out = capsys.readouterr().out
+    assert f"n:{LIB}:2-5 (changed)" in out
+    assert "walk: introduced_by -; history \n" in out
+    assert f"every version: introduced_by {drop[:10]}; history {drop[:10]} changed" in out
 
 
 def test_backtest_shares_the_walk_and_judges_only_touching_commits(
