@@ -223,6 +223,38 @@ def test_cited_lines_removed_beside_a_look_alike_are_the_change(
     assert [c["commit"] for c in result["history"]] == [drop]
 
 
+def test_a_better_look_alike_removed_inside_the_definition_is_a_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A changed item is placed on the lines of its definition most like the cited ones.
+    When a commit removes better ones elsewhere in the definition, the lines it is placed
+    on were there, untouched, before: the definition's other lines decide it."""
+
+    def source(cited: str | None) -> str:
+        block = (
+            f"    let request = Request {{\n        message: {cited}.to_string(),\n"
+            "        schema: schema,\n    };\n"
+        )
+        waits = "    wait();\n" * 4
+        return (
+            f"fn direction() {{\n{block if cited else ''}    send(request);\n{waits}"
+            '    let other = Request {\n        message: "continue?".to_string(),\n'
+            "        schema: other_schema,\n    };\n    send(other);\n}\n"
+        )
+
+    base = upstream.commit("base (#1)", {LIB: source('"continue?"')})
+    project.note("n", f"{base} {LIB}:2-5")
+    change = upstream.commit("ask otherwise (#2)", {LIB: source('"go on?"')})
+    drop = upstream.commit("ask once (#3)", {LIB: source(None)})
+
+    result = check(project, capsys)[f"n:{LIB}:2-5"]
+
+    assert result["verdict"] == "changed"
+    assert result["current"]["start_line"] == 7  # `other`, the look-alike left
+    assert result["introduced_by"]["commit"] == change
+    assert [c["commit"] for c in result["history"]] == [change, drop]
+
+
 def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
     project: Project,
     upstream: Upstream,
@@ -238,7 +270,9 @@ def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
     assert oracle.main(config) == 0
     assert "1 stale citations: 1 agree, 0 differ" in capsys.readouterr().out
 
-    monkeypatch.setattr(walk, "_unmatched", lambda *_: True)  # a walk blind to it
+    # A walk blind to it: the cited lines' definition and verbatim matches left unread.
+    monkeypatch.setattr(walk, "_with_definition", lambda _parsed, _anchor, *span: span)
+    monkeypatch.setattr(walk, "_unmatched", lambda *_: True)
     assert oracle.main(config) == 1
     out = capsys.readouterr().out
     assert f"n:{LIB}:2-5 (changed)" in out
@@ -473,3 +507,13 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
         assert (locate.place(anchor, [(path, parsed)])[0] == "same") is bool(verbatim), text
         bare = [syntax.Parsed(p.blob, syntax.TEXT, None, p.source) for p in (newer, parsed)]
         assert locate.stays_unmatched(anchor, language, *bare) is not verbatim, text
+    # A cited rare word that the changed version lacks, written again far below, out of
+    # every window's reach: `locate` looks for the item otherwise there (a verbatim match
+    # becomes possible; a similar region's lines are voted for by such words).
+    (absent,) = [p for p in anchor.probes if p.encode() not in newer.source]
+    names = ["".join(chr(97 + int(d)) for d in str(n)) for n in range(200)]  # no digits
+    pad = "".join(f"\nfn pad_{n}() {{}}" if language == "rust" else f"\npad_{n} = a" for n in names)
+    far = [f"{newer.source.decode()}{pad}\n{tail}\n".encode() for tail in ("", absent)]
+    plain, again = (syntax.Parsed(f"{n:040d}", syntax.TEXT, None, v) for n, v in enumerate(far))
+    assert locate.stays_unmatched(anchor, language, plain, plain)
+    assert not locate.stays_unmatched(anchor, language, plain, again)

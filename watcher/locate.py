@@ -910,15 +910,20 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
 
 def stays_unmatched(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -> bool:
     """Whether `place` finds no verbatim match of the anchor in `older` either, where
-    `newer` has none (the item is changed there), told from their bytes alone: each window
-    around the rarest token's occurrences in `older` is one of `newer`'s, or lacks a probe
-    or the anchor's tokens in order (what `_exact_in_windows` would compare). A file no
-    grammar reads is compared otherwise: not told."""
+    `newer` has none (the item is changed there), and looks for it the same way, told from
+    their bytes alone: each file holds every probe in both or in neither (with one
+    missing, `place` takes the definition whole: `_could_occur`), and each window around
+    the rarest token's occurrences in `older` is one of `newer`'s, or lacks a probe or the
+    anchor's tokens in order (what `_exact_in_windows` would compare). A file no grammar
+    reads is compared otherwise: not told."""
     if language == TEXT or anchor.start_line is None or anchor.context or not anchor.probes:
         return False
     if any("\ufffd" in t for t in anchor.tokens):
         return False
-    needles = [p.encode() for p in anchor.probes[1:]]
+    probes = [p.encode() for p in anchor.probes]
+    if all(p in newer.source for p in probes) != all(p in older.source for p in probes):
+        return False
+    needles = probes[1:]
     ordered = [t.encode() for t in anchor.tokens]
     written = _written(anchor, language)
     seen, source = _probe_windows(anchor, newer), older.source

@@ -585,7 +585,8 @@ def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
         return None
     state = "changed" if result.verdict is Verdict.CHANGED else "same"
     version = classify.parse_at(mirror, current.path, files[current.path])
-    return _spotted(version, state, current.path, current.start_line, current.end_line)
+    anchor = classify.anchor_of(mirror, plan)
+    return _spotted(version, state, current.path, current.start_line, current.end_line, anchor)
 
 
 def remember_spot(mirror: Mirror, plan: Plan, spot: Spot | None) -> None:
@@ -602,17 +603,40 @@ def _spot(anchor: locate.Anchor, parsed: list[tuple[str, syntax.Parsed]]) -> Spo
     state, path, start, end = locate.place(anchor, parsed)
     if path is None:
         return state, path, start, end, (), None
-    return _spotted(dict(parsed)[path], state, path, start, end)
+    return _spotted(dict(parsed)[path], state, path, start, end, anchor)
 
 
 def _spotted(
-    version: syntax.Parsed, state: str, path: str, start: int | None, end: int | None
+    version: syntax.Parsed,
+    state: str,
+    path: str,
+    start: int | None,
+    end: int | None,
+    anchor: locate.Anchor,
 ) -> Spot:
     """The spot of an item placed at lines start..end of `version`, the file at `path`."""
     span = None
     if start is not None and end is not None:
-        span = _with_context(version, *_span(version, start, end))
+        low, high = _span(version, start, end)
+        if state == "changed":
+            low, high = _with_definition(version, anchor, low, high)
+        span = _with_context(version, low, high)
     return state, path, start, end, _tokens(version, start, end), span
+
+
+def _with_definition(
+    parsed: syntax.Parsed, anchor: locate.Anchor, low: int, high: int
+) -> tuple[int, int]:
+    """The bytes [low, high) of a changed item's lines widened to take in the whole
+    definition that held the cited lines, when the file has it: `locate` chooses the lines
+    most like the cited ones among all of its tokens, so a commit that changed any of
+    them may have moved the item, though its own lines are untouched."""
+    node = locate.definition_node(parsed, anchor.definition, anchor.start_line or 0)
+    if node is None:
+        return low, high
+    first, source = syntax.with_attributes(node).start_byte, parsed.source
+    end = source.find(b"\n", node.end_byte)
+    return min(low, source.rfind(b"\n", 0, first) + 1), max(high, len(source) if end < 0 else end)
 
 
 def _span(parsed: syntax.Parsed, start: int, end: int) -> tuple[int, int]:
