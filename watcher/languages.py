@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from tree_sitter import Language
 
 
+BLOCK_COMMENT = rb"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"  # C's /* ... */, not nested
+
+
 @dataclass(frozen=True)
 class Spec:
     """A grammar: the module that ships it, its entry point, and what counts as a definition."""
@@ -22,7 +25,7 @@ class Spec:
     definitions: frozenset[str]  # node types that are named definitions (function, struct, ...)
     # A pattern for one comment (bytes), which may lie between any two tokens: C's line and
     # block comments unless said otherwise. Rust's block comments nest: see `locate`.
-    comment: bytes = rb"//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"
+    comment: bytes = rb"//[^\n]*|" + BLOCK_COMMENT
 
 
 _RUST_DEFS = frozenset(

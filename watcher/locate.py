@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from watcher.languages import LANGUAGES, grammar
+from watcher.languages import BLOCK_COMMENT, LANGUAGES, grammar
 from watcher.syntax import (
     ATTRIBUTES,
     STATS,
@@ -946,7 +946,7 @@ SPACES = (
     rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f"
     rb"|\xe3\x80\x80|\xef\xbb\xbf"
 )
-_BLOCK_COMMENT = re.compile(rb"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/")
+_BLOCK_COMMENT = re.compile(BLOCK_COMMENT)
 
 
 @functools.lru_cache(maxsize=64)

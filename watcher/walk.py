@@ -4,14 +4,16 @@ An item occupies some lines of its file in each version (the cited tokens, the
 definition that holds them, a rule's scope). Walking back from HEAD, a commit whose
 previous version still holds those lines byte for byte, with the code around them, did
 not touch the item: its lines are followed to where they were (as `git log -L` follows a
-range) and the version is not parsed. A changed item is also judged where the version
-before may hold the cited tokens verbatim elsewhere (`locate.stays_unmatched`): `locate`
-would place it there. Only a commit that touched the item is judged, by the same state
-function a full walk uses, so the answer stays exact: a change made, reverted and made
-again is blamed on the second time, and a change merged from a branch on the merge (the
-history is first-parent). An item with no lines (missing) has nothing to follow: the
-version before a commit is judged only when what `locate` would read there differs from
-the version after (`locate.stays_missing`, from the bytes alone).
+range) and the version is not parsed. A changed item's followed bytes take in the whole
+definition that held the cited lines (`locate` chooses its lines among all of it), and it
+is also judged where the version before may hold the cited tokens verbatim elsewhere
+(`locate.stays_unmatched`): `locate` would place it there. Only a commit that touched
+the item is judged, by the same state function a full walk uses, so the answer stays
+exact: a change made, reverted and made again is blamed on the second time, and a change
+merged from a branch on the merge (the history is first-parent). An item with no lines
+(missing) has nothing to follow: the version before a commit is judged only when what
+`locate` would read there differs from the version after (`locate.stays_missing`, from
+the bytes alone).
 
 Reading a version's bytes is cheap (one `cat-file`); parsing it is what costs, so the
 versions parsed are those that touched the item, not all the versions of its file.
