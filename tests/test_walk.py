@@ -190,6 +190,34 @@ def test_a_statement_dropped_below_a_python_function_is_a_change(
     assert [c["commit"] for c in result["history"]] == [change, drop]
 
 
+def test_a_comment_edited_in_the_cited_margin_is_not_a_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cited lines open with a blank line and a doc comment: no tokens, a margin kept
+    around the match so that its lines stay the cited ones. With the comment gone, that
+    margin reaches the code above; the item's own tokens are as they were, so the commit
+    that dropped the comment is no change of it (seen on rust-sdk, a docs-only commit)."""
+
+    def source(value: int, documented: bool) -> str:
+        docs = "/// Adds one.\n/// Always.\n" if documented else ""
+        return (
+            f"pub fn before() -> u32 {{\n    1\n}}\n\n{docs}"
+            f"pub fn target(x: u32) -> u32 {{\n    let y = x;\n    y + {value}\n}}\n\n"
+            "pub fn after() -> u32 {\n    2\n}\n"
+        )
+
+    base = upstream.commit("base (#1)", {LIB: source(1, True)})
+    project.note("n", f"{base} {LIB}:4-10")
+    upstream.commit("docs: say less (#2)", {LIB: source(1, False)})
+    change = upstream.commit("add two (#3)", {LIB: source(2, False)})
+
+    result = check(project, capsys)[f"n:{LIB}:4-10"]
+
+    assert result["verdict"] == "changed"
+    assert result["introduced_by"]["commit"] == change
+    assert [c["commit"] for c in result["history"]] == [change]
+
+
 def look_alike(cited: bool) -> str:
     """Cited lines in one function (when `cited`), a look-alike of them in another."""
     block = (

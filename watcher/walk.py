@@ -616,14 +616,18 @@ def _spotted(
     end: int | None,
     anchor: locate.Anchor,
 ) -> Spot:
-    """The spot of an item placed at lines start..end of `version`, the file at `path`."""
+    """The spot of an item placed at lines start..end of `version`, the file at `path`.
+    Where it is the same, its tokens are the cited ones: its lines may take in more (the
+    blank or comment lines the citation has around its tokens, kept on the match), and
+    what those reach in one version or another is no change of the item."""
     span = None
     if start is not None and end is not None:
         low, high = _span(version, start, end)
         if state == "changed":
             low, high = _with_definition(version, anchor, low, high)
         span = _with_context(version, low, high)
-    return state, path, start, end, _tokens(version, start, end), span
+    tokens = anchor.tokens if state == "same" else _tokens(version, start, end)
+    return state, path, start, end, tokens, span
 
 
 def _with_definition(
