@@ -218,6 +218,37 @@ def test_a_comment_edited_in_the_cited_margin_is_not_a_change(
     assert [c["commit"] for c in result["history"]] == [change]
 
 
+def test_a_long_doc_comment_above_a_changed_function_is_not_a_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trait was renamed, so the changed function is placed by likeness. Of regions as
+    like it, one took in the `}` of the function above and another the `fn` below; which
+    one won hung on where the lines read around it began, and a doc comment longer than
+    the citation moved that (seen on rust-sdk, a docs-only commit in the history)."""
+
+    def source(trait: str, receiver: str, docs: int) -> str:
+        comment = "    /// Calls a tool.\n" * docs
+        return (
+            f"pub trait {trait} {{\n    fn before(&self) -> u32 {{\n        1\n    }}\n"
+            f"{comment}    fn call_tool(\n        {receiver},\n        request: CallRequest,\n"
+            "    ) -> Result<u32, Error> {\n"
+            "        ready(Err(Error::not_found::<CallMethod>()))\n    }\n"
+            "    fn list_tools(\n        &self,\n    ) -> u32 {\n        2\n    }\n}\n"
+        )
+
+    base = upstream.commit("base (#1)", {LIB: source("Handler", "&mut self", 0)})
+    project.note("n", f"{base} {LIB}:5-10")
+    change = upstream.commit("rename, shared (#2)", {LIB: source("Server", "&self", 0)})
+    upstream.commit("docs: call_tool (#3)", {LIB: source("Server", "&self", 9)})
+
+    result = check(project, capsys)[f"n:{LIB}:5-10"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (14, 19)
+    assert result["introduced_by"]["commit"] == change
+    assert [c["commit"] for c in result["history"]] == [change]
+
+
 def look_alike(cited: bool) -> str:
     """Cited lines in one function (when `cited`), a look-alike of them in another."""
     block = (

@@ -801,12 +801,24 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
             if ratio < SIMILAR_IN_FILE or (best is not None and ratio <= best[0]):
                 continue
             if not identity.isdisjoint(region):
-                first, last = window.start_lines[start], window.end_lines[end - 1]
-                best = (ratio, first, last, tuple(region))
+                best = (ratio, window, start, end)
     if best is None:
         return None
-    _, first, last, tokens = best
+    _, window, start, end = best
+    start, end = _trimmed(anchor.tokens, window.texts, start, end)
+    first, last = window.start_lines[start], window.end_lines[end - 1]
+    tokens = tuple(window.texts[start:end])
     return Found(path, first, last, False, _lines(parsed, first, last), tokens)
+
+
+def _trimmed(needle: tuple[str, ...], texts: list[str], start: int, end: int) -> tuple[int, int]:
+    """texts[start:end] without the tokens at its edges that match none of the needle's.
+    Regions as like it tie when one takes in a token more on one side and the other on
+    the other (the `}` that closes the function above, the `fn` of the one below):
+    trimmed, they are the same, wherever the window read around them began."""
+    matcher = difflib.SequenceMatcher(None, needle, texts[start:end], autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks() if b.size]
+    return start + blocks[0].b, start + blocks[-1].b + blocks[-1].size
 
 
 def _starts(needle: tuple[str, ...], texts: list[str], offset: int) -> list[int]:
