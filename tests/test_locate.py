@@ -441,3 +441,48 @@ def test_a_region_split_by_inserted_code_is_found_in_its_definition() -> None:
         "\treq := &HelloRequest{Session: cs, Params: params}") + 1)  # fmt: skip
     assert locate.place(anchor, files) == ("changed", "mcp/client.go", 3, found.end_line)
     assert locate.category(anchor, files) == "changed"
+
+
+def test_probes_held_alike_is_told_from_where_two_versions_differ() -> None:
+    """`stays_unmatched` asks whether two versions both hold every probe (or neither
+    does) and looks for them only near where the versions differ: the same answer as
+    looking through both in full, on versions edited at random in every way a commit
+    can (insertions, deletions, replacements, at the edges and in the middle)."""
+    import random
+
+    chance = random.Random(7)
+    words = [b"alpha", b"beta", b"gamma", b"delta", b"ab", b"ga", b" ", b"\n"]
+    probes = [b"alpha", b"gamma", b"mab", b"a\ng"]
+    for _ in range(2000):
+        older = b"".join(chance.choice(words) for _ in range(chance.randrange(0, 120)))
+        newer = bytearray(older)
+        for _ in range(chance.randrange(1, 4)):
+            at = chance.randrange(0, len(newer) + 1)
+            cut = chance.randrange(0, 12)
+            newer[at : at + cut] = b"".join(
+                chance.choice(words) for _ in range(chance.randrange(3))
+            )
+        wanted = probes[: chance.randrange(1, len(probes) + 1)]
+        full = all(p in bytes(newer) for p in wanted) == all(p in older for p in wanted)
+        assert locate._held_alike(wanted, bytes(newer), older) is full, (older, bytes(newer))
+
+
+def test_tokens_written_in_order_are_found_as_a_pattern_would() -> None:
+    """`_written_in` finds tokens one after another with only whitespace and comments
+    between: what a regular expression of them joined by such gaps finds, at the cost of
+    one gap match per token instead of compiling a pattern per citation."""
+    import random
+    import re
+
+    chance = random.Random(11)
+    tokens, gaps = [b"fn", b"run", b"(", b")", b"{", b"}", b"x", b"1"], [b"", b" ", b"\n"]
+    gaps += [b"// note\n", b"/* a\n b */", b"/**/ "]
+    gap = locate._gap("rust")
+    for _ in range(2000):
+        wanted = [chance.choice(tokens) for _ in range(chance.randrange(1, 5))]
+        source = b"".join(chance.choice(gaps) + chance.choice(tokens) for _ in range(12))
+        low = chance.randrange(0, len(source) // 2 + 1)
+        high = chance.randrange(low, len(source) + 1)
+        pattern = re.compile(gap.pattern.join(re.escape(t) for t in wanted))
+        found = pattern.search(source, low, high) is not None
+        assert locate._written_in(source, wanted, gap, low, high) is found, (wanted, source)

@@ -24,6 +24,7 @@ from watcher.syntax import (
     Parsed,
     Tokens,
     definition_names,
+    differing,
     is_definition,
     is_word_byte,
     node_tokens,
@@ -933,23 +934,44 @@ def stays_unmatched(anchor: Anchor, language: str, newer: Parsed, older: Parsed)
     if any("\ufffd" in t for t in anchor.tokens):
         return False
     probes = [p.encode() for p in anchor.probes]
-    if all(p in newer.source for p in probes) != all(p in older.source for p in probes):
+    if not _held_alike(probes, newer.source, older.source):
         return False
     needles = probes[1:]
     ordered = [t.encode() for t in anchor.tokens]
     written = _written(anchor, language)
+    gap = _gap(language)
     seen, source = _probe_windows(anchor, newer), older.source
     for low, high in _probe_ranges(anchor, source):
         if source[low:high] in seen:
             continue
         if not all(source.find(n, low, high) >= 0 for n in needles):
             continue
-        if written is None or not _plain(source[low:high], language):
+        if not written or not _plain(source[low:high], language):
             if _in_order(source, ordered, low, high):
                 return False
-        elif written.search(source, low, high):
+        elif _written_in(source, ordered, gap, low, high):
             return False
     return True
+
+
+def _held_alike(probes: Sequence[bytes], newer: bytes, older: bytes) -> bool:
+    """Whether both versions hold every probe, or neither does. Only the probes found
+    near where they differ can be in one and not the other: only those are looked for
+    in the whole of both, and the rest only when those alone would tell them apart."""
+    stretches = differing(older, newer, 0, len(older), 0, len(newer))
+
+    def near(probe: bytes) -> bool:  # an occurrence touching a stretch, in either version
+        reach = len(probe)
+        return any(
+            newer.find(probe, max(0, low - reach), high + reach) >= 0
+            or older.find(probe, max(0, old_low - reach), old_high + reach) >= 0
+            for old_low, old_high, low, high in stretches
+        )
+
+    touched = [p for p in probes if near(p)]
+    if all(p in newer for p in touched) == all(p in older for p in touched):
+        return True
+    return not all(p in newer for p in probes if p not in touched)
 
 
 # Whitespace in UTF-8 besides ASCII's, which grammars skip as they do spaces (`\s` in
@@ -961,15 +983,45 @@ SPACES = (
 _BLOCK_COMMENT = re.compile(BLOCK_COMMENT)
 
 
-@functools.lru_cache(maxsize=64)
-def _written(anchor: Anchor, language: str) -> re.Pattern[bytes] | None:
-    """The anchor's tokens as a verbatim match writes them: one after another, with only
-    whitespace and comments between (`Spec.comment`). None when its own lines do not
-    read so (text that no token covers, as some grammars leave inside strings): then the
-    pattern would miss matches, and tells nothing."""
-    gap = rb"(?:\s|" + SPACES + rb"|" + LANGUAGES[language].comment + rb")*"
-    pattern = re.compile(gap.join(re.escape(t.encode()) for t in anchor.tokens))
-    return pattern if pattern.search(anchor.text.encode()) else None
+@functools.cache
+def _gap(language: str) -> re.Pattern[bytes]:
+    """What may lie between two tokens of `language`: whitespace and comments."""
+    return re.compile(rb"(?:\s|" + SPACES + rb"|" + LANGUAGES[language].comment + rb")*")
+
+
+@functools.lru_cache(maxsize=4096)
+def _written(anchor: Anchor, language: str) -> bool:
+    """Whether the anchor's own lines read as its tokens one after another, with only
+    whitespace and comments between (`_written_in`). Not so when text that no token
+    covers lies between them (as some grammars leave inside strings): then a search for
+    them so written would miss matches, and tells nothing."""
+    text = anchor.text.encode()
+    ordered = [t.encode() for t in anchor.tokens]
+    return _written_in(text, ordered, _gap(language), 0, len(text))
+
+
+def _written_in(
+    source: bytes, tokens: Sequence[bytes], gap: re.Pattern[bytes], low: int, high: int
+) -> bool:
+    """Whether source[low:high] holds the tokens one after another with only `gap`
+    between, as a tokenizer reads them: each gap taken whole, then the next token. Tried
+    from each place of the first token; a try ends at the first token not there."""
+    if not tokens:
+        return False
+    first, rest = tokens[0], tokens[1:]
+    at = source.find(first, low, high)
+    while at >= 0:
+        end = at + len(first)
+        for token in rest:
+            skipped = gap.match(source, end, high)  # `*`: it always matches
+            start = skipped.end() if skipped else end
+            if not source.startswith(token, start, high):
+                break
+            end = start + len(token)
+        else:
+            return True
+        at = source.find(first, at + 1, high)
+    return False
 
 
 def _plain(window: bytes, language: str) -> bool:
