@@ -9,6 +9,7 @@ again, with its own start time and its own line in the run record.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -332,8 +333,36 @@ def test_fingerprints_hash_files_a_chunk_at_a_time(
             return self.inner.hexdigest()
 
     monkeypatch.setattr(warm, "blake2b", Measured)
-    assert warm._files(tmp_path, ".json") == expected.hexdigest()
+    assert warm._digest(warm._listed(tmp_path, ".json", ())) == expected.hexdigest()
     assert max(updates) <= 2**20 < big  # never the whole file at once
+
+
+def test_a_full_run_reads_again_only_the_folders_it_wrote(
+    site: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fingerprint taken after a full run, to tell whether it changed what it read,
+    reads no file of a folder the run left as it was on disk: the notes and rules once
+    each (500 notes and 12 MB of state at 5,000 citations); the state it wrote, again."""
+    settled(site, capsys)
+    _edit_note(site, upstream)
+    replayed = warmstore.STATS.replayed
+    hashed: list[str] = []
+    hash_file = warm._hash_file
+
+    def counted(digest: object, file: str, name: str) -> None:
+        hashed.append(os.path.relpath(file, site.root))
+        hash_file(digest, file, name)
+
+    monkeypatch.setattr(warm, "_hash_file", counted)
+    run(site, capsys)
+    assert warmstore.STATS.replayed == replayed  # a full run: the note changed
+    inputs = [f for f in hashed if f.startswith(("notes", "rules"))]
+    assert inputs and sorted(inputs) == sorted(set(inputs))  # each read once
+    written = [f for f in hashed if f.startswith("state")]
+    assert len(written) > len(set(written))  # the state it rewrote, read again
 
 
 def test_the_run_after_one_that_filed_issues_over_redacted_code_writes_nothing(
