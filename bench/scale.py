@@ -60,9 +60,13 @@ state.write_text = counted_write
 from watcher.cli import main
 code = main(sys.argv[2:])
 import resource
+from watcher import cores
 usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-cpu = sum(u.ru_utime + u.ru_stime for u in usage)
-Path(sys.argv[1]).write_text(json.dumps({**counts, "writes": writes, "cpu": cpu}))
+own_cpu, children_cpu = (u.ru_utime + u.ru_stime for u in usage)
+split = {"main": own_cpu, "workers": cores.STATS.worker_cpu,
+         "git": children_cpu - cores.STATS.worker_cpu}
+Path(sys.argv[1]).write_text(json.dumps(
+    {**counts, "writes": writes, "cpu": own_cpu + children_cpu, "cpu_split": split}))
 sys.exit(code)
 """
 
@@ -243,7 +247,21 @@ def render(rows: list[Measured]) -> str:
         ))  # fmt: skip
     widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in table]
-    return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+    return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:], *_splits(rows)])
+
+
+def _splits(rows: list[Measured]) -> list[str]:
+    """Where each cold run's CPU went: watch's own process, its forked workers (their
+    shares as they told them), and git, a local upstream's serving side included."""
+    found = []
+    for m in rows:
+        split = m.cold_counts.get("cpu_split")
+        if isinstance(split, dict):  # "-": not measured (`--warm-only`)
+            found.append(
+                f"cold CPU at {m.size:,} citations: {split['main']:.1f} s in watch, "
+                f"{split['workers']:.1f} s in its workers, {split['git']:.1f} s in git"
+            )
+    return found
 
 
 def _seconds(value: float, digits: int) -> str:

@@ -53,9 +53,11 @@ LEAST_WALKS = 16
 @dataclasses.dataclass
 class Stats:
     by_workers: int = 0  # tasks done by workers (none when a run stays in one process)
+    worker_cpu: float = 0.0  # seconds of CPU the workers' shares took, as they told it
 
     def reset(self) -> None:
         self.by_workers = 0
+        self.worker_cpu = 0.0
 
 
 STATS = Stats()
@@ -252,6 +254,7 @@ class _Worker:
             _add(counter, delta)
         log.debug("a worker's share took %.1f s of CPU", seconds)
         STATS.by_workers += len(answer)
+        STATS.worker_cpu += seconds
         return answer  # type: ignore[no-any-return]
 
     def stop(self) -> None:
