@@ -116,9 +116,9 @@ def check(args: Any, out: TextIO, full: FullRun) -> int:
 
 def _under_lock(site: Site, offline: bool, started: float, tee: Tee, full: FullRun) -> int:
     record = read(site.record)
-    read_before: Listings = {}
+    listings: Listings = {}
     try:
-        before = _local(site, read_before)
+        before = _local(site, listings)
     except OSError:  # a file that cannot be read: the full run says which
         return full({}, None, tee.inner)
     upstreams = record.get("upstreams") if record.get("site") == before["site"] else None
@@ -134,7 +134,7 @@ def _under_lock(site: Site, offline: bool, started: float, tee: Tee, full: FullR
     if book.state != site.state or book.cache != site.cache:
         return code  # resolved otherwise than watcher.config does: never answer for it
     try:
-        after = {**_local(site, read_before), "refs": _refs(site, book.upstreams)}
+        after = {**_local(site, listings), "refs": _refs(site, book.upstreams)}
     except OSError:
         return code
     same = after == fingerprint and _covers(fetched, book)
