@@ -35,6 +35,9 @@ from watcher.syntax import (
     wrapped,
 )
 
+# Where two versions differ, as `differing` tells it: (old start, old end, new start, new end).
+Stretches = list[tuple[int, int, int, int]]
+
 if TYPE_CHECKING:
     from tree_sitter import Node, Query, TreeCursor
 
@@ -77,6 +80,14 @@ class Anchor:
     # Each token's line, counted from the first token's (a parsed file): where a similar
     # region starts is voted for by lines (`_line_votes`), with no index of the file.
     token_lines: tuple[int, ...] = ()
+
+    @functools.cached_property
+    def encoded(self) -> tuple[bytes, ...] | None:
+        """Its tokens' bytes, made once for every version a walk compares; None when a
+        token was decoded with replacements (it does not encode back to its bytes)."""
+        if any("\ufffd" in t for t in self.tokens):
+            return None
+        return tuple(t.encode() for t in self.tokens)
 
 
 @dataclass(frozen=True)
@@ -428,7 +439,7 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
             _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
             for i in _occurrences(parsed, anchor.tokens)
         ]
-    windows = _probe_ranges(anchor, parsed.source)
+    windows = _probe_ranges(anchor, parsed)
     found = []
     # A match's tokens lie within its window, so the window's bytes hold every one of
     # them: a window lacking one of the other probes is not compared (a changed item's
@@ -438,8 +449,7 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     # Nor is one whose bytes do not hold the anchor's tokens in order, each after the
     # last: a verbatim match's tokens are there so (`_in_order`, memchr-speed finds).
     # A token decoded with replacements does not encode back to its bytes: no test.
-    ordered = [t.encode() for t in anchor.tokens if "\ufffd" not in t]
-    ordered = ordered if len(ordered) == len(anchor.tokens) else []
+    ordered = anchor.encoded or ()
     for low, high in windows:
         if not all(source.find(needle, low, high) >= 0 for needle in needles):
             continue
@@ -463,21 +473,73 @@ def _in_order(source: bytes, parts: Sequence[bytes], low: int, high: int) -> boo
     return True
 
 
-def _probe_ranges(anchor: Anchor, source: bytes) -> list[tuple[int, int]]:
+def _probe_ranges(
+    anchor: Anchor, parsed: Parsed, after: tuple[Parsed, Stretches] | None = None
+) -> list[tuple[int, int]]:
     """The windows a verbatim match can lie in: around each occurrence of the anchor's
-    rarest token, as far as twice its length reaches, overlapping windows merged."""
+    rarest token, as far as twice its length reaches, overlapping windows merged. With
+    `after` (the version after this one, and where the two differ), its occurrences are
+    read off that version's where the bytes are shared (`_probe_starts`)."""
     probe = (anchor.probes or anchor.tokens)[0].encode()
     reach = 2 * len(anchor.text.encode()) + 1024
+    size = len(parsed.source)
     windows: list[tuple[int, int]] = []
-    at = source.find(probe)
-    while at >= 0:
-        low, high = max(0, at - reach), min(len(source), at + len(probe) + reach)
+    for at in _probe_starts(probe, parsed, after):
+        low, high = max(0, at - reach), min(size, at + len(probe) + reach)
         if windows and low <= windows[-1][1]:
             windows[-1] = (windows[-1][0], high)
         else:
             windows.append((low, high))
-        at = source.find(probe, at + 1)
     return windows
+
+
+def _probe_starts(
+    probe: bytes, parsed: Parsed, after: tuple[Parsed, Stretches] | None = None
+) -> list[int]:
+    """Where `probe` starts in a version's bytes, in order, found once per version. With
+    `after` (the version after it and where the two differ, `differing(parsed, after)`)
+    whose starts are known, only the stretches are searched: a walk asks of each version
+    as the older of two and then as the newer, and a start clear of every stretch is one
+    of the later version's, shifted."""
+    found = parsed.starts.get(probe)
+    if found is None:
+        known = after[0].starts.get(probe) if after is not None else None
+        if after is None or known is None:
+            found = _starts_in(parsed.source, probe, 0, len(parsed.source))
+        else:
+            found = _moved_starts(known, after[1], parsed.source, probe)
+        parsed.starts[probe] = found
+    return found
+
+
+def _moved_starts(known: list[int], stretches: Stretches, source: bytes, probe: bytes) -> list[int]:
+    """A probe's starts in `source` from its `known` starts in the other version of
+    `stretches` (old: `source`, new: the other): those clear of every stretch shifted,
+    those touching one, straddling its ends included, searched for afresh."""
+    found: list[int] = []
+    width = len(probe)
+    at, shift = 0, 0  # known starts before stretch n shift by what the stretches before did
+    for old_low, old_high, low, high in stretches:
+        while at < len(known) and known[at] + width <= low:  # clear of it, before it
+            found.append(known[at] + shift)
+            at += 1
+        while at < len(known) and known[at] < high:  # touching it: searched below
+            at += 1
+        start = max(found[-1] + 1 if found else 0, old_low - width + 1, 0)
+        found += _starts_in(source, probe, start, min(len(source), old_high + width - 1))
+        shift = old_high - high
+    found += [start + shift for start in known[at:]]  # clear of them all, after the last
+    return found
+
+
+def _starts_in(source: bytes, probe: bytes, low: int, high: int) -> list[int]:
+    """Where `probe` starts within source[low:high] (occurrences wholly inside it)."""
+    found = []
+    at = source.find(probe, low, high)
+    while at >= 0:
+        found.append(at)
+        at = source.find(probe, at + 1, high)
+    return found
 
 
 def _definition_by_query(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
@@ -931,17 +993,19 @@ def stays_unmatched(anchor: Anchor, language: str, newer: Parsed, older: Parsed)
     reads is compared otherwise: not told."""
     if language == TEXT or anchor.start_line is None or anchor.context or not anchor.probes:
         return False
-    if any("\ufffd" in t for t in anchor.tokens):
+    ordered = anchor.encoded
+    if ordered is None:
         return False
     probes = [p.encode() for p in anchor.probes]
-    if not _held_alike(probes, newer.source, older.source):
+    source = older.source
+    stretches = differing(source, newer.source, 0, len(source), 0, len(newer.source))
+    if not _held_alike(probes, newer.source, source, stretches):
         return False
     needles = probes[1:]
-    ordered = [t.encode() for t in anchor.tokens]
     written = _written(anchor, language)
     gap = _gap(language)
-    seen, source = _probe_windows(anchor, newer), older.source
-    for low, high in _probe_ranges(anchor, source):
+    seen = _probe_windows(anchor, newer)
+    for low, high in _probe_ranges(anchor, older, (newer, stretches)):
         if source[low:high] in seen:
             continue
         if not all(source.find(n, low, high) >= 0 for n in needles):
@@ -954,21 +1018,18 @@ def stays_unmatched(anchor: Anchor, language: str, newer: Parsed, older: Parsed)
     return True
 
 
-def _held_alike(probes: Sequence[bytes], newer: bytes, older: bytes) -> bool:
+def _held_alike(probes: Sequence[bytes], newer: bytes, older: bytes, stretches: Stretches) -> bool:
     """Whether both versions hold every probe, or neither does. Only the probes found
-    near where they differ can be in one and not the other: only those are looked for
-    in the whole of both, and the rest only when those alone would tell them apart."""
-    stretches = differing(older, newer, 0, len(older), 0, len(newer))
-
-    def near(probe: bytes) -> bool:  # an occurrence touching a stretch, in either version
-        reach = len(probe)
-        return any(
-            newer.find(probe, max(0, low - reach), high + reach) >= 0
-            or older.find(probe, max(0, old_low - reach), old_high + reach) >= 0
-            for old_low, old_high, low, high in stretches
-        )
-
-    touched = [p for p in probes if near(p)]
+    near where they differ (`stretches`, from `differing(older, newer)`) can be in one
+    and not the other: only those are looked for in the whole of both, and the rest
+    only when those alone would tell them apart. "Near" is looked for in one string of
+    the bytes around every stretch, on both sides: a probe found across two of them, or
+    near a stretch though not touching it, is only looked for in full needlessly."""
+    reach = max(map(len, probes), default=0)
+    sides = [(newer, low, high) for _, _, low, high in stretches]
+    sides += [(older, low, high) for low, high, _, _ in stretches]
+    near = b"\0".join(source[max(0, low - reach) : high + reach] for source, low, high in sides)
+    touched = [p for p in probes if p in near]
     if all(p in newer for p in touched) == all(p in older for p in touched):
         return True
     return not all(p in newer for p in probes if p not in touched)
@@ -1036,7 +1097,7 @@ def _plain(window: bytes, language: str) -> bool:
 def _probe_windows(anchor: Anchor, parsed: Parsed) -> frozenset[bytes]:
     """The bytes of the windows `place` reads for a verbatim match in a version."""
     source = parsed.source
-    return frozenset(source[low:high] for low, high in _probe_ranges(anchor, source))
+    return frozenset(source[low:high] for low, high in _probe_ranges(anchor, parsed))
 
 
 @functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it

@@ -126,6 +126,8 @@ class Parsed:
         self.tree = tree
         self.source = source
         self._places: dict[bytes, list[tuple[int, int]]] = {}  # word -> where it occurs
+        # Any bytes -> where they start, kept for who searches them (`locate`'s probes).
+        self.starts: dict[bytes, list[int]] = {}
         # Another version's places and the stretches where it differs (`counted_from`).
         self._edited: tuple[dict[bytes, list[tuple[int, int]]], Edits] | None = None
 
