@@ -576,3 +576,40 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
     plain, again = (syntax.Parsed(f"{n:040d}", syntax.TEXT, None, v) for n, v in enumerate(far))
     assert locate.stays_unmatched(anchor, language, plain, plain)
     assert not locate.stays_unmatched(anchor, language, plain, again)
+
+
+def test_one_cat_file_serves_more_asked_than_its_pipes_hold(upstream: Upstream) -> None:
+    """A process's walks share one `git cat-file --batch`, read in the walking thread
+    itself: asked at once for far more blobs than git's stdin holds (64 KB of ids), whose
+    answers are far more than its stdout holds, it neither waits on git while git waits on
+    it, nor gives a walk another walk's blob."""
+    import contextlib
+    import threading
+
+    texts = {f"src/f{i}.rs": f"// {i}\n" + "x" * 40_000 + "\n" for i in range(40)}
+    upstream.commit("base (#1)", texts)
+    ids = {upstream.git("rev-parse", f"HEAD:{p}"): t.encode() for p, t in texts.items()}
+    order = list(ids) * 50  # 2,000 requests: 82 KB of ids, 80 MB of answers
+    batch = walk._Batch(upstream.path)
+    mine, theirs = (walk._Sources.__new__(walk._Sources) for _ in range(2))
+    for sources in (mine, theirs):
+        sources.pending, sources.arrived, sources.closed = set(), {}, False
+    got: dict[str, bytes | None] = {}
+
+    def run() -> None:
+        batch.ask(mine, order[: len(order) // 2])
+        batch.ask(theirs, order[len(order) // 2 :][::-1])
+        got.update((blob, batch.wait(theirs, blob)) for blob in list(ids)[:5])
+        got.update((blob, batch.wait(mine, blob)) for blob in list(ids)[-5:])
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    stuck = worker.is_alive()
+    batch.process.kill()  # a stuck walk's write or read fails once git is gone
+    worker.join(timeout=10)
+    with contextlib.suppress(OSError):
+        batch.close()
+    assert not stuck, "the walk and git waited on each other"
+    assert got == {blob: ids[blob] for blob in got} and len(got) == 10
+    assert not mine.closed and len(batch.asked) <= walk.UNANSWERED
