@@ -25,9 +25,8 @@ def moved(
     None when that is not shown (the caller searches `old` whole), and the bytes searched."""
     if new == old:
         return at, 0
-    size, common = len(region), min(len(new), len(old))
-    start = _common_start(new, old, 0, 0, common)
-    end = _common_end(new, old, len(new), len(old), common - start)
+    size = len(region)
+    start, end = common_ends(new, old)
     if at + size < start:  # the lines and the byte after them are in the common start
         return _checked(new, old, [(start, len(old) - end, start, len(new) - end)], at, region,
                         words)  # fmt: skip
@@ -123,6 +122,23 @@ def _holds(source: bytes, word: bytes, low: int, high: int, own: int) -> bool:
 def _whole_lines(source: bytes, at: int, size: int) -> bool:
     end = at + size
     return (at == 0 or source[at - 1] == 0x0A) and (end == len(source) or source[end] == 0x0A)
+
+
+# The last two versions compared whole, and their common start and end: a walk's step
+# compares a version with the one after it to follow an item's lines (`moved`), then
+# again to find what differs between them (`syntax.differing`).
+_LAST: list[tuple[bytes, bytes, int, int]] = []
+
+
+def common_ends(new: bytes, old: bytes) -> tuple[int, int]:
+    """How many bytes `new` and `old` share at their start, and then at their end."""
+    if _LAST and _LAST[0][0] is new and _LAST[0][1] is old:
+        return _LAST[0][2], _LAST[0][3]
+    common = min(len(new), len(old))
+    start = _common_start(new, old, 0, 0, common)
+    end = _common_end(new, old, len(new), len(old), common - start)
+    _LAST[:] = [(new, old, start, end)]
+    return start, end
 
 
 def _common_start(a: bytes, b: bytes, at_a: int, at_b: int, limit: int) -> int:

@@ -364,11 +364,14 @@ def differing(
     end are cut off; then a line of what is left of `new`, found once in what is left of
     `old`, splits both in two, each searched the same way. Only memcmp-speed comparisons
     and searches: versions far apart in a walk differ in many places, each small."""
-    from watcher.follow import _common_end, _common_start
+    from watcher.follow import _common_end, _common_start, common_ends
 
-    common = min(old_high - old_low, high - low)
-    start = _common_start(new, old, low, old_low, common)
-    end = _common_end(new, old, high, old_high, common - start)
+    if low == old_low == 0 and (high, old_high) == (len(new), len(old)):
+        start, end = common_ends(new, old)  # the whole of both: maybe compared already
+    else:
+        common = min(old_high - old_low, high - low)
+        start = _common_start(new, old, low, old_low, common)
+        end = _common_end(new, old, high, old_high, common - start)
     old_low, low, old_high, high = old_low + start, low + start, old_high - end, high - end
     if most < 2 or min(old_high - old_low, high - low) < SPLIT_BYTES:
         return [(old_low, old_high, low, high)] if old_low < old_high or low < high else []
