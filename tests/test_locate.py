@@ -474,7 +474,8 @@ def test_a_probes_starts_are_moved_from_the_next_version_as_a_scan_finds_them() 
     after it, searching only where the two differ (`_moved_starts`): the same starts as
     scanning the whole version, for probes that overlap themselves, span word ends or sit
     astride an edit, on versions edited at random (insertions, deletions, replacements,
-    at the edges and in the middle, up to many stretches)."""
+    at the edges and in the middle, up to many stretches). The search itself, from the
+    end of a range, finds what a scan of that range finds."""
     import random
 
     chance = random.Random(11)
@@ -494,11 +495,11 @@ def test_a_probes_starts_are_moved_from_the_next_version_as_a_scan_finds_them() 
         for probe in probes:
             known = locate._starts_in(newer, probe, 0, len(newer))
             scanned = [i for i in range(len(old)) if old.startswith(probe, i)]
-            assert locate._moved_starts(known, stretches, old, probe) == scanned, (
-                old,
-                newer,
-                probe,
-            )
+            moved = locate._moved_starts(known, stretches, old, probe)
+            assert moved == scanned, (old, newer, probe)
+            low, high = sorted(chance.randrange(len(old) + 1) for _ in range(2))
+            inside = [i for i in scanned if low <= i and i + len(probe) <= high]
+            assert locate._starts_in(old, probe, low, high) == inside, (old, probe, low, high)
 
 
 def test_tokens_written_in_order_are_found_as_a_pattern_would() -> None:
