@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 
 import pytest
 
@@ -448,25 +449,31 @@ def test_probes_held_alike_is_told_from_where_two_versions_differ() -> None:
     does) and looks for them only near where the versions differ: the same answer as
     looking through both in full, on versions edited at random in every way a commit
     can (insertions, deletions, replacements, at the edges and in the middle)."""
-    import random
 
     chance = random.Random(7)
     words = [b"alpha", b"beta", b"gamma", b"delta", b"ab", b"ga", b" ", b"\n"]
     probes = [b"alpha", b"gamma", b"mab", b"a\ng"]
     for _ in range(2000):
         older = b"".join(chance.choice(words) for _ in range(chance.randrange(0, 120)))
-        newer = bytearray(older)
-        for _ in range(chance.randrange(1, 4)):
-            at = chance.randrange(0, len(newer) + 1)
-            cut = chance.randrange(0, 12)
-            newer[at : at + cut] = b"".join(
-                chance.choice(words) for _ in range(chance.randrange(3))
-            )
+        newer = _edited_at_random(chance, older, words, chance.randrange(1, 4))
         wanted = probes[: chance.randrange(1, len(probes) + 1)]
-        full = all(p in bytes(newer) for p in wanted) == all(p in older for p in wanted)
-        stretches = syntax.differing(older, bytes(newer), 0, len(older), 0, len(newer))
-        told = locate._held_alike(wanted, bytes(newer), older, stretches)
-        assert told is full, (older, bytes(newer))
+        full = all(p in newer for p in wanted) == all(p in older for p in wanted)
+        stretches = syntax.differing(older, newer, 0, len(older), 0, len(newer))
+        told = locate._held_alike(wanted, newer, older, stretches)
+        assert told is full, (older, newer)
+
+
+def _edited_at_random(
+    chance: random.Random, source: bytes, words: list[bytes], edits: int
+) -> bytes:
+    """`source` with `edits` stretches of up to 12 bytes replaced by up to two words each,
+    anywhere: an insertion, a deletion or a replacement, at an edge or in the middle."""
+    edited = bytearray(source)
+    for _ in range(edits):
+        at = chance.randrange(0, len(edited) + 1)
+        cut = chance.randrange(0, 12)
+        edited[at : at + cut] = b"".join(chance.choice(words) for _ in range(chance.randrange(3)))
+    return bytes(edited)
 
 
 def test_a_probes_starts_are_moved_from_the_next_version_as_a_scan_finds_them() -> None:
@@ -476,21 +483,13 @@ def test_a_probes_starts_are_moved_from_the_next_version_as_a_scan_finds_them() 
     astride an edit, on versions edited at random (insertions, deletions, replacements,
     at the edges and in the middle, up to many stretches). The search itself, from the
     end of a range, finds what a scan of that range finds."""
-    import random
 
     chance = random.Random(11)
     words = [b"alpha", b"beta", b"gamma", b"ab", b"aa", b"a", b" ", b"\n"]
     probes = [b"alpha", b"aa", b"a", b"ab a", b"a\nb", b"gamma beta"]
     for _ in range(3000):
         newer = b"".join(chance.choice(words) for _ in range(chance.randrange(0, 150)))
-        older = bytearray(newer)
-        for _ in range(chance.randrange(1, 8)):
-            at = chance.randrange(0, len(older) + 1)
-            cut = chance.randrange(0, 12)
-            older[at : at + cut] = b"".join(
-                chance.choice(words) for _ in range(chance.randrange(3))
-            )
-        old = bytes(older)
+        old = _edited_at_random(chance, newer, words, chance.randrange(1, 8))
         stretches = syntax.differing(old, newer, 0, len(old), 0, len(newer), chance.choice((2, 64)))
         for probe in probes:
             known = locate._starts_in(newer, probe, 0, len(newer))
@@ -506,7 +505,6 @@ def test_tokens_written_in_order_are_found_as_a_pattern_would() -> None:
     """`_written_in` finds tokens one after another with only whitespace and comments
     between: what a regular expression of them joined by such gaps finds, at the cost of
     one gap match per token instead of compiling a pattern per citation."""
-    import random
     import re
 
     chance = random.Random(11)
