@@ -578,6 +578,14 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
     assert not locate.stays_unmatched(anchor, language, plain, again)
 
 
+def _asker() -> walk._Sources:
+    """A walk's side of a shared `cat-file` (`_Batch`): what it asked for and got, and
+    no mirror (the batch is driven directly)."""
+    sources = walk._Sources.__new__(walk._Sources)
+    sources.pending, sources.arrived, sources.closed = set(), {}, False
+    return sources
+
+
 def test_one_cat_file_serves_more_asked_than_its_pipes_hold(upstream: Upstream) -> None:
     """A process's walks share one `git cat-file --batch`, read in the walking thread
     itself: asked at once for far more blobs than git's stdin holds (64 KB of ids), whose
@@ -591,9 +599,7 @@ def test_one_cat_file_serves_more_asked_than_its_pipes_hold(upstream: Upstream) 
     ids = {upstream.git("rev-parse", f"HEAD:{p}"): t.encode() for p, t in texts.items()}
     order = list(ids) * 50  # 2,000 requests: 82 KB of ids, 80 MB of answers
     batch = walk._Batch(upstream.path)
-    mine, theirs = (walk._Sources.__new__(walk._Sources) for _ in range(2))
-    for sources in (mine, theirs):
-        sources.pending, sources.arrived, sources.closed = set(), {}, False
+    mine, theirs = _asker(), _asker()
     got: dict[str, bytes | None] = {}
 
     def run() -> None:
@@ -613,3 +619,34 @@ def test_one_cat_file_serves_more_asked_than_its_pipes_hold(upstream: Upstream) 
     assert not stuck, "the walk and git waited on each other"
     assert got == {blob: ids[blob] for blob in got} and len(got) == 10
     assert not mine.closed and len(batch.asked) <= walk.UNANSWERED
+
+
+def test_asking_a_cat_file_that_died_fails_rather_than_waits(upstream: Upstream) -> None:
+    """A `git cat-file` that stops with requests still out (killed, out of memory) makes
+    the next request fail at once: a walk never waits for answers that cannot come."""
+    import contextlib
+    import threading
+
+    upstream.commit("base (#1)", {"src/a.rs": "fn a() {}\n"})
+    blob = upstream.git("rev-parse", "HEAD:src/a.rs")
+    batch = walk._Batch(upstream.path)
+    sources = _asker()
+    batch.ask(sources, [blob] * walk.UNANSWERED)
+    batch.process.kill()
+    batch.process.wait()
+    failed: list[BaseException] = []
+
+    def ask_more() -> None:
+        try:
+            batch.ask(sources, [blob])
+        except OSError as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=ask_more, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    stuck = worker.is_alive()
+    with contextlib.suppress(OSError):
+        batch.close()
+    assert not stuck, "the walk waited for a git that was gone"
+    assert failed and not batch.alive

@@ -128,8 +128,8 @@ class _Batch:
         assert self.process.stdin is not None
         for low in range(0, len(blobs), UNANSWERED):
             chunk = blobs[low : low + UNANSWERED]
-            while self.asked and len(self.asked) + len(chunk) > UNANSWERED:
-                self._answer()
+            while self.alive and self.asked and len(self.asked) + len(chunk) > UNANSWERED:
+                self._answer()  # git gone: the write below fails, as it would have
             walk.pending.update(chunk)
             self.asked.extend((walk, blob) for blob in chunk)
             self.process.stdin.write("".join(f"{b}\n" for b in chunk).encode())
