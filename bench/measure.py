@@ -138,14 +138,14 @@ def warm(b: Bench, config: Path) -> list[Probe]:
     """Upstream unchanged: against the floor, process start + reading the cited blobs.
 
     One run settles first, as `bench.scale` does: the first warm run after a cold one is
-    a whole check that records its report (watcher.warm); the runs after it are answered
+    a whole check that records its report (watcher.state.replay); the runs after it are answered
     from that record, and the fastest of them counts."""
     settle = b.watch(config)
     probes = [b.watch(config) for _ in range(REPEAT)]
     best = min(probes, key=lambda p: p.run.wall)
     floor = _floor(b)
     imports = min(
-        run([sys.executable, "-c", "import watcher.check"], cwd=ROOT).wall for _ in range(REPEAT)
+        run([sys.executable, "-c", "import watcher.pipeline"], cwd=ROOT).wall for _ in range(REPEAT)
     )
     parses = max(p.parses for p in [settle, *probes])
     heavy = sorted({m for p in probes for m in p.imported} & {"github", "apscheduler"})
@@ -154,7 +154,7 @@ def warm(b: Bench, config: Path) -> list[Probe]:
         Row(f"warm, unchanged ({items} items): wall", _s(best.run.wall), _s(floor) + " (floor)",
             _ratio(best.run.wall, floor), "<= 2.0", best.run.wall <= 2 * floor,
             max(p.run.rss_mb for p in probes)),
-        Row("  (python -c 'import watcher.check' alone)", _s(imports), _s(floor) + " (floor)",
+        Row("  (python -c 'import watcher.pipeline' alone)", _s(imports), _s(floor) + " (floor)",
             _ratio(imports, floor), "", None),
         Row("warm, unchanged: parses", str(parses), "0", "", "0", parses == 0),
         Row("warm, unchanged: fetches (connections)", str(best.connections), "1", "", "", None),

@@ -19,13 +19,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from watcher import attribute, classify, walk
 from watcher import config as config_mod
-from watcher.check import CheckOptions, gather, group
-from watcher.classify import Plan
 from watcher.errors import TooLarge
-from watcher.mirrors import Mirror
+from watcher.history import attribute, walk
+from watcher.judge import classify
+from watcher.judge.classify import Plan
+from watcher.mirror.mirrors import Mirror
 from watcher.models import Result, Verdict
+from watcher.pipeline import CheckOptions, gather, group
 
 Changes = list[tuple[str, str]]
 

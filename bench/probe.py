@@ -32,7 +32,7 @@ def main() -> int:
         code = watch_main(args)
     finally:
         # Read the counters without importing anything new: an unimported module parsed nothing.
-        syntax = sys.modules.get("watcher.syntax")
+        syntax = sys.modules.get("watcher.parse.syntax")
         stats = getattr(syntax, "STATS", None)
         stats_path.write_text(json.dumps({
             "parses": getattr(stats, "parses", 0),
@@ -44,9 +44,9 @@ def main() -> int:
 
 
 def _time_walks(totals: dict[str, Any]) -> None:
-    """Wrap the attribution stage, `watcher.attribute.attribute` (looked up at call time:
+    """Wrap the attribution stage, `watcher.history.attribute.attribute` (looked up at call time:
     `check` calls it as `attribute.attribute`), with a timer."""
-    from watcher import attribute
+    from watcher.history import attribute
 
     stage: Callable[..., Any] | None = getattr(attribute, "attribute", None)
     if stage is None:

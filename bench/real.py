@@ -57,7 +57,7 @@ def measure(upstream: Path, site: Path, out: Path, branch: str) -> list[Row]:
                  f"{clone:.2f} s ({clone_label})", f"{cold['wall'] / clone:.2f}", "", None,
                  cold["rss"]))  # fmt: skip
     # Settle: the first warm run after the cold one (options differ) is a whole check, and
-    # so may the next be, before one records what the later ones print (watcher.warm).
+    # so may the next be, before one records what the later ones print (watcher.state.replay).
     for _ in range(3):
         if "pydantic" not in _warm(config)["imported"]:
             break

@@ -42,7 +42,8 @@ REPO = "openai/codex"
 PROBE = """\
 import json, sys
 from pathlib import Path
-from watcher import mirrors, state
+from watcher.mirror import mirrors
+from watcher.state import store as state
 counts = {"release_queries": 0, "release_passes": 0, "rollups": 0, "graph_writes": 0}
 writes = []
 close, write_text = mirrors.Mirror.close, state.write_text
@@ -60,7 +61,7 @@ state.write_text = counted_write
 from watcher.cli import main
 code = main(sys.argv[2:])
 import resource
-from watcher import cores
+from watcher.judge import pool as cores
 usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
 own_cpu, children_cpu = (u.ru_utime + u.ru_stime for u in usage)
 split = {"main": own_cpu, "workers": cores.STATS.worker_cpu,
@@ -100,7 +101,7 @@ FUNCTION_KINDS = frozenset({"function_item", "function_declaration", "method_dec
 def functions(repo: Path, rev: str, limit: int, seed: int, language: str) -> list[Function]:
     """Up to `limit` distinct functions of 3+ lines at `rev` in one language the watcher
     reads (codex's Rust, go-sdk's Go, ...), in a seeded order."""
-    from watcher import languages, syntax
+    from watcher.parse import languages, syntax
 
     listing = _git(repo, "ls-tree", "-r", "--full-tree", rev).splitlines()
     files = sorted(
@@ -166,7 +167,7 @@ def _first_warm(folder: Path, config: Path) -> tuple[float, dict[str, Any]]:
     (one run is at the mercy of whatever else the machine does), the counters the first
     run's. Each run starts from the warm record the cold run left (`cache/warm-*.json`:
     what to fetch, no report), so each judges from state as the first warm run does,
-    rather than printing that run's report again (watcher.warm)."""
+    rather than printing that run's report again (watcher.state.replay)."""
     records = {path: path.read_bytes() for path in (folder / "cache").glob("warm-*.json")}
     walls: list[float] = []
     cpus: list[float] = []

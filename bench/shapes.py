@@ -42,7 +42,9 @@ WHO = "Bench Bot <bench@example.com> {t} +0000"
 ATTRIBUTION_PROBE = """\
 import json, sys, time
 from pathlib import Path
-from watcher import attribute, syntax, walk
+from watcher.history import attribute
+from watcher.parse import syntax
+from watcher.history import walk
 spent = []
 stage = attribute.attribute
 def timed(*args, **kwargs):
@@ -64,9 +66,10 @@ Path(sys.argv[1]).write_text(json.dumps({"seconds": sum(spent), "parses": syntax
 PER_CITATION_PROBE = """\
 import json, sys, time
 from pathlib import Path
-from watcher import classify, config
-from watcher.check import CheckOptions, gather
-from watcher.mirrors import Mirror
+from watcher import config
+from watcher.judge import classify
+from watcher.pipeline import CheckOptions, gather
+from watcher.mirror.mirrors import Mirror
 cfg = config.load(Path(sys.argv[2]))
 items = [i for i in gather(cfg, CheckOptions(offline=True)).items if i.path == sys.argv[3]]
 mirror = Mirror(cfg.upstream[0], cfg.cache)

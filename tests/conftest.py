@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from watcher import syntax
 from watcher.cli import main
 from watcher.gitbuild import Upstream
+from watcher.parse import syntax
 
 _real_connect = socket.socket.connect
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.conftest import Project
-from watcher.fix import fix
+from watcher.commands.fix import fix
 from watcher.gitbuild import Upstream
 
 LIB = "src/client.rs"

@@ -16,11 +16,11 @@ import pytest
 import yaml
 
 from tests.conftest import Project
-from watcher.action import OUTPUTS
 from watcher.cli import build_parser
+from watcher.commands.action import OUTPUTS
+from watcher.commands.serve import trigger_for
 from watcher.config import load
-from watcher.mirrors import Mirror
-from watcher.serve import trigger_for
+from watcher.mirror.mirrors import Mirror
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")

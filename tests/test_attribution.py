@@ -168,7 +168,7 @@ def test_citations_of_one_file_walk_its_history_once(
 ) -> None:  # fmt: skip
     from collections import Counter
 
-    from watcher import syntax
+    from watcher.parse import syntax
 
     monkeypatch.setattr(syntax._CACHE, "budget", 1)  # keeps one parse: no reuse by luck
     base = upstream.commit("v1", {LIB: V1})

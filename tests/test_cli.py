@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from tests.conftest import Project
-from watcher import demo
+from watcher.commands import demo
 from watcher.gitbuild import Upstream
 
 LIB = "src/lib.rs"

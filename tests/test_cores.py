@@ -1,4 +1,4 @@
-"""Judging and history walks spread over forked workers (`watcher.cores`): the same
+"""Judging and history walks spread over forked workers (`watcher.judge.pool`): the same
 answers, the same fetches and the same counts as in one process, and a worker that fails
 costs time, never an answer."""
 
@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests.conftest import Project
-from watcher import cores, walk
-from watcher.check import CheckOptions, run_check
 from watcher.config import load
 from watcher.gitbuild import Upstream
+from watcher.history import walk
+from watcher.judge import pool as cores
 from watcher.models import Report
+from watcher.pipeline import CheckOptions, run_check
 
 
 @dataclass
@@ -153,7 +154,7 @@ def test_a_spread_check_gives_the_same_report_and_counts_as_one_process(
 
 
 def test_checking_on_a_terminal_starts_no_thread_so_workers_can_fork() -> None:
-    from watcher.commands import _RichProgress
+    from watcher.commands.legacy import _RichProgress
 
     with _RichProgress().step("checking 1,000 items of openai/codex", forks=True):
         assert threading.active_count() == 1
@@ -165,7 +166,7 @@ def test_items_whose_files_are_gone_share_one_search_of_head_across_workers(
     # Four cited files lose their functions to one new file and are deleted: each item
     # searches HEAD. The search (a word index of HEAD's files) is built once, by the one
     # process that judges all of them, while another judges the files still there.
-    from watcher import relocate
+    from watcher.judge import relocate
 
     gone = [f"src/old{i}.rs" for i in range(4)]
     names = {p: [f"f{i}_{n}" for n in NAMES[:3]] for i, p in enumerate(gone)}

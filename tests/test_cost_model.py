@@ -29,13 +29,18 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project
-from watcher import locate, mirrors, paths, relocate, syntax, walk
-from watcher.check import CheckOptions, run_check
 from watcher.config import Upstream as UpstreamConfig
 from watcher.config import load
 from watcher.gitbuild import Upstream
-from watcher.mirrors import Mirror
+from watcher.history import walk
+from watcher.judge import relocate
+from watcher.locate import locate
+from watcher.mirror import mirrors
+from watcher.mirror import renames as paths
+from watcher.mirror.mirrors import Mirror
 from watcher.models import Report, Verdict
+from watcher.parse import syntax
+from watcher.pipeline import CheckOptions, run_check
 
 
 class Trace:
@@ -506,7 +511,7 @@ def test_releases_are_asked_once_per_commit_and_tag_set(
 def test_packs_are_rolled_up_once_they_pile_up(
     project: Project, upstream: Upstream, trace: Trace
 ) -> None:
-    from watcher.mirrors import PACK_LIMIT
+    from watcher.mirror.mirrors import PACK_LIMIT
 
     base = cite_everything(project, upstream, FILES)
     config = load(project.config_file)
@@ -587,7 +592,7 @@ def test_one_pass_places_many_commits_as_contains_queries_do(
 
 
 def test_a_long_run_rolls_its_packs_up_as_it_goes(upstream: Upstream, tmp_path: Path) -> None:
-    from watcher.mirrors import MID_RUN_PACKS
+    from watcher.mirror.mirrors import MID_RUN_PACKS
 
     files = {f"src/f{i}.rs": module(NAMES, salt=10 * i) for i in range(24)}
     head = upstream.commit("base (#1)", files)
@@ -606,7 +611,7 @@ def test_a_long_run_rolls_its_packs_up_as_it_goes(upstream: Upstream, tmp_path: 
 
 
 def test_a_roll_up_leaves_the_big_packs_alone(upstream: Upstream, tmp_path: Path) -> None:
-    from watcher.mirrors import PACK_LIMIT
+    from watcher.mirror.mirrors import PACK_LIMIT
 
     files = {f"src/f{i}.rs": module(NAMES, salt=10 * i) for i in range(40)}
     head = upstream.commit("base (#1)", files)
@@ -776,7 +781,7 @@ def test_the_search_of_head_is_dropped_before_the_history_walks(
     # A cited file's functions move to a new file, one of them edited, and the old file
     # is deleted by a commit that adds nothing: the edited one is found by searching HEAD,
     # then walked for its blame. The walks never read HEAD's word index (~25 MB on codex).
-    from watcher import attribute
+    from watcher.history import attribute
 
     names = ["f_alpha", "f_beta", "f_gamma"]
     base = upstream.commit("base (#1)", {"src/old.rs": module(names, salt=100)})
@@ -947,7 +952,8 @@ def test_a_stale_citation_is_anchored_once_for_its_verdict_and_its_walk(
 ) -> None:
     # The walk behind `introduced_by` needs the citation's anchor too; by then the
     # baseline's parse is gone from the cache (here: a cache of one file).
-    from watcher import classify, locate
+    from watcher.judge import classify
+    from watcher.locate import locate
 
     cite_everything(project, upstream, FILES[:1])
     edit = upstream.commit("edit beta (#2)", {FILES[0]: module(NAMES, beta=99)})

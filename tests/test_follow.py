@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from watcher import follow, walk
+from watcher.history import follow, walk
 
 LINES = [b"fn a() {", b"}", b"let x = 1;", b"hot_path(x)", b"", b"hot", b"ab", b"aba", b"a.a.a"]
 GUARDS = ["hot_path", "hot", "a", "x", "aba", "a.a"]

@@ -94,7 +94,7 @@ def test_an_unexpected_exception_exits_2_with_its_traceback(
     def bug(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug in watch")
 
-    monkeypatch.setattr("watcher.classify.judge", bug)
+    monkeypatch.setattr("watcher.judge.classify.judge", bug)
     code, _out, err = project.run("check", "--format", "json", capsys=capsys)
 
     assert code == 2  # never 1, which means "stale notes" and passes for success

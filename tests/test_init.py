@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from watcher.cli import build_parser, main
+from watcher.commands.init import read_remote, release_glob
 from watcher.gitbuild import Upstream
-from watcher.init import read_remote, release_glob
 
 LIB = "src/lib.rs"
 SOURCE = "pub fn answer() -> u32 {\n    42\n}\n\npub fn other() -> u32 {\n    1\n}\n"

@@ -67,7 +67,7 @@ def test_language(
 def test_comments_are_told_apart_in_every_grammar_read_by_one_process() -> None:
     # Node kind ids are per grammar (typescript's and tsx's differ, though both roots
     # are a "program"): what is a comment is remembered per language, never shared.
-    from watcher import syntax
+    from watcher.parse import syntax
 
     source = b"function pageSize(): number {\n  // one page\n  return 1;\n}\n"
     for language in ["javascript", "typescript", "tsx", "typescript"]:
@@ -137,7 +137,8 @@ def test_a_definition_cited_from_words_outside_its_node_is_that_definition(
 def test_lines_inside_a_string_that_starts_above_them_are_no_citation() -> None:
     # python-sdk's session.py: a type annotation written as a string over six lines;
     # lines of its inside hold no token's start.
-    from watcher import locate, syntax
+    from watcher.locate import locate
+    from watcher.parse import syntax
 
     source = b'def respond(\n    session: """Session[\n        Request,\n        Result\n    ]""",\n):\n    pass\n'
     parsed = syntax._parse("blob-annotation", "python", source)
@@ -164,7 +165,7 @@ SPACED = {
 @pytest.mark.parametrize("language", SPACED)
 def test_the_tokens_read_from_any_line_are_the_file_index_from_there(language: str) -> None:
     # Windows and citations are read from a line's start, often a blank line.
-    from watcher import syntax
+    from watcher.parse import syntax
 
     parsed = syntax._parse(f"blob-spaced-{language}", language, SPACED[language].encode())
     index = parsed.tokens

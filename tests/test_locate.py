@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from watcher import locate, syntax
+from watcher.locate import locate
+from watcher.parse import syntax
 
 BASE = """\
 impl Client {

@@ -18,10 +18,10 @@ import pytest
 from tests.github_server import GithubServer, contract_errors
 from tests.rust_client import CURSOR_GATE_RULE, LIST_TOOLS
 from watcher.cli import main
+from watcher.commands.fix import fix
+from watcher.commands.ticks import carry_out
 from watcher.config import load
-from watcher.fix import fix
 from watcher.gitbuild import Upstream
-from watcher.ticked import carry_out
 
 TOKEN = "ghp_LoopTokenNeverShown"
 REPO = "acme/client"

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Project
-from watcher import mirrors, syntax
 from watcher.config import Upstream as UpstreamConfig
 from watcher.gitbuild import Upstream
-from watcher.mirrors import Mirror
+from watcher.mirror import mirrors
+from watcher.mirror.mirrors import Mirror
+from watcher.parse import syntax
 
 LIB = "src/lib.rs"
 

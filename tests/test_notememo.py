@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project
-from watcher import notes
 from watcher.config import load
+from watcher.inputs import notes
 
 
 class Parses:

@@ -11,8 +11,8 @@ from markdown_it import MarkdownIt
 
 from tests.conftest import Project
 from tests.rust_client import CLIENT
-from watcher import quotes
 from watcher.gitbuild import Upstream
+from watcher.inputs import quotes
 
 LIB = "src/client.rs"
 SOURCE = CLIENT
@@ -251,7 +251,7 @@ def test_python_quote_with_ellipsis_among_several_cited_files(
 def test_unchanged_quotes_are_not_judged_again(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from watcher import syntax
+    from watcher.parse import syntax
 
     base = upstream.commit("client", {LIB: SOURCE})
     note_with(project, base, "```rust\nlet next = match mode {\n```\n")

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project
-from watcher import paths
-from watcher.backtest import replay
-from watcher.check import CheckOptions, gather, group
-from watcher.classify import Plan, plan
+from watcher.commands.backtest import replay
 from watcher.config import load
 from watcher.gitbuild import Upstream
-from watcher.mirrors import Mirror
+from watcher.judge.classify import Plan, plan
+from watcher.mirror import renames as paths
+from watcher.mirror.mirrors import Mirror
+from watcher.pipeline import CheckOptions, gather, group
 
 OLD = "src/client/index.ts"
 NEW = "packages/client/src/client/client.ts"

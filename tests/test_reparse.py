@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 
 from tests.conftest import Project
-from watcher import syntax
 from watcher.gitbuild import Upstream
-from watcher.languages import grammar
+from watcher.parse import syntax
+from watcher.parse.languages import grammar
 
 RUST = """\
 // Résumé: naïve café

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import Project
 from watcher.cli import main
 from watcher.gitbuild import Upstream
-from watcher.rules import load_rules
+from watcher.inputs.rules import load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = "src/lib.rs"

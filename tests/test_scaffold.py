@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import pytest
 
 from tests.conftest import Project
+from watcher.commands.rule import draft
+from watcher.commands.ruletest import parse_text
 from watcher.errors import WatchError
 from watcher.gitbuild import Upstream
-from watcher.ruletest import parse_text
-from watcher.scaffold import draft
 
 
 @dataclass(frozen=True)

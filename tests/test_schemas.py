@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from watcher.cli import main
-from watcher.init import Remote, site_files
-from watcher.schema import config_table, render
+from watcher.commands.init import Remote, site_files
+from watcher.inputs.schema import config_table, render
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,13 +113,13 @@ def test_watch_schema_prints_each_schema(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_docs_config_table_is_generated_from_the_model() -> None:
     """Every config key with its type and default: regenerate with
-    `python -c 'from watcher.schema import config_table; print(config_table())'`."""
+    `python -c 'from watcher.inputs.schema import config_table; print(config_table())'`."""
     docs = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
     assert config_table() in docs
 
 
 def test_docs_list_every_front_matter_and_source_key() -> None:
-    from watcher.frontmatter import known_keys, source_keys
+    from watcher.inputs.frontmatter import known_keys, source_keys
 
     docs = (ROOT / "docs" / "notes.md").read_text(encoding="utf-8")
     for key in [*known_keys(), *source_keys()]:
@@ -135,7 +135,7 @@ def test_shipped_files_point_at_the_docs_not_at_a_spec() -> None:
 
 
 def test_docs_list_every_fence_name_of_a_quote() -> None:
-    from watcher.languages import FENCE_NAMES
+    from watcher.parse.languages import FENCE_NAMES
 
     docs = (ROOT / "docs" / "notes.md").read_text(encoding="utf-8")
     for name in FENCE_NAMES:

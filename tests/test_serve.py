@@ -22,11 +22,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Project
+from watcher.commands.serve import (
+    build_scheduler,
+    check_upstream,
+    next_due,
+    serve,
+    trigger_for,
+    triggers,
+)
+from watcher.commands.status import Run, mark_finished, read_runs, stamp
 from watcher.config import Config, load
 from watcher.errors import ConfigError
 from watcher.logs import configure_logging
-from watcher.serve import build_scheduler, check_upstream, next_due, serve, trigger_for, triggers
-from watcher.status import Run, mark_finished, read_runs, stamp
 
 NOW = datetime(2026, 12, 2, 10, 30, tzinfo=UTC)  # a Wednesday
 
@@ -370,7 +377,7 @@ SLOW_SERVE = """\
 import contextlib, functools, sys, time
 from pathlib import Path
 from watcher.logs import configure_logging
-from watcher.serve import check_upstream, serve
+from watcher.commands.serve import check_upstream, serve
 
 class Slow:
     @contextlib.contextmanager

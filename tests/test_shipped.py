@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from watcher import quotes
-from watcher.classify import Item, claims, quote_item
 from watcher.config import load as load_config
-from watcher.locate import Found, targets
+from watcher.inputs import quotes
+from watcher.inputs.notes import load_notes
+from watcher.inputs.rules import compile_rule, load_rules
+from watcher.judge.classify import Item, claims, quote_item
+from watcher.locate.locate import Found, targets
 from watcher.models import Note, Rule
-from watcher.notes import load_notes
-from watcher.rules import compile_rule, load_rules
-from watcher.syntax import parse
+from watcher.parse.syntax import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTE_IDS = {

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from watcher import state
 from watcher.redact import redact
-from watcher.state import dumps
+from watcher.state import store as state
+from watcher.state.store import dumps
 
 
 def test_dumps_layout_one_item_per_line_sorted() -> None:

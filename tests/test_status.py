@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from watcher.state import dumps
-from watcher.status import (
+from watcher.commands.status import (
     Run,
     Started,
     here,
@@ -25,6 +24,7 @@ from watcher.status import (
     status,
     updating,
 )
+from watcher.state.store import dumps
 
 NOW = datetime(2026, 12, 2, 10, 30, tzinfo=UTC)
 HOURLY = "0 * * * *"

@@ -11,7 +11,8 @@ import hashlib
 
 import pytest
 
-from watcher import locate, syntax
+from watcher.locate import locate
+from watcher.parse import syntax
 
 
 def function(name: str, value: int) -> str:

@@ -20,8 +20,8 @@ import pytest
 from tests.conftest import Project
 from tests.github_server import Fault, GithubServer, contract_errors
 from tests.test_hardening import silent_port  # noqa: F401  (a fixture)
-from watcher import state
 from watcher.gitbuild import Upstream
+from watcher.state import store as state
 
 LIB = "src/client.py"
 V1 = """\
@@ -275,7 +275,7 @@ def test_watch_check_and_watch_action_record_their_runs(
     assert code == 0 and "OK  fresh" in out
 
     run(project, capsys, "action")
-    from watcher.status import read_runs
+    from watcher.commands.status import read_runs
 
     last = read_runs(project.root / "state").of(project.repo).last
     assert last is not None and last.by == "action" and last.outcome == "fresh"

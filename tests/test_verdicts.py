@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import Project
 from tests.rust_client import CLIENT, CURSOR_GATE_RULE
-from watcher import syntax
 from watcher.gitbuild import Upstream
+from watcher.parse import syntax
 
 LIB = "src/client.rs"
 SOURCE = (

@@ -11,8 +11,10 @@ import pytest
 
 from bench import oracle
 from tests.conftest import Project
-from watcher import locate, syntax, walk
 from watcher.gitbuild import Upstream
+from watcher.history import walk
+from watcher.locate import locate
+from watcher.parse import syntax
 
 LIB = "src/session.rs"
 NAMES = [f"step_{i:02d}" for i in range(30)]

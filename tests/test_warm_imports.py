@@ -17,9 +17,19 @@ from tests.conftest import Project
 from watcher.gitbuild import Upstream
 
 HEAVY = ("tree_sitter", "git", "gitdb", "github", "apscheduler", "rich", "markdown_it")
-UNUSED = ("watcher.issues", "watcher.serve", "watcher.scaffold", "watcher.backtest")
+UNUSED = (
+    "watcher.issues",
+    "watcher.commands.serve",
+    "watcher.commands.rule",
+    "watcher.commands.backtest",
+)
 # Judging and history walks: a warm run takes every verdict from state.
-JUDGING = ("watcher.locate", "watcher.relocate", "watcher.walk", "watcher.attribute")
+JUDGING = (
+    "watcher.locate.locate",
+    "watcher.judge.relocate",
+    "watcher.history.walk",
+    "watcher.history.attribute",
+)
 
 PROBE = """\
 import json, sys
@@ -91,7 +101,9 @@ def test_a_warm_run_imports_no_parser_git_library_github_or_scheduler(
     cold_code, cold = run_in_fresh_process(project, tmp_path, *args)
     assert cold_code == 1  # alpha changed
     assert "tree_sitter" in cold  # the cold run did parse: the probe sees imports
-    assert {"watcher.locate", "watcher.attribute"} <= set(cold)  # and judged, and walked
+    assert {"watcher.locate.locate", "watcher.history.attribute"} <= set(
+        cold
+    )  # and judged, and walked
 
     warm_code, warm = run_in_fresh_process(project, tmp_path, *args)
 
@@ -102,7 +114,7 @@ def test_a_warm_run_imports_no_parser_git_library_github_or_scheduler(
 def test_an_unchanged_warm_run_decides_before_importing_pydantic(
     project: Project, upstream: Upstream, tmp_path: Path
 ) -> None:
-    """watcher.warm answers from the last run's record: no models, no config parsing."""
+    """watcher.state.replay answers from the last run's record: no models, no config parsing."""
     args = site(project, upstream)
     for _ in range(2):  # cold, then a warm run that changes nothing and is recorded
         assert run_in_fresh_process(project, tmp_path, *args)[0] == 1
@@ -110,7 +122,7 @@ def test_an_unchanged_warm_run_decides_before_importing_pydantic(
     code, modules = run_in_fresh_process(project, tmp_path, *args)
 
     assert code == 1
-    assert "watcher.warm" in modules and "watcher.mirrors" in modules  # it did fetch
+    assert "watcher.state.replay" in modules and "watcher.mirror.mirrors" in modules  # it did fetch
     loaded = [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "filelock")]
     assert loaded == []
-    assert not {"watcher.models", "watcher.config", "watcher.check", "yaml"} & set(modules)
+    assert not {"watcher.models", "watcher.config", "watcher.pipeline", "yaml"} & set(modules)

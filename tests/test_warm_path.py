@@ -1,4 +1,4 @@
-"""A warm `watch check` with nothing new answers from the last run (watcher.warm).
+"""A warm `watch check` with nothing new answers from the last run (watcher.state.replay).
 
 Pinned by counters: `warmstore.STATS.replayed` (runs answered from a record, before pydantic
 is imported) and `warmstore.STATS.stored`. For every input that can change, the next run is
@@ -20,9 +20,10 @@ from tests.conftest import Project
 from tests.test_cost_model import Trace
 from tests.test_unattended import lock_held_elsewhere
 from tests.test_warm_imports import LIB, RULES
-from watcher import warm, warmstore
+from watcher.commands.status import read_runs
 from watcher.gitbuild import Upstream
-from watcher.status import read_runs
+from watcher.state import replay as warm
+from watcher.state import warm as warmstore
 
 CHECK = ("check", "--format", "json")
 

@@ -17,13 +17,13 @@ from watcher.logs import configure_logging
 from watcher.redact import RedactingStream
 
 if TYPE_CHECKING:
-    from watcher import warmstore
+    from watcher.state import warm as warmstore
 
 Handler = Callable[[argparse.Namespace], int]
 
 
 def _check(args: argparse.Namespace) -> int:
-    from watcher import warm
+    from watcher.state import replay as warm
 
     return warm.check(
         args, sys.stdout, lambda fetched, book, out: _full_check(args, fetched, book, out)
@@ -36,8 +36,8 @@ def _full_check(
     book: warmstore.Book | None,
     out: TextIO,
 ) -> int:
-    from watcher import commands
-    from watcher.check import CheckOptions
+    from watcher.commands import legacy as commands
+    from watcher.pipeline import CheckOptions
 
     options = CheckOptions(
         upstream=args.upstream,
@@ -54,49 +54,49 @@ def _full_check(
 
 
 def _sync(args: argparse.Namespace) -> int:
-    from watcher import commands
+    from watcher.commands import legacy as commands
 
     return commands.sync(args.config, args.upstream, sys.stdout)
 
 
 def _upstreams(args: argparse.Namespace) -> int:
-    from watcher import commands
+    from watcher.commands import legacy as commands
 
     return commands.upstreams(args.config, args.json, sys.stdout)
 
 
 def _notes(args: argparse.Namespace) -> int:
-    from watcher import commands
+    from watcher.commands import legacy as commands
 
     return commands.notes(args.config, sys.stdout)
 
 
 def _rules_lint(args: argparse.Namespace) -> int:
-    from watcher import commands
+    from watcher.commands import legacy as commands
 
     return commands.rules_lint(args.config, args.offline, sys.stdout, show=args.show)
 
 
 def _rules_test(args: argparse.Namespace) -> int:
-    from watcher import commands
+    from watcher.commands import legacy as commands
 
     return commands.rules_test(args.config, args.rule, sys.stdout)
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from watcher import commands
+    from watcher.commands import legacy as commands
 
     return commands.validate(args.config, sys.stdout)
 
 
 def _init(args: argparse.Namespace) -> int:
-    from watcher.init import init
+    from watcher.commands.init import init
 
     return init(args.directory, args.upstream, args.url, out=sys.stdout)
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from watcher.schema import render
+    from watcher.inputs.schema import render
 
     sys.stdout.write(render(args.kind))
     return 0
@@ -110,13 +110,13 @@ def _completion(args: argparse.Namespace) -> int:
 
 
 def _rule_new(args: argparse.Namespace) -> int:
-    from watcher.scaffold import rule_new
+    from watcher.commands.rule import rule_new
 
     return rule_new(args.config, args.note_id, args.source, offline=args.offline, out=sys.stdout)
 
 
 def _fix(args: argparse.Namespace) -> int:
-    from watcher.fix import fix
+    from watcher.commands.fix import fix
 
     return fix(
         args.config, write=args.write, offline=args.offline, out=sys.stdout, accept=args.accept
@@ -124,7 +124,7 @@ def _fix(args: argparse.Namespace) -> int:
 
 
 def _backtest(args: argparse.Namespace) -> int:
-    from watcher.backtest import backtest
+    from watcher.commands.backtest import backtest
 
     if (args.rule_id is None) == (args.note is None):
         raise WatchError("backtest takes a RULE_ID or --note ID (one of them)")
@@ -133,19 +133,19 @@ def _backtest(args: argparse.Namespace) -> int:
 
 
 def _log(args: argparse.Namespace) -> int:
-    from watcher.itemlog import item_log
+    from watcher.commands.log import item_log
 
     return item_log(args.config, args.item_id, offline=args.offline, out=sys.stdout)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from watcher.serve import serve
+    from watcher.commands.serve import serve
 
     return serve(args.config, once=args.once, lock_wait=args.wait)
 
 
 def _status(args: argparse.Namespace) -> int:
-    from watcher.status import status
+    from watcher.commands.status import status
 
     return status(args.config, fmt=args.format)
 
@@ -153,7 +153,7 @@ def _status(args: argparse.Namespace) -> int:
 def _action(args: argparse.Namespace) -> int:
     import os
 
-    from watcher.action import action
+    from watcher.commands.action import action
 
     env = {
         name: Path(os.environ[name])
@@ -174,7 +174,7 @@ def _action(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from watcher import demo
+    from watcher.commands import demo
 
     return demo.run(sys.stdout, keep=args.keep)
 

@@ -39,7 +39,7 @@ class Limits(_Strict):
     rule_bytes: PositiveInt = 1_000_000  # a larger rule file is an error, not parsed
     file_bytes: PositiveInt = 10_000_000  # a larger cited upstream file is an error
     yaml_nodes: PositiveInt = 10_000  # front matter expanding (aliases included) past this
-    # Processes judging and walking a big site (watcher.cores); none: one per core, up to 4.
+    # Processes judging and walking a big site (watcher.judge.pool); none: one per core, up to 4.
     processes: PositiveInt | None = None
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from watcher import state
 from watcher.errors import WatchError
+from watcher.state import store as state
 
 SCHEMA = "watch.bookkeeping/1"
 LEGACY = "issues.json"  # the one-file bookkeeping of earlier versions, read as a hint

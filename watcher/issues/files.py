@@ -18,7 +18,7 @@ import yaml
 from watcher.errors import WatchError
 from watcher.issues import markers
 from watcher.issues.sinks import IssueDoc, SinkError, State
-from watcher.state import write_text
+from watcher.state.store import write_text
 
 _SEPARATOR = "---\n"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: read on every run

@@ -153,7 +153,7 @@ def _change(repo: str, c: Change) -> str:
 
 
 def _lang(r: Result) -> str:
-    from watcher.languages import LANGUAGES, for_path
+    from watcher.parse.languages import LANGUAGES, for_path
 
     language = for_path(r.baseline.path) if r.baseline else None
     return language if language in LANGUAGES else ""

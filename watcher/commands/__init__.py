@@ -1,0 +1,1 @@
+"""One module per command: explicit arguments in, an exit code out."""

@@ -1,0 +1,99 @@
+"""`watch backtest`: replay a rule (or a note's items) over the branch's first-parent history
+and list each commit where its verdict would have changed, with the release that shipped it.
+A rule that fires exactly at upstream behaviour changes is a rule worth keeping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from watcher import config as config_mod
+from watcher.errors import WatchError
+from watcher.history import attribute
+from watcher.history import walk as lines
+from watcher.judge import classify
+from watcher.judge.classify import Plan, plan
+from watcher.mirror.mirrors import Mirror
+from watcher.models import Result
+from watcher.pipeline import CheckOptions, gather, group
+
+
+@dataclass(frozen=True)
+class Transition:
+    commit: str
+    before: str
+    after: str
+    release: str | None
+
+
+def backtest(
+    config_file: Path, rule_id: str | None, note_id: str | None, since: str | None,
+    *, offline: bool, out: TextIO,
+) -> int:  # fmt: skip
+    """Print the verdict changes of each selected item since its baseline (or `since`)."""
+    config = config_mod.load(config_file)
+    options = CheckOptions(rule=rule_id, note=note_id, offline=offline, citations=rule_id is None)
+    inputs = gather(config, options)
+    if not inputs.items:
+        what = f"rule {rule_id!r}" if rule_id else f"note {note_id!r}"
+        raise WatchError(f"no {what} with trackable items; `watch notes` lists them")
+    status = 0
+    for upstream, items in group(config, inputs.items, options):
+        if upstream is None:
+            continue
+        mirror = Mirror(upstream, config.cache, config.limits)
+        try:
+            if not offline:
+                mirror.sync([*(i.commit for i in items), *([since] if since else [])])
+            head = mirror.head()
+            for item in items:
+                planned = plan(mirror, head, item, offline=offline)
+                status = max(status, _report(mirror, planned, since, upstream.release_tags, out))
+        finally:
+            mirror.close()
+    return status
+
+
+def replay(
+    mirror: Mirror, planned: Plan, since: str | None, tags: str
+) -> tuple[str, list[Transition]]:
+    """The item's state at the start, and every commit after it where that state changed."""
+    judge = lines.judge_function(mirror, planned)
+    if judge is None:
+        raise WatchError(
+            f"{planned.item.id}: the rule does not hold at its baseline; run `watch rules lint`"
+        )
+    start = mirror.resolve(since) if since else planned.base
+    if start is None:
+        raise WatchError(f"--since {since}: no such commit in {mirror.upstream.repo}")
+    mirror.prefetch(planned.blobs)
+    # The same engine as `watch check`: its verdict at HEAD says which files to follow,
+    # and only the commits that touched the item's lines are judged.
+    initial, steps = attribute.versions(mirror, planned, classify.judge(mirror, planned), start)
+    walked = [(step.commit, step.files) for step in steps]
+    first, found = lines.transitions(mirror, initial, walked, judge)
+    changes = [
+        Transition(commit, before, after, mirror.first_release(commit, tags))
+        for commit, before, after in found
+    ]
+    return first, changes
+
+
+def _report(
+    mirror: Mirror, planned: Plan | Result, since: str | None, tags: str, out: TextIO
+) -> int:
+    if isinstance(planned, Result):
+        out.write(f"{planned.id}: error: {planned.message}\n")
+        return 2
+    first, changes = replay(mirror, planned, since, tags)
+    start = (since or planned.base)[:12]
+    out.write(f"{planned.item.id} (note {planned.item.note}): {first} at {start}\n")
+    for change in changes:
+        info = mirror.info(change.commit)
+        release = change.release or "not in a release yet"
+        out.write(f"  {info.date[:10]} {change.commit[:10]} {change.before} -> {change.after}"
+                  f"  [{release}]  {info.summary}\n")  # fmt: skip
+    if not changes:
+        out.write("  no change on the first-parent history\n")
+    return 0

@@ -1,0 +1,252 @@
+"""`watch fix`: move citations to where upstream has them now, in the notes themselves.
+
+Without `--accept`, only `moved` citations change (token-identical code at new lines):
+their `commit`, `path` (or permalink) and `date`. With `--accept NOTE_ID`, a human has
+re-read the note against HEAD, and everything it tracks is re-based there (see
+`accept`). Nothing is written without `--write`: the change is shown as a diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+from watcher import config as config_mod
+from watcher.config import Config, Upstream
+from watcher.errors import WatchError
+from watcher.inputs import edit
+from watcher.inputs.notes import site_notes
+from watcher.inputs.rules import load_rules
+from watcher.models import Location, Note, Result, Rule, Verdict
+from watcher.pipeline import CheckOptions, run_check
+
+
+@dataclass
+class Changes:
+    """New texts of the files a fix touches, and what a human still has to do."""
+
+    root: Path
+    texts: dict[Path, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
+    todo: list[str] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+
+    def text(self, path: Path) -> str:
+        if path not in self.texts:
+            old = path.read_text(encoding="utf-8")
+            self.texts[path] = (old, old)
+        return self.texts[path][1]
+
+    def set(self, path: Path, new: str) -> None:
+        self.texts[path] = (self.texts[path][0], new)
+
+    def show(self, out: TextIO) -> None:
+        for path, (old, new) in self.texts.items():
+            name = path.relative_to(self.root).as_posix()
+            out.writelines(
+                difflib.unified_diff(
+                    old.splitlines(keepends=True),
+                    new.splitlines(keepends=True),
+                    f"a/{name}",
+                    f"b/{name}",
+                )
+            )
+
+    def write(self) -> int:
+        from watcher.state.store import write_text
+
+        changed = [(p, new) for p, (old, new) in self.texts.items() if old != new]
+        for path, new in changed:
+            write_text(path, new)  # atomic: a note is never half-written
+        return len(changed)
+
+
+def fix(
+    config_file: Path,
+    *,
+    write: bool,
+    offline: bool,
+    out: TextIO,
+    accept: str | None = None,
+    today: str | None = None,
+) -> int:
+    """`watch fix [--accept NOTE_ID] [--write]`: show the edits as a diff, or write them.
+
+    Exit 0 when done, 1 when something still needs a human (listed on `out`)."""
+    config = config_mod.load(config_file)
+    date = today or datetime.now(UTC).date().isoformat()
+    changes = plan(config, accept, offline=offline, date=date)
+    changes.show(out)
+    for line in changes.done:
+        out.write(f"{line}\n")
+    for line in changes.todo:
+        out.write(f"todo: {line}\n")
+    if write:
+        count = changes.write()
+        out.write(f"updated {count} file{'s' if count != 1 else ''}\n")
+    elif any(old != new for old, new in changes.texts.values()):
+        again = f"--accept {accept} --write" if accept else "--write"
+        out.write(f"run `watch fix {again}` to write these changes\n")
+    else:
+        out.write("nothing to change\n" if accept else "no moved citations\n")
+    return 1 if changes.todo else 0
+
+
+def plan(config: Config, accept: str | None, *, offline: bool, date: str) -> Changes:
+    """The edits `watch fix` (or `fix --accept NOTE_ID`) would make; nothing is written."""
+    notes = site_notes(config).notes
+    if accept is not None and accept not in notes:
+        raise WatchError(f"--accept {accept}: no note has this id; `watch notes` lists them")
+    options = CheckOptions(
+        note=accept, offline=offline, no_issues=True, issue_citations=False, read_only=True
+    )
+    report = run_check(config, options)
+    changes = Changes(config.root)
+    if accept is None:
+        _moved(config, notes, report.results, changes, date)
+    else:
+        limit = config.limits.rule_bytes
+        rules = load_rules(config.rules, display_root=config.root, max_bytes=limit).rules
+        accept_note(config, notes[accept], rules, report.results, changes, date)
+    return changes
+
+
+def _moved(
+    config: Config, notes: dict[str, Note], results: tuple[Result, ...], changes: Changes, date: str
+) -> None:
+    """Moved citations only: new commit and lines, and their `date`."""
+    for note in notes.values():
+        rebases = [
+            edit.Rebase(c.index, c.repo, r.current.commit, cited(r.current))
+            for c in note.citations
+            if (r := _result(results, c.id)) is not None
+            and r.verdict is Verdict.MOVED
+            and r.current is not None
+        ]
+        if not rebases:
+            continue
+        path = config.root / note.file
+        changes.set(path, edit.rebase_sources(changes.text(path), rebases, date, note.file))
+        for rebase, citation in zip(rebases, _cited(note, rebases), strict=True):
+            changes.done.append(
+                f"{note.file}: {citation} -> {rebase.commit[:12] if rebase.commit else ''} "
+                f"{rebase.cited}"
+            )
+
+
+def accept_note(
+    config: Config,
+    note: Note,
+    rules: dict[str, Rule],
+    results: tuple[Result, ...],
+    changes: Changes,
+    date: str,
+) -> None:
+    """Re-base a re-verified note on HEAD: every citation at its lines there (dropped when
+    missing), quotes rewritten to the code they match now, moved rule paths updated,
+    every source's `date` and the note's `lastVerified` set to `date`."""
+    path = config.root / note.file
+    rebases: list[edit.Rebase] = []
+    for citation in note.citations:
+        result = _result(results, citation.id)
+        where = f"{note.file}: sources[{citation.index}] {citation.cited}"
+        if result is None or result.verdict is Verdict.ERROR:
+            why = result.message if result else "not checked"
+            changes.todo.append(f"{where}: kept as it is, it cannot be re-based ({why})")
+        elif result.current is None:
+            rebases.append(edit.Rebase(citation.index, citation.repo, None, None))
+            changes.done.append(f"{where}: dropped, not found at HEAD ({result.message})")
+        else:
+            new = cited(result.current)
+            rebases.append(edit.Rebase(citation.index, citation.repo, result.current.commit, new))
+    # Quotes first: their lines are the note's lines before the front matter changes.
+    text = _quotes(config, note, results, changes.text(path), changes)
+    # Every source's date, issue citations' too: the whole note was re-read.
+    text = edit.rebase_sources(text, rebases, date, note.file, every_date=True)
+    changes.set(path, edit.set_key(text, "lastVerified", date))
+    _rules(config, note, rules, results, changes)
+
+
+def _quotes(
+    config: Config, note: Note, results: tuple[Result, ...], text: str, changes: Changes
+) -> str:
+    """Changed quotes rewritten to their closest match at HEAD, last first (lines stay)."""
+    for quote in sorted(note.quotes, key=lambda q: -q.line):
+        result = _result(results, quote.id)
+        where = f"{note.file}:{quote.line}: quote {quote.index}"
+        if result is None or result.verdict is Verdict.FRESH:
+            continue
+        if result.verdict is Verdict.CHANGED and result.current is not None:
+            now = _quote_now(config, result, quote.language, quote.text)
+            if now is not None:
+                text = edit.replace_quote(text, quote, now)
+                changes.done.append(f"{where}: rewritten to {where_at(result.current)}; check it")
+                continue
+        changes.todo.append(f"{where}: {result.message}; edit or remove it by hand")
+    return text
+
+
+def _quote_now(config: Config, result: Result, language: str, text: str) -> str | None:
+    from watcher.judge import classify
+    from watcher.mirror.mirrors import Mirror
+
+    assert result.current is not None
+    upstream = config.upstream_for(result.repo) or Upstream(repo=result.repo)
+    mirror = Mirror(upstream, config.cache)
+    try:
+        blob = mirror.blob_id(result.current.commit, result.current.path)
+        if blob is None:
+            return None
+        mirror.prefetch([blob])
+        return classify.quote_now(mirror, text, language, result.current.path, blob)
+    finally:
+        mirror.close()
+
+
+def _rules(
+    config: Config,
+    note: Note,
+    rules: dict[str, Rule],
+    results: tuple[Result, ...],
+    changes: Changes,
+) -> None:
+    for rule in (r for r in rules.values() if r.note == note.id):
+        result = _result(results, rule.id)
+        if result is None:
+            continue
+        where = f"{rule.file}: rule {rule.id}"
+        if result.current is not None and result.current.path != rule.path:
+            path = config.root / rule.file
+            changes.text(path)
+            changes.set(path, edit.set_rule_path(path, rule.id, result.current.path))
+            changes.done.append(f"{where}: path {rule.path} -> {result.current.path}")
+        if result.verdict in (Verdict.BROKEN, Verdict.MISSING, Verdict.ERROR):
+            changes.todo.append(
+                f"{where}: {result.verdict.value} at HEAD ({result.message}); at its new "
+                "baseline it must match one target with every claim holding: update it, "
+                "then run `watch rules lint`"
+            )
+
+
+def cited(loc: Location) -> str:
+    """`FILE:START-END` (or `FILE:LINE`, or `FILE`) for a location."""
+    if loc.start_line is None:
+        return loc.path
+    if loc.end_line in (None, loc.start_line):
+        return f"{loc.path}:{loc.start_line}"
+    return f"{loc.path}:{loc.start_line}-{loc.end_line}"
+
+
+def where_at(loc: Location) -> str:
+    return f"{cited(loc)} at {loc.commit[:12]}"
+
+
+def _result(results: tuple[Result, ...], item_id: str) -> Result | None:
+    return next((r for r in results if r.id == item_id), None)
+
+
+def _cited(note: Note, rebases: list[edit.Rebase]) -> list[str]:
+    by_index = {c.index: c for c in note.citations}
+    return [f"{by_index[r.index].commit[:12]} {by_index[r.index].cited}" for r in rebases]

@@ -1,0 +1,153 @@
+"""Carry out the dashboard boxes a maintainer ticked (see `watcher.issues.boxes`).
+
+`watch action` calls this in the notes repository's checkout, before its check:
+
+- accept: `watch fix --accept NOTE_ID` is planned, and its edits are committed on branch
+  `watch/accept/NOTE_ID` (built from HEAD without touching the work tree, pushed with
+  `--force` so a second tick refreshes it) and opened as a pull request; with
+  `[issues] accept = "commit"` (or a sink that cannot open pull requests) they are
+  committed to the checked-out branch and pushed.
+- snooze: `snooze_until` (today + 30 days) is set in the note and committed to the
+  checked-out branch, so this run and every later one leave its issue alone.
+
+The dashboard is rendered afresh by the check that follows, with its boxes unticked.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import tempfile
+from datetime import date, timedelta
+from pathlib import Path
+
+from watcher.commands import fix
+from watcher.config import Config
+from watcher.errors import WatchError
+from watcher.inputs import edit
+from watcher.inputs.notes import site_notes
+from watcher.issues import boxes
+from watcher.state.store import write_text
+
+log = logging.getLogger("watcher.action")
+BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
+
+
+def carry_out(config: Config, *, today: date, upstream: str | None = None) -> list[str]:
+    """Carry out every ticked box; one line per box saying what was done.
+
+    With `upstream` (one job of a matrix), only the boxes of notes that upstream owns (the
+    first repository a note cites): every box is carried out by exactly one job."""
+    from watcher.issues import dashboard, markers
+    from watcher.issues.sinks import SinkError
+    from watcher.issues.sync import make_sink
+
+    sink, dry = make_sink(config, False, log.info)
+    if dry:
+        return []
+    try:
+        docs = sink.find(dashboard.HANDLE, markers.DASHBOARD, None)
+    except SinkError as exc:
+        log.error("dashboard: could not read its boxes: %s", exc)
+        return []
+    current = min(docs, key=lambda d: d.number or 0) if docs else None
+    done = []
+    for tick in _mine(config, boxes.ticked(current.body if current else None), upstream):
+        try:
+            if tick.what == "accept":
+                done.append(_accept(config, sink, tick.note, today))
+            else:
+                done.append(_snooze(config, tick.note, today))
+        except WatchError as exc:  # one box failing leaves the others to be done
+            log.error("dashboard: %s %s: %s", tick.what, tick.note, exc)
+    for line in done:
+        log.info("dashboard: %s", line)
+    return done
+
+
+def _mine(config: Config, ticks: list[boxes.Tick], upstream: str | None) -> list[boxes.Tick]:
+    if upstream is None:
+        return ticks
+    notes = site_notes(config).notes
+    owners = {
+        n.id: (n.citations[0].repo if n.citations else n.issue_citations[0].repo).lower()
+        for n in notes.values()
+        if n.citations or n.issue_citations
+    }
+    return [t for t in ticks if owners.get(t.note) == upstream.lower()]
+
+
+def _accept(config: Config, sink: object, note_id: str, today: date) -> str:
+    changes = fix.plan(config, note_id, offline=False, date=today.isoformat())
+    changed = {p: new for p, (old, new) in changes.texts.items() if old != new}
+    if not changed:
+        return f"accept {note_id}: nothing to change"
+    top = Path(_git(config.root, "rev-parse", "--show-toplevel"))
+    summary = [*changes.done, *(f"todo: {t}" for t in changes.todo)]
+    message = f"Accept {note_id}: re-verified, re-based on upstream HEAD\n\n" + "\n".join(summary)
+    open_pull = getattr(sink, "open_pull", None)
+    if config.issues.accept == "commit" or open_pull is None:
+        changes.write()
+        _git(top, "add", "--", *(str(p) for p in changed))
+        commit = _commit(top, message)
+        return f"accept {note_id}: committed {commit[:12]}"
+    branch = f"watch/accept/{note_id}"
+    commit = _commit_off_tree(top, changed, message)
+    _git(top, "push", "--force", "--quiet", "origin", f"{commit}:refs/heads/{branch}")
+    base = _git(top, "rev-parse", "--abbrev-ref", "HEAD")
+    body = (
+        f"Ticked **accept** for `{note_id}` on the watch dashboard: `watch fix --accept "
+        f"{note_id}` re-based it on upstream HEAD.\n\n" + "\n".join(f"- {s}" for s in summary)
+    )
+    url = open_pull(branch, base, f"Accept {note_id}: re-based on upstream HEAD", body)
+    return f"accept {note_id}: pull request {url}"
+
+
+def _snooze(config: Config, note_id: str, today: date) -> str:
+    notes = site_notes(config).notes
+    if note_id not in notes:
+        raise WatchError(f"no note {note_id} (renamed or deleted since the box was drawn)")
+    until = (today + timedelta(days=boxes.SNOOZE_DAYS)).isoformat()
+    path = config.root / notes[note_id].file
+    write_text(path, edit.set_key(path.read_text(encoding="utf-8"), "snooze_until", until))
+    top = Path(_git(config.root, "rev-parse", "--show-toplevel"))
+    _git(top, "add", "--", str(path))
+    commit = _commit(top, f"Snooze {note_id} until {until} (ticked on the watch dashboard)")
+    return f"snooze {note_id}: until {until}, committed {commit[:12]}"
+
+
+def _commit(top: Path, message: str) -> str:
+    from watcher.commands.action import _push
+
+    name, email = BOT
+    _git(top, "-c", f"user.name={name}", "-c", f"user.email={email}", "commit", "--quiet",
+         "-m", message)  # fmt: skip
+    _push(top)
+    return _git(top, "rev-parse", "HEAD")
+
+
+def _commit_off_tree(top: Path, files: dict[Path, str], message: str) -> str:
+    """A commit on top of HEAD with `files` changed, made in a scratch index: the work
+    tree and the checked-out branch stay as they are."""
+    name, email = BOT
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        _git(top, "read-tree", "HEAD", env=env)
+        for path, text in files.items():
+            blob = _git(top, "hash-object", "-w", "--stdin", stdin=text)
+            rel = path.resolve().relative_to(top.resolve()).as_posix()
+            _git(top, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=env)
+        tree = _git(top, "write-tree", env=env)
+    env = {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+           "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}  # fmt: skip
+    return _git(top, "commit-tree", tree, "-p", "HEAD", "-m", message, env=env)
+
+
+def _git(cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=env, input=stdin
+    )
+    if proc.returncode:
+        raise WatchError(f"{cwd}: git {args[0]} failed: {proc.stderr.strip()}")
+    return proc.stdout.strip()

@@ -1,0 +1,1 @@
+"""An item's history: the walk over first-parent versions, and attribution."""

@@ -1,0 +1,279 @@
+"""Name the upstream commit that made an item what it is at HEAD, and the release shipping it.
+
+`introduced_by` is the first commit of the current run: walking the branch's
+first-parent history back from HEAD, the commit after which the item has been in its
+HEAD state (changed, broken or missing) without interruption. A change that was later
+reverted is therefore not blamed. The walk visits only commits that touched the item's
+files, parses only those whose diff touched the item's own lines (`watcher.history.walk`), and
+judges each distinct version once.
+
+Walks run in lock-step: each asks for the blobs it needs, and one fetch serves every
+walk's request, so a cold run on a big site makes one blob round trip, not a few per
+walk.
+
+`history` is every first-parent commit since the baseline that changed a stale item
+(its state, or its tokens: a rename or move is no change), oldest first. One walk back
+from HEAD to the baseline finds it, and `introduced_by` is read off it (the last commit
+that gave the item its HEAD state): each version is read once, for both; `watch log` and
+`backtest` use the same walk.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass
+
+from watcher.errors import TooLarge, WatchError
+from watcher.history import walk as lines
+from watcher.judge import classify
+from watcher.judge import pool as cores
+from watcher.judge.classify import Plan
+from watcher.mirror.mirrors import Mirror
+from watcher.mirror.renames import Files, Step
+from watcher.models import Attribution, Candidate, Change, Result, Verdict
+
+STALE = (Verdict.CHANGED, Verdict.BROKEN, Verdict.MISSING)
+PR = re.compile(r"\(#(\d+)\)|Merge pull request #(\d+)")
+
+Changes = list[tuple[str, str]]  # (commit, the item's state after it), oldest first
+
+
+@dataclass(frozen=True)
+class Told:
+    """What the walks of items sharing their files found, per item: the commit that
+    introduced its HEAD state, and every commit that changed it (None: not told)."""
+
+    commits: list[str | None]
+    changes: list[Changes | None]
+
+
+# A walk yields the blobs it needs next (the driver fetches them) and returns what it found.
+Walk = Generator[list[str], None, Told]
+# The same for the versions a walk reads: the item's files at the start, and each step.
+Followed = Generator[list[str], None, tuple[Files, list[Step]]]
+
+
+def attribute(
+    mirror: Mirror,
+    judged: Sequence[tuple[Plan, Result]],
+    release_tags: str,
+    pool: cores.Pool | None = None,
+) -> list[Result]:
+    """The results with `introduced_by` and `released_in` filled in for stale verdicts.
+
+    Items that share a baseline and files (several citations of one file, a rule and
+    the citation it guards) walk that file's history together, in lock-step, so each
+    version is parsed once for all of them. A big site's walks are spread over the
+    pool's processes (`watcher.judge.pool`), walks of one file in one process.
+    """
+    groups: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
+    for index, (plan, result) in enumerate(judged):
+        if result.verdict in STALE:
+            key = (plan.base, plan.head, tuple(_paths(plan, result)))  # one walk per key
+            groups.setdefault(key, []).append(index)
+    out = [result for _, result in judged]
+    # Every walk's first log of its file, one `git log` per baseline for all of them.
+    for head in {head for _, head, _ in groups}:
+        mirror.paths.prelog(head, [(base, paths[0]) for base, at, paths in groups if at == head])
+    walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
+    pool = pool or cores.Pool(1)
+    found = run_walks(mirror, walks, [paths[0] for _, _, paths in groups], pool)
+    commits = [c for told in found for c in told.commits if c is not None]
+    commits += [c for told in found for changes in told.changes for c, _ in changes or ()]
+    mirror.releases(release_tags, commits)  # every release asked in one pass
+    introduced: dict[int, str] = {}
+    for members, told in zip(groups.values(), found, strict=True):
+        if not told.commits:  # the walk was stopped: nothing told
+            told = Told([None] * len(members), [None] * len(members))
+        for index, commit, changes in zip(members, told.commits, told.changes, strict=True):
+            update: dict[str, object] = {"history": history(mirror, changes or (), release_tags)}
+            if commit is not None:
+                introduced[index] = commit
+                update |= {
+                    "introduced_by": attribution(mirror, commit),
+                    "released_in": mirror.first_release(commit, release_tags),
+                }
+            out[index] = out[index].model_copy(update=update)
+    for index, candidates in _candidates(mirror, judged, introduced, pool).items():
+        out[index] = out[index].model_copy(update={"candidates": candidates})
+    lines.forget_spots()  # those of walks that started elsewhere (in other files)
+    return out
+
+
+def history(mirror: Mirror, changes: Iterable[tuple[str, str]], tags: str) -> tuple[Change, ...]:
+    """The item's changes as told in results: each commit's PR, date and first release."""
+    found = []
+    for commit, state in changes:
+        blame = attribution(mirror, commit)
+        release = mirror.first_release(commit, tags)
+        found.append(Change(commit=commit, state=state, pr=blame.pr, released_in=release,
+                            date=blame.date, summary=blame.summary))  # fmt: skip
+    return tuple(found)
+
+
+def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change, ...]:
+    """Every first-parent commit since the baseline that changed the item, oldest first
+    (`watch log`): the walk `check` gives stale results, for any item."""
+    judge = lines.judge_function(mirror, plan)
+    if judge is None:
+        raise WatchError(f"{plan.item.id}: the rule does not hold at its baseline; run "
+                         "`watch rules lint`")  # fmt: skip
+    mirror.prefetch(plan.blobs)
+    start, steps = versions(mirror, plan, classify.judge(mirror, plan))
+    walked = [(step.commit, step.files) for step in steps]
+    walks = lines.changes(mirror, start, walked, [judge])
+    try:
+        while True:
+            mirror.prefetch(walks.send(None))
+    except StopIteration as stop:
+        ((_, changes),) = stop.value
+    mirror.releases(release_tags, (c for c, _ in changes))
+    return history(mirror, changes, release_tags)
+
+
+def _candidates(
+    mirror: Mirror,
+    judged: Sequence[tuple[Plan, Result]],
+    introduced: dict[int, str],
+    pool: cores.Pool,
+) -> dict[int, tuple[Candidate, ...]]:
+    """Missing citations' hints of where they went, from the commits that removed them
+    (by position in `judged`): the files each is looked for in come in one fetch for
+    all, and are read on every core (`watcher.judge.pool`)."""
+    removed = {
+        index: commit
+        for index, commit in introduced.items()
+        if (result := judged[index][1]).verdict is Verdict.MISSING
+        and result.kind == "citation"
+        and not result.candidates
+    }
+    mirror.paths.touched(removed.values())  # what each commit touched: one batch for all
+    looked = {i: classify.hint_files(mirror, judged[i][0], c) for i, c in removed.items()}
+    mirror.prefetch(blob for files in looked.values() for _, blob in files)
+    found = cores.spread(
+        list(looked),
+        key=lambda index: judged[index][0].item.path,
+        work=lambda index: classify.missing_hints(
+            mirror, judged[index][0], introduced[index], looked[index]
+        ),
+        pool=pool,
+        least=cores.LEAST_WALKS,
+    )
+    return dict(zip(looked, found, strict=True))
+
+
+def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None:
+    """Recompute the release for a cached result: new tags appear without new commits."""
+    if result.introduced_by is None:
+        return None
+    return mirror.first_release(result.introduced_by.commit, release_tags)
+
+
+def run_walks(
+    mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], pool: cores.Pool
+) -> list[Told]:
+    """Drive walks in lock-step: each round fetches what every unfinished walk asks for
+    in one batch, then lets each go on until it needs more. Spread over the pool for
+    a big site (`watcher.judge.pool`): walks with the same key (file) run in one process."""
+    try:
+        found = cores.lockstep(
+            [_guarded(w) for w in walks],
+            keys=keys,
+            fetch=mirror.prefetch,
+            pool=pool,
+        )
+    finally:
+        lines.close_batches()
+    return [told or Told([], []) for told in found]
+
+
+def _guarded(walk: Walk) -> Generator[list[str], None, Told | None]:
+    """A walk stopped by a version above [limits] file_bytes tells nothing: no blame
+    rather than a guess."""
+    try:
+        return (yield from walk)
+    except TooLarge:
+        return None
+
+
+def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
+    """The walk behind `introduced_by` and `history`: back from HEAD to the baseline,
+    yielding the blobs it needs before reading them, each version read once for every
+    item. Only the versions whose commit touched an item's lines are judged
+    (`watcher.history.walk`); `introduced_by` is read off the changes it finds."""
+    plan, result = items[0]
+    judges: dict[int, tuple[lines.Judge, str]] = {}
+    for index, (item_plan, item_result) in enumerate(items):
+        judge = lines.judge_function(mirror, item_plan)
+        if judge is not None:
+            judges[index] = (judge, _category(item_result.verdict))
+    told = Told([None] * len(items), [None] * len(items))
+    if not judges:
+        return told
+    start, steps = yield from following(mirror, plan, result)
+    walked = [(step.commit, step.files) for step in steps]
+    found = yield from lines.changes(mirror, start, walked, [j for j, _ in judges.values()])
+    for (index, (_, target)), (first, changes) in zip(judges.items(), found, strict=True):
+        told.commits[index] = lines.introduced(first, changes, target)
+        told.changes[index] = changes
+    return told
+
+
+def versions(
+    mirror: Mirror, plan: Plan, result: Result, since: str | None = None
+) -> tuple[Files, list[Step]]:
+    """The item's files at `since` (default: its baseline), and after each first-parent
+    commit up to HEAD that touched them, following the file through every rename and copy.
+    A rule or citation found in a file that is not one of these (its own file gone) has
+    that file followed too."""
+    steps = following(mirror, plan, result, since)
+    try:
+        while True:
+            mirror.prefetch(steps.send(None))
+    except StopIteration as stop:
+        found: tuple[Files, list[Step]] = stop.value
+        return found
+
+
+def following(mirror: Mirror, plan: Plan, result: Result, since: str | None = None) -> Followed:
+    """`versions`, yielding the blobs it needs before reading them (where a file the item
+    was found in came from), so that walks in lock-step fetch them together."""
+    start = since or plan.base
+    paths = [plan.item.path]
+    if start != plan.base:  # the file's path(s) at `since`, which a rename may have changed
+        earlier = mirror.paths.follow(plan.base, start, paths).at_head
+        paths = [p for p, _ in earlier] or paths
+    followed = mirror.paths.follow(start, plan.head, paths)
+    extra = [p for p in _paths(plan, result) if p not in paths]
+    if extra and not {p for p, _ in followed.at_head} >= set(extra):
+        # Found in a file it was not followed to: follow that file back to where it came
+        # from, so that a construct moved between files is blamed where it changed.
+        came_from: list[str] = []
+        for path in extra:
+            came_from += yield from mirror.paths.origins(start, plan.head, path)
+        wanted = list(dict.fromkeys([*paths, *came_from, *extra]))
+        followed = mirror.paths.follow(start, plan.head, wanted)
+    return followed.start, list(followed.steps)
+
+
+def attribution(mirror: Mirror, commit: str) -> Attribution:
+    info = mirror.info(commit)
+    match = PR.search(info.summary) or PR.search(info.message)
+    pr = int(match.group(1) or match.group(2)) if match else None
+    return Attribution(
+        commit=commit, date=info.date, author=info.author, summary=info.summary, pr=pr
+    )
+
+
+def _category(verdict: Verdict) -> str:
+    return {Verdict.CHANGED: "changed", Verdict.BROKEN: "broken", Verdict.MISSING: "missing"}[
+        verdict
+    ]
+
+
+def _paths(plan: Plan, result: Result) -> list[str]:
+    paths = [plan.item.path, *(p for p, _, _ in plan.bases), *(p for p, _ in plan.files)]
+    if result.current is not None:
+        paths.append(result.current.path)
+    return list(dict.fromkeys(paths))

@@ -1,0 +1,182 @@
+"""Follow an item's lines into the version before, looking only at the bytes that differ.
+
+Two versions of a file on either side of one commit are mostly the same bytes: a common
+start, a common end, and, when the commit edited above and below the item's lines, a
+common stretch around those lines. Comparing them costs a few `memcmp`s; what lies in the
+stretches that differ is all that must be searched to know that the lines are still
+there once, and each guard word as often, as searching the whole version would tell.
+"""
+
+from __future__ import annotations
+
+from watcher.parse.syntax import is_word_byte
+
+CHUNK = 4096  # bytes compared in the first step of a common start or end; each later doubles
+
+Window = tuple[int, int, int, int]  # bytes [lo, hi) of the older version, [lo, hi) of the newer
+
+
+def moved(
+    new: bytes, old: bytes, at: int, region: bytes, words: tuple[bytes, ...]
+) -> tuple[int | None, int]:
+    """Where `region`, whole lines found once in `new` at `at`, is in `old` (the version
+    before), when the bytes that differ between them hold no part of it and no guard
+    word: then `old` holds it once, as whole lines, and each word as often as `new` does.
+    None when that is not shown (the caller searches `old` whole), and the bytes searched."""
+    if new == old:
+        return at, 0
+    size = len(region)
+    start, end = common_ends(new, old)
+    if at + size < start:  # the lines and the byte after them are in the common start
+        return _checked(new, old, [(start, len(old) - end, start, len(new) - end)], at, region,
+                        words)  # fmt: skip
+    if at > len(new) - end:  # the lines and the byte before them are in the common end
+        shifted = at + len(old) - len(new)
+        return _checked(new, old, [(start, len(old) - end, start, len(new) - end)], shifted,
+                        region, words)  # fmt: skip
+    # Edited on both sides, or in the lines: where are they in what differs?
+    low, high = max(0, start - size), min(len(old), len(old) - end + size)
+    found = old.find(region, low, high)
+    searched = high - low
+    if found < 0 or not _whole_lines(old, found, size):
+        return None, searched
+    before = min(at, found) - start  # how far back the stretch around them may reach
+    after = min(len(new) - end - at - size, len(old) - end - found - size)
+    if before < 0 or after < 0:
+        return None, searched
+    left = _common_end(new, old, at, found, before)
+    right = _common_start(new, old, at + size, found + size, after)
+    if any(size + left + right <= len(w) for w in words):  # the windows' reaches would meet
+        return None, searched
+    windows = [
+        (start, found - left, start, at - left),
+        (found + size + right, len(old) - end, at + size + right, len(new) - end),
+    ]
+    place, more = _checked(new, old, windows, found, region, words)
+    return place, searched + more
+
+
+def _checked(
+    new: bytes,
+    old: bytes,
+    windows: list[Window],
+    place: int,
+    region: bytes,
+    words: tuple[bytes, ...],
+) -> tuple[int | None, int]:
+    """`place` when no window of `old` holds the region but there, and each guard word
+    occurs as often in the windows of both, reaching each window's edges by the word's
+    length (what lies outside is the same bytes); and the bytes searched."""
+    searched = 0
+    for old_lo, old_hi, _, _ in windows:
+        low, high = max(0, old_lo - len(region)), min(len(old), old_hi + len(region))
+        searched += max(0, high - low)
+        if _holds(old, region, low, high, place):
+            return None, searched
+    for word in words:
+        for old_lo, old_hi, new_lo, new_hi in windows:
+            searched += old_hi - old_lo + new_hi - new_lo + 4 * len(word)
+            if _bordered(word):  # its occurrences may overlap: none may be in what differs
+                if _holds(old, word, max(0, old_lo - len(word)), old_hi + len(word), -1):
+                    return None, searched
+                if _holds(new, word, max(0, new_lo - len(word)), new_hi + len(word), -1):
+                    return None, searched
+            elif count(old, word, old_lo - len(word), old_hi) != count(
+                new, word, new_lo - len(word), new_hi
+            ):
+                return None, searched
+    return place, searched
+
+
+def count(source: bytes, word: bytes, first: int = 0, last: int | None = None) -> int:
+    """How often `word` occurs in `source` as a whole word (`build` in `builder` or
+    `build_inner` is another name), starting between `first` and `last` (inclusive)."""
+    size = len(word)
+    stop = len(source) if last is None else min(len(source), last + size)
+    found, at = 0, source.find(word, max(0, first), stop)
+    head, tail = is_word_byte(word[0]), is_word_byte(word[-1])
+    while at >= 0:
+        end = at + size
+        if not (head and at and is_word_byte(source[at - 1])) and not (
+            tail and end < len(source) and is_word_byte(source[end])
+        ):
+            found += 1
+        at = source.find(word, end, stop)
+    return found
+
+
+def _bordered(word: bytes) -> bool:
+    """Whether two occurrences of `word` can overlap (`aba` in `ababa`): a count that
+    starts inside one could then differ from a count over the whole file."""
+    return any(word[:k] == word[-k:] for k in range(1, len(word)))
+
+
+def _holds(source: bytes, word: bytes, low: int, high: int, own: int) -> bool:
+    """Whether `word` lies in source[low:high] anywhere but at `own`."""
+    at = source.find(word, low, high)
+    if at == own >= 0:
+        at = source.find(word, at + 1, high)
+    return at >= 0
+
+
+def _whole_lines(source: bytes, at: int, size: int) -> bool:
+    end = at + size
+    return (at == 0 or source[at - 1] == 0x0A) and (end == len(source) or source[end] == 0x0A)
+
+
+# The last two versions compared whole, and their common start and end: a walk's step
+# compares a version with the one after it to follow an item's lines (`moved`), then
+# again to find what differs between them (`syntax.differing`).
+_LAST: list[tuple[bytes, bytes, int, int]] = []
+
+
+def common_ends(new: bytes, old: bytes) -> tuple[int, int]:
+    """How many bytes `new` and `old` share at their start, and then at their end."""
+    if _LAST and _LAST[0][0] is new and _LAST[0][1] is old:
+        return _LAST[0][2], _LAST[0][3]
+    common = min(len(new), len(old))
+    start = _common_start(new, old, 0, 0, common)
+    end = _common_end(new, old, len(new), len(old), common - start)
+    _LAST[:] = [(new, old, start, end)]
+    return start, end
+
+
+def _common_start(a: bytes, b: bytes, at_a: int, at_b: int, limit: int) -> int:
+    """How many bytes a[at_a:] and b[at_b:] share from their start, at most `limit`:
+    chunks that double while equal, then halves of the first unequal one."""
+    view = memoryview(a)
+    low, step = 0, CHUNK
+    while low < limit:
+        high = min(limit, low + step)
+        if not b.startswith(view[at_a + low : at_a + high], at_b + low):
+            break
+        low, step = high, step * 2
+    else:
+        return limit
+    while high - low > 1:  # a and b agree on [0, low) and differ within [low, high)
+        middle = (low + high) // 2
+        if b.startswith(view[at_a + low : at_a + middle], at_b + low):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _common_end(a: bytes, b: bytes, end_a: int, end_b: int, limit: int) -> int:
+    """How many bytes a[:end_a] and b[:end_b] share at their end, at most `limit`."""
+    view = memoryview(a)
+    low, step = 0, CHUNK
+    while low < limit:
+        high = min(limit, low + step)
+        if not b.startswith(view[end_a - high : end_a - low], end_b - high):
+            break
+        low, step = high, step * 2
+    else:
+        return limit
+    while high - low > 1:
+        middle = (low + high) // 2
+        if b.startswith(view[end_a - middle : end_a - low], end_b - middle):
+            low = middle
+        else:
+            high = middle
+    return low

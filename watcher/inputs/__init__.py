@@ -1,0 +1,1 @@
+"""What a site's maintainers write: notes, quotes, rules, and their schemas."""

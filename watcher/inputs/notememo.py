@@ -1,0 +1,65 @@
+"""Notes parsed before, remembered by their bytes: a run re-reads only edited notes.
+
+Parsing a note (YAML, then validation) is most of loading a big site, and on a warm run
+every note is as it was. The memo sits next to the mirrors (`cache/notes.json`, a fact
+about this machine, not state/): each entry is keyed by the note's bytes, where it is,
+the limits and extra keys it was read with, and the parsing code itself, so an edited
+note, a changed limit or a new watch parses afresh. Only notes that parsed without an
+error are remembered; an unreadable or damaged memo only costs parsing again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from watcher import models
+from watcher.errors import WatchError
+from watcher.inputs import frontmatter, notes, quotes
+from watcher.parse import languages
+from watcher.state import store as state
+
+FILE = "notes.json"
+SCHEMA = "watch.notes-memo/1"
+
+
+def load(cache: Path) -> dict[str, str]:
+    """The remembered notes: key -> the Note as JSON."""
+    try:
+        data = state.read_json(cache / FILE)
+    except WatchError:
+        return {}
+    found = data.get("notes") if data.get("schema") == SCHEMA else None
+    if not isinstance(found, dict):
+        return {}
+    return {k: v for k, v in found.items() if isinstance(v, str)}
+
+
+def save(cache: Path, before: dict[str, str], used: dict[str, str]) -> None:
+    """Keep the entries this run used; written only when they changed."""
+    if used == before:
+        return
+    with contextlib.suppress(WatchError, OSError):  # a read-only cache costs parsing again
+        state.update_json(cache / FILE, {"schema": SCHEMA, "notes": used})
+
+
+def key(raw: bytes, shown: str, max_nodes: int, extra: Iterable[str]) -> str:
+    """What a parse depends on: the bytes, the file as shown, the limits, the code."""
+    digest = hashlib.sha256(_code().encode())
+    for part in (shown, str(max_nodes), "\0".join(sorted(extra))):
+        digest.update(part.encode() + b"\0")
+    digest.update(raw)
+    return digest.hexdigest()[:32]
+
+
+@functools.cache
+def _code() -> str:
+    """The parsing code's own source: a new watch never reads an older one's notes."""
+    digest = hashlib.sha256()
+    for module in (notes, frontmatter, quotes, languages, models):
+        with contextlib.suppress(OSError, TypeError):
+            digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()

@@ -1,0 +1,523 @@
+"""Read notes (SPEC 3.1): YAML front matter and the citations in its `sources`."""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from watcher.config import Config, Limits, display_path
+from watcher.errors import NoteError
+from watcher.inputs import frontmatter, quotes
+from watcher.models import CodeCitation, IssueCitation, Note
+
+log = logging.getLogger("watcher.notes")  # the name users see in log lines
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
+
+REPO_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
+# A file on GitHub: /blob/REF/PATH, an optional query (`?plain=1`), an optional
+# fragment (`#L9`, `#L9-L11`, and the column forms `#L9C1-L11C2`).
+PERMALINK = re.compile(
+    r"^https?://github\.com/([\w.-]+)/([\w.-]+)/blob/([^/?#]+)/([^#?]+)(?:\?[^#]*)?(?:#(.*))?$"
+)
+FRAGMENT = re.compile(r"^L(\d+)(?:C\d+)?(?:-L(\d+)(?:C\d+)?)?$")
+MAX_DEPTH = 64  # nesting of front matter; notes need 3, libyaml crashes near 100,000
+ISSUE_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+)/(issues|pull)/(\d+)/?$")
+COMMIT = re.compile(r"^[0-9a-fA-F]{4,40}$")
+LINES = re.compile(r"^(\d+)(?:-(\d+))?$")
+ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class Notes:
+    """The notes that loaded, and one error per note or source that did not."""
+
+    notes: dict[str, Note]
+    errors: list[NoteError]
+    skipped: list[str] = field(default_factory=list)  # Markdown files without front matter
+
+
+def site_notes(config: Config) -> Notes:
+    """The notes of a site, read as its config says (limits, ignored files, extra keys);
+    notes whose bytes are as a run on this machine saw them are not parsed again."""
+    from watcher.inputs import notememo
+
+    before = notememo.load(config.cache)
+    used: dict[str, str] = {}
+    found = load_notes(
+        config.notes,
+        display_root=config.root,
+        limits=config.limits,
+        ignore=config.notes_ignore,
+        extra_keys=config.notes_extra_keys,
+        memo=(before, used),
+    )
+    notememo.save(config.cache, before, used)
+    return found
+
+
+def load_notes(
+    folder: Path,
+    *,
+    display_root: Path,
+    limits: Limits | None = None,
+    ignore: Iterable[str] = (),
+    extra_keys: Iterable[str] = (),
+    memo: tuple[dict[str, str], dict[str, str]] | None = None,
+) -> Notes:
+    """Read every `*.md` below `folder`; a bad note is an error, the others still load.
+
+    Files matching an `ignore` glob (relative to `folder`) are not read; a file with no
+    front matter at all (a README, say) is skipped with one notice for all of them.
+    `memo` is (remembered, used): notes parsed before, by `notememo.key`, and where this
+    call puts every note it read without error."""
+    limits = limits or Limits()
+    notes: dict[str, Note] = {}
+    errors: list[NoteError] = []
+    skipped: list[str] = []
+    patterns, extra = tuple(ignore), tuple(extra_keys)
+    for file in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
+        if not file.is_file():
+            continue  # a folder named like a note
+        relative = file.relative_to(folder).as_posix()
+        if any(fnmatch.fnmatch(relative, p) for p in patterns):
+            continue
+        shown = display_path(file, display_root)
+        try:
+            raw = _read(file, shown, limits.note_bytes)
+            if not _has_front_matter(raw):
+                skipped.append(shown)
+                continue
+            note, source_errors = _parse(raw, shown, limits.yaml_nodes, extra, memo)
+        except NoteError as exc:
+            errors.append(exc)
+            continue
+        errors.extend(source_errors)
+        if note.id in notes:
+            errors.append(
+                NoteError(
+                    shown,
+                    f"duplicate note id {note.id!r}, also in {notes[note.id].file}; "
+                    "give each note its own id",
+                    line=_id_line(file),
+                )
+            )
+            continue
+        notes[note.id] = note
+    if skipped:
+        log.warning(
+            "skipped %d Markdown file%s without front matter (not notes): %s; "
+            "list them in notes_ignore to silence this",
+            len(skipped),
+            "" if len(skipped) == 1 else "s",
+            ", ".join(skipped),
+        )
+    return Notes(notes, errors, skipped)
+
+
+def _parse(
+    raw: bytes,
+    shown: str,
+    max_nodes: int,
+    extra: tuple[str, ...],
+    memo: tuple[dict[str, str], dict[str, str]] | None,
+) -> tuple[Note, list[NoteError]]:
+    """`parse_note`, or the note as remembered from the same bytes (see `notememo`)."""
+    if memo is None:
+        return parse_note(raw, shown, max_nodes=max_nodes, extra_keys=extra)
+    from watcher.inputs import notememo
+
+    remembered, used = memo
+    key = notememo.key(raw, shown, max_nodes, extra)
+    if key in remembered:
+        with contextlib.suppress(ValidationError):  # damaged: parsed again below
+            note = Note.model_validate_json(remembered[key])
+            used[key] = remembered[key]
+            return note, []
+    note, errors = parse_note(raw, shown, max_nodes=max_nodes, extra_keys=extra)
+    if not errors:
+        used[key] = note.model_dump_json()
+    return note, errors
+
+
+def _read(file: Path, shown: str, max_bytes: int) -> bytes:
+    try:
+        size = file.stat().st_size
+        if size > max_bytes:
+            raise NoteError(
+                shown,
+                f"{size:,} bytes, above [limits] note_bytes ({max_bytes:,}); "
+                "split the note, or raise the limit in config.toml",
+            )
+        return file.read_bytes()
+    except OSError as exc:
+        raise NoteError(shown, f"cannot read it ({exc.strerror}); check its permissions") from None
+
+
+def _has_front_matter(raw: bytes) -> bool:
+    """Whether the file starts with a `---` line (after an optional BOM and blank space)."""
+    head = raw.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t")
+    return head.startswith(b"---")
+
+
+def parse_note(
+    raw: bytes, file: str, *, max_nodes: int = 10_000, extra_keys: Iterable[str] = ()
+) -> tuple[Note, list[NoteError]]:
+    """Parse one note. Raises for a note that cannot be read at all; returns source errors."""
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # editors may save a BOM
+    except UnicodeDecodeError as exc:
+        raise NoteError(file, f"not UTF-8 (byte {exc.start}); save the file as UTF-8") from None
+    front, offset = _front_matter(text, file)
+    node, data = load_yaml(front, file, offset, max_nodes)
+    if not isinstance(data, dict):
+        raise NoteError(file, "front matter must be a YAML mapping of fields", line=offset + 1)
+    note_id = data.get("id")
+    if not isinstance(note_id, str) or not ID.match(note_id):
+        raise NoteError(
+            file,
+            "missing or malformed `id`: add `id: some-kebab-case-id` to the front matter",
+            line=_key_line(node, "id", offset) or offset,
+        )
+    note, errors = _build(note_id, data, node, file, offset)
+    key_errors = _key_errors(data, node, file, offset, extra_keys)
+    lines = {e.line for e in key_errors}  # a misspelt key explains its source's own error
+    body, first_line = _body(text)
+    note = note.model_copy(update={"quotes": quotes.extract(note_id, body, first_line)})
+    return note, key_errors + [e for e in errors if e.line not in lines]
+
+
+def _body(text: str) -> tuple[str, int]:
+    """The Markdown after the front matter, and the file line it starts at."""
+    lines = text.splitlines()
+    end = next(n for n, line in enumerate(lines[1:], start=1) if line.strip() in ("---", "..."))
+    return "\n".join(lines[end + 1 :]), end + 2
+
+
+def load_yaml(text: str, file: str, offset: int, max_nodes: int) -> tuple[Any, Any]:
+    """Compose the YAML once, refuse it if it nests or expands past the bounds (an alias
+    bomb composes to a few nodes and expands to billions), then build the data from
+    the same node graph: one parse, and the nodes still give each key's line."""
+    if (depth := _flow_depth(text)) > MAX_DEPTH:
+        raise NoteError(
+            file,
+            f"front matter nests {depth} levels deep (at most {MAX_DEPTH}); flatten it",
+            line=offset,
+        )
+    loader = _LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        if "&" in text or 2 * len(text) + 1 > max_nodes:
+            # Without an anchor there is no alias: a tree, whose every node but a null
+            # value (which follows a key) takes a character, so a short text is small.
+            _check_expansion(node, max_nodes, file, offset)
+        return node, loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = offset + mark.line + 1 if mark else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise NoteError(file, f"front matter is not valid YAML: {problem}", line=line) from None
+    finally:
+        loader.dispose()
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of [ and { (quoted text included: an overestimate is safe)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.finditer(text):  # only the brackets: most notes have none
+        char = bracket.group()
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}" and depth:
+            depth -= 1
+    return deepest
+
+
+def _check_expansion(root: Any, max_nodes: int, file: str, offset: int) -> None:
+    """Count the nodes the data would have with every alias expanded, without expanding."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        children = _children(node)
+        if not children_done:
+            if key in open_:
+                raise NoteError(
+                    file,
+                    "front matter refers to itself (a recursive alias); remove the alias",
+                    line=offset + node.start_mark.line + 1,
+                )
+            open_.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        open_.discard(key)
+        sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+        if sizes[key] > max_nodes:
+            raise NoteError(
+                file,
+                f"front matter expands to more than {max_nodes:,} values (aliases repeat "
+                "what they name); write it out without aliases, or raise [limits] yaml_nodes",
+                line=offset + node.start_mark.line + 1,
+            )
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _front_matter(text: str, file: str) -> tuple[str, int]:
+    """The YAML between the opening `---` and the next `---`, and its first line's offset."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise NoteError(file, "no front matter: the note must start with a line `---`", line=1)
+    for number, line in enumerate(lines[1:], start=1):
+        if line.strip() in ("---", "..."):
+            return "\n".join(lines[1:number]), 1
+    raise NoteError(file, "front matter is not closed: add a line `---` after it", line=1)
+
+
+def _build(
+    note_id: str, data: dict[str, Any], node: Any, file: str, offset: int
+) -> tuple[Note, list[NoteError]]:
+    sources = data.get("sources") or []
+    errors: list[NoteError] = []
+    if not isinstance(sources, list):
+        errors.append(
+            NoteError(file, "`sources` must be a list", line=_key_line(node, "sources", offset))
+        )
+        sources = []
+    code: list[CodeCitation] = []
+    issues: list[IssueCitation] = []
+    untracked: list[str] = []
+    source_nodes = _value(node, "sources")
+    for index, source in enumerate(sources):
+        line = _item_line(source_nodes, index, offset)
+        try:
+            kind = _source(note_id, index, source, file, line)
+        except NoteError as exc:
+            errors.append(exc)
+            continue
+        if isinstance(kind, CodeCitation):
+            if any(_same(c, kind) for c in code):
+                continue  # the same lines at the same commit, cited again: one item
+            if any(c.id == kind.id for c in code):  # same lines cited at another commit
+                kind = kind.model_copy(update={"suffix": f"@{kind.commit[:8]}"})
+            code.append(kind)
+        elif isinstance(kind, IssueCitation):
+            issues.append(kind)
+        else:
+            untracked.append(kind)
+    note = Note(
+        id=note_id,
+        file=file,
+        title=str(data.get("title") or ""),
+        clients=tuple(str(c) for c in data.get("clients") or ()),
+        status=str(data.get("status") or ""),
+        last_verified=str(data.get("lastVerified") or ""),
+        snooze_until=str(data.get("snooze_until") or ""),
+        citations=tuple(code),
+        issue_citations=tuple(issues),
+        untracked=tuple(untracked),
+    )
+    return note, errors
+
+
+def _same(a: CodeCitation, b: CodeCitation) -> bool:
+    """Two citations of the same lines at the same commit (one may abbreviate it)."""
+    short = min(len(a.commit), len(b.commit))
+    where = (a.repo.lower(), a.path, a.start_line, a.end_line)
+    return where == (b.repo.lower(), b.path, b.start_line, b.end_line) and (
+        a.commit[:short] == b.commit[:short]
+    )
+
+
+def _source(
+    note_id: str, index: int, source: Any, file: str, line: int | None
+) -> CodeCitation | IssueCitation | str:
+    where = f"sources[{index}]"
+    if not isinstance(source, dict):
+        raise NoteError(file, f"{where} must be a mapping with url, commit, path", line=line)
+    url = str(source.get("url") or "")
+    title = str(source.get("title") or "")
+    if match := ISSUE_URL.match(url):
+        owner, name, kind, number = match.groups()
+        return IssueCitation(
+            note=note_id,
+            repo=f"{owner}/{name}",
+            kind="pull" if kind == "pull" else "issue",
+            number=int(number),
+            url=url,
+            title=title,
+            date=str(source.get("date") or ""),
+        )
+    if match := PERMALINK.match(url):
+        owner, name, commit, path, fragment = match.groups()
+        lines = _fragment_lines(fragment, where, file, line)
+        if not COMMIT.match(commit):
+            raise NoteError(
+                file,
+                f"{where}: the link names {commit!r}, not a commit; cite a commit "
+                "(on GitHub, press `y` on the file for a permalink)",
+                line=line,
+            )
+        return _citation(
+            note_id, index, f"{owner}/{name}", commit, f"{path}{lines}", title, file, line
+        )
+    if (match := REPO_URL.match(url)) and source.get("commit") and source.get("path"):
+        owner, name = match.groups()
+        return _citation(
+            note_id,
+            index,
+            f"{owner}/{name}",
+            str(source["commit"]),
+            str(source["path"]),
+            title,
+            file,
+            line,
+        )
+    if match and (source.get("commit") or source.get("path")):
+        missing = "path" if source.get("commit") else "commit"
+        raise NoteError(file, f"{where}: a code citation needs `{missing}` as well", line=line)
+    return url or title or where
+
+
+def _fragment_lines(fragment: str | None, where: str, file: str, line: int | None) -> str:
+    """`#L9C1-L11C2` -> `:9-11`; no fragment (or an empty one) -> the whole file."""
+    if not fragment:
+        return ""
+    match = FRAGMENT.match(fragment)
+    if match is None:
+        raise NoteError(
+            file,
+            f"{where}: link fragment #{fragment} is not #L10 or #L10-L20; fix the link",
+            line=line,
+        )
+    start, end = match.groups()
+    return f":{start}-{end or start}"
+
+
+def _citation(
+    note_id: str,
+    index: int,
+    repo: str,
+    commit: str,
+    cited: str,
+    title: str,
+    file: str,
+    line: int | None,
+) -> CodeCitation:
+    where = f"sources[{index}]"
+    if not COMMIT.match(commit):
+        raise NoteError(file, f"{where}: commit {commit!r} is not a hex commit id", line=line)
+    path, start, end = split_path(cited)
+    if path is None:
+        raise NoteError(
+            file,
+            f"{where}: path {cited!r} is not FILE, FILE:LINE or FILE:START-END "
+            "(lines are 1-based and START <= END)",
+            line=line,
+        )
+    return CodeCitation(
+        note=note_id,
+        repo=repo,
+        commit=commit.lower(),
+        path=path,
+        start_line=start,
+        end_line=end,
+        cited=cited,
+        title=title,
+        index=index,
+    )
+
+
+def split_path(cited: str) -> tuple[str | None, int | None, int | None]:
+    """`FILE:START-END` -> (FILE, START, END); (None, ...) when the line part is malformed."""
+    file, sep, lines = cited.rpartition(":")
+    if not sep:
+        return (cited.strip() or None), None, None
+    match = LINES.match(lines.strip())
+    if not match:
+        # A colon with no line numbers after it is a malformed citation, unless the
+        # part after it has no digits at all and is plausibly part of a file name.
+        if any(ch.isdigit() for ch in lines) or not lines.strip():
+            return None, None, None
+        return cited, None, None
+    start = int(match.group(1))
+    end = int(match.group(2) or start)
+    if start < 1 or end < start or not file:
+        return None, None, None
+    return file, start, end
+
+
+def _key_errors(
+    data: dict[str, Any], node: Any, file: str, offset: int, extra_keys: Iterable[str]
+) -> list[NoteError]:
+    """Unknown keys (with a suggestion) and values of the wrong type, one error each."""
+    errors: list[NoteError] = []
+    seen: set[tuple[str | int, ...]] = set()
+    for loc, message in frontmatter.problems(data, extra_keys):
+        if loc in seen or (loc[:1] == ("sources",) and len(loc) <= 2):
+            continue  # a duplicate, or a bad `sources` shape, which _build reports
+        seen.add(loc)
+        line = _name_line(node, str(loc[0]), offset) if loc else None
+        if len(loc) > 1 and loc[0] == "sources" and isinstance(loc[1], int):
+            line = _item_line(_value(node, "sources"), loc[1], offset) or line
+        errors.append(NoteError(file, message, line=line))
+    return errors
+
+
+def _value(node: Any, key: str) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if getattr(k, "value", None) == key:
+                return v
+    return None
+
+
+def _key_line(node: Any, key: str, offset: int) -> int | None:
+    value = _value(node, key)
+    return offset + value.start_mark.line + 1 if value is not None else None
+
+
+def _name_line(node: Any, key: str, offset: int) -> int | None:
+    if isinstance(node, yaml.MappingNode):
+        for k, _v in node.value:
+            if getattr(k, "value", None) == key:
+                return offset + int(k.start_mark.line) + 1
+    return None
+
+
+def _item_line(seq: Any, index: int, offset: int) -> int | None:
+    if isinstance(seq, yaml.SequenceNode) and index < len(seq.value):
+        return offset + int(seq.value[index].start_mark.line) + 1
+    return None
+
+
+def _id_line(file: Path) -> int | None:
+    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.startswith("id:"):
+            return number
+    return None

@@ -1,0 +1,371 @@
+"""Read rules (SPEC 3.2) and compile their tree-sitter queries."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from watcher.config import display_path
+from watcher.errors import RuleError
+from watcher.models import Claim, Rule, RuleTest
+from watcher.parse import languages
+
+if TYPE_CHECKING:
+    from tree_sitter import Query
+
+KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+QUERY_POSITION = re.compile(r"row (\d+)(?:, column (\d+))?")
+
+
+class _RawClaim(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    capture: str = Field(description="a capture name of the query, without @")
+    equals: str | None = Field(None, description="the capture's text, whitespace collapsed")
+    matches: str | None = Field(None, description="a regular expression the text must contain")
+    not_matches: str | None = Field(None, description="a regular expression it must not contain")
+    says: str = Field("", description="the sentence of the note that depends on the claim")
+
+    @model_validator(mode="after")
+    def _one_test(self) -> _RawClaim:
+        tests = [t for t in ("equals", "matches", "not_matches") if getattr(self, t) is not None]
+        if len(tests) != 1:
+            raise ValueError("give exactly one of equals, matches, not_matches")
+        for test in ("matches", "not_matches"):
+            pattern = getattr(self, test)
+            if pattern is not None:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"{test} is not a valid regular expression: {exc}") from None
+        return self
+
+    def claim(self) -> Claim:
+        test: Literal["equals", "matches", "not_matches"]
+        test = (
+            "equals"
+            if self.equals is not None
+            else ("matches" if self.matches is not None else "not_matches")
+        )
+        return Claim(
+            capture=self.capture, test=test, expected=str(getattr(self, test)), says=self.says
+        )
+
+
+class _RawTest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="what the case shows, for the test report")
+    code: str | None = Field(None, description="a source snippet in the rule's language")
+    file: str | None = Field(
+        None, description="a fixture file instead of `code`, relative to the rule file"
+    )
+    expect: Literal["holds", "broken", "missing"] = Field(
+        description="holds: one @target, every claim holds; broken: one @target, a claim "
+        "fails; missing: no @target"
+    )
+    fails: list[str] = Field(
+        [], description="for expect = broken: exactly the captures whose claims fail"
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> _RawTest:
+        if (self.code is None) == (self.file is None):
+            raise ValueError(f"test {self.name!r}: give exactly one of code, file")
+        if self.fails and self.expect != "broken":
+            raise ValueError(f'test {self.name!r}: `fails` goes with expect = "broken"')
+        return self
+
+    def test(self, rule_file: Path) -> RuleTest:
+        code = self.code
+        if code is None:
+            fixture = rule_file.parent / str(self.file)
+            try:
+                code = fixture.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = f"cannot read file {self.file}: {exc}"
+                raise ValueError(f"test {self.name!r}: {reason}") from None
+        return RuleTest(name=self.name, code=code, expect=self.expect, fails=tuple(self.fails))
+
+
+class _RawRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(description="unique, kebab-case")
+    note: str = Field(description="id of the note the rule protects")
+    path: str = Field(description="upstream file, as the note cites it")
+    repo: str | None = Field(None, description="OWNER/NAME; default: the note's source for path")
+    language: str | None = Field(
+        None, description="rust, python, go, javascript, typescript, tsx; default: from path"
+    )
+    query: str = Field(description="tree-sitter query; must capture @target")
+    inside: str | None = Field(
+        None, description="optional query capturing @scope: query runs only inside it"
+    )
+    claims: list[_RawClaim] = Field([], description="what must stay true of the captures")
+    tests: list[_RawTest] = Field([], description="snippets run by `watch rules test`")
+
+    @model_validator(mode="after")
+    def _check(self) -> _RawRule:
+        if not KEBAB.match(self.id):
+            raise ValueError(f"id {self.id!r} must be kebab-case (a-z, 0-9, dashes)")
+        if self.language is not None and self.language not in languages.LANGUAGES:
+            known = ", ".join(languages.LANGUAGES)
+            raise ValueError(f"language {self.language!r} is not one of {known}")
+        return self
+
+
+class _RawFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rule: list[dict[str, object]] = []
+
+
+@dataclass(frozen=True)
+class Rules:
+    rules: dict[str, Rule]
+    errors: list[RuleError]
+
+
+class Compiles:
+    """Rules whose queries compiled before, by what decides that: the queries, the language
+    and the installed tree-sitter versions. A run that finds a rule here does not compile
+    it again, so a warm run never loads tree-sitter; a new grammar compiles everything anew.
+    """
+
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        self.known = set(known)
+        self.seen: set[str] = set()
+
+    def fingerprint(self, rule: Rule, language: str) -> str:
+        parts = [rule.query, rule.inside, language, *_versions(language)]
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+
+    def changed(self) -> bool:
+        """Whether the rules seen this run differ from the known ones (worth saving)."""
+        return self.seen != self.known
+
+
+@functools.cache
+def _versions(language: str) -> tuple[str, ...]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    names = ("tree-sitter", languages.LANGUAGES[language].module.replace("_", "-"))
+    try:
+        return tuple(version(name) for name in names)
+    except PackageNotFoundError:
+        return ("unknown",)
+
+
+def load_rules(
+    folder: Path,
+    *,
+    display_root: Path,
+    compiles: Compiles | None = None,
+    max_bytes: int = 1_000_000,
+) -> Rules:
+    """Read every `*.toml` below `folder`; one bad rule is an error, the others still load.
+
+    With `compiles`, a rule that compiled before (same queries, same grammar) is trusted.
+    A file above `max_bytes` is an error, not parsed.
+    """
+    rules: dict[str, Rule] = {}
+    errors: list[RuleError] = []
+    for file in sorted(folder.rglob("*.toml")) if folder.is_dir() else []:
+        if not file.is_file():
+            continue  # a folder named like a rule file
+        shown = display_path(file, display_root)
+        for item in _load_file(file, shown, compiles, max_bytes):
+            if isinstance(item, RuleError):
+                errors.append(item)
+            elif item.id in rules:
+                errors.append(
+                    RuleError(
+                        shown,
+                        f"rule {item.id}: duplicate id, also in {rules[item.id].file}; rename one",
+                        line=item.line,
+                    )
+                )
+            else:
+                rules[item.id] = item
+    return Rules(rules, errors)
+
+
+def _load_file(
+    file: Path, shown: str, compiles: Compiles | None, max_bytes: int
+) -> list[Rule | RuleError]:
+    try:
+        if (size := file.stat().st_size) > max_bytes:
+            return [
+                RuleError(
+                    shown,
+                    f"{size:,} bytes, above [limits] rule_bytes ({max_bytes:,}); "
+                    "split the file, or raise the limit in config.toml",
+                )
+            ]
+        text = file.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return [RuleError(shown, f"cannot read it ({exc.strerror}); check its permissions")]
+    try:
+        raw = _RawFile.model_validate(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        return [RuleError(shown, f"TOML error: {exc}; fix the syntax there")]
+    except ValidationError as exc:
+        return [RuleError(shown, f"{_explain(exc)}; a rule file holds only [[rule]] tables")]
+    starts = [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[rule]]"]
+    out: list[Rule | RuleError] = []
+    for index, entry in enumerate(raw.rule):
+        line = starts[index] if index < len(starts) else None
+        name = entry.get("id", f"#{index + 1}")
+        try:
+            parsed = _RawRule.model_validate(entry)
+        except ValidationError as exc:
+            out.append(RuleError(shown, f"rule {name}: {_explain(exc)}", line=line))
+            continue
+        try:
+            tests = tuple(t.test(file) for t in parsed.tests)
+        except ValueError as exc:
+            out.append(RuleError(shown, f"rule {name}: {exc}", line=line))
+            continue
+        rule = Rule(
+            id=parsed.id,
+            note=parsed.note,
+            path=parsed.path,
+            repo=parsed.repo,
+            language=parsed.language,
+            query=parsed.query,
+            inside=parsed.inside,
+            claims=tuple(c.claim() for c in parsed.claims),
+            tests=tests,
+            file=shown,
+            line=line,
+        )
+        language = language_of(rule)
+        mark = compiles.fingerprint(rule, language) if compiles and language else None
+        if compiles is None or mark not in compiles.known:
+            try:
+                compile_rule(rule, text)
+            except RuleError as exc:
+                out.append(exc)
+                continue
+        if compiles is not None and mark is not None:
+            compiles.seen.add(mark)
+        out.append(rule)
+    return out
+
+
+def language_of(rule: Rule) -> str | None:
+    return rule.language or languages.for_path(rule.path)
+
+
+@dataclass(frozen=True)
+class Compiled:
+    query: Query
+    inside: Query | None
+    language: str
+
+
+def compile_rule(rule: Rule, file_text: str | None = None) -> Compiled:
+    """Compile a rule's queries; errors name the rule file, the rule and the position."""
+    language = language_of(rule)
+    if language is None:
+        raise RuleError(
+            rule.file,
+            f"rule {rule.id}: cannot tell the language of {rule.path}; "
+            'set language = "rust" (or python, go, javascript, typescript, tsx)',
+            line=rule.line,
+        )
+    query = _compiled(rule, "query", rule.query, language, file_text)
+    inside = _compiled(rule, "inside", rule.inside, language, file_text) if rule.inside else None
+    compiled = Compiled(query, inside, language)
+    _check_captures(rule, compiled)
+    return compiled
+
+
+def _compiled(rule: Rule, key: str, text: str, language: str, file_text: str | None) -> Query:
+    from tree_sitter import QueryError
+
+    try:
+        return _query(text, language)
+    except QueryError as exc:
+        raise _query_error(rule, key, text, str(exc), file_text) from None
+
+
+@functools.lru_cache(maxsize=512)
+def _query(text: str, language: str) -> Query:
+    """One compiled query per text and language, however many rules and runs use it."""
+    from tree_sitter import Query
+
+    return Query(languages.grammar(language), text)
+
+
+def _check_captures(rule: Rule, compiled: Compiled) -> None:
+    names = {compiled.query.capture_name(i) for i in range(compiled.query.capture_count)}
+    if "target" not in names:
+        raise RuleError(
+            rule.file,
+            f"rule {rule.id}: query must capture @target "
+            "(the construct whose text and lines are tracked)",
+            line=rule.line,
+        )
+    if compiled.inside is not None:
+        scopes = {compiled.inside.capture_name(i) for i in range(compiled.inside.capture_count)}
+        if "scope" not in scopes:
+            raise RuleError(
+                rule.file, f"rule {rule.id}: inside must capture @scope", line=rule.line
+            )
+    for claim in rule.claims:
+        if claim.capture not in names:
+            raise RuleError(
+                rule.file,
+                f"rule {rule.id}: claim names capture @{claim.capture}, "
+                f"which the query does not capture (it has {sorted(names)})",
+                line=rule.line,
+            )
+
+
+def _query_error(
+    rule: Rule, key: str, query: str, message: str, file_text: str | None
+) -> RuleError:
+    position = QUERY_POSITION.search(message)
+    if position:
+        row, column = int(position.group(1)), position.group(2)
+    else:  # "Unexpected EOF": the query ends too early, say where it ends
+        row, column = query.rstrip().count("\n"), None
+    line = None
+    if file_text is not None and (at := file_text.find(query)) >= 0:
+        line = file_text.count("\n", 0, at) + 1 + row
+    where = f"{key} line {row + 1}" + (f" column {int(column) + 1}" if column else "")
+    return RuleError(
+        rule.file,
+        f"rule {rule.id}: {where}: query error: {message}; "
+        "check node and field names against the grammar",
+        line=line,
+    )
+
+
+RULE_KEYS = "id, note, path, query, inside, repo, language, claims"
+CLAIM_KEYS = "capture, equals, matches, not_matches, says"
+
+
+def _explain(exc: ValidationError) -> str:
+    """One clause per bad key, each with its fix."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        keys = CLAIM_KEYS if "claims" in err["loc"] else RULE_KEYS
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key; check its spelling (a rule's keys: {keys})"
+        elif err["type"] == "missing":
+            msg = "missing; add it" + (
+                " (a tree-sitter query capturing @target)" if loc == "query" else ""
+            )
+        else:
+            msg = err["msg"]
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(parts)

@@ -1,0 +1,1 @@
+"""Judge tracked items: plans, verdicts, relocation, and the worker pool."""

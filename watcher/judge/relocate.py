@@ -1,0 +1,346 @@
+"""Where a construct went when the file it was followed to no longer has it.
+
+A file removed by a commit that also added files (a split whose other half git did not
+pair, a move with heavy edits) is searched there: the definition that enclosed the
+citation, by kind and name, in the files each such commit added; and when the file is
+gone at HEAD, in every file at HEAD in the same language. A rule's target is searched
+the same way. Every match is a candidate; the chosen one is the most
+like the baseline (identical first, then token similarity), then the closest in path.
+None is picked without the others being reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from watcher.errors import TooLarge
+from watcher.locate import locate
+from watcher.locate.locate import Anchor, Found
+from watcher.models import Candidate
+from watcher.parse import languages, syntax
+
+if TYPE_CHECKING:
+    from watcher.inputs.rules import Compiled
+    from watcher.judge.classify import Plan
+    from watcher.mirror.mirrors import Mirror
+    from watcher.parse.syntax import Parsed
+
+Parse = Callable[[str, str], "Parsed"]  # (path, blob) -> parsed file
+Key = tuple[str, tuple[str, ...]]  # a definition's kind and name path
+
+
+@dataclass
+class Stats:
+    """What repo-wide searches cost, for the cost model (tests read it, then reset it)."""
+
+    searches: int = 0  # word indexes built: one per (mirror, language, HEAD)
+    keys: int = 0  # blobs whose definitions were listed: once each per run
+    unparsed: int = 0  # candidates whose bytes cannot define the name (`locate.may_define`)
+
+    def reset(self) -> None:
+        self.searches = self.keys = self.unparsed = 0
+
+
+STATS = Stats()
+
+
+def words(text: bytes) -> set[bytes]:
+    """The identifier words of a text: runs of ASCII letters, digits and `_`."""
+    return set(syntax.words(text))
+
+
+class HeadSearch:
+    """Every file at HEAD in one language, indexed once by the identifier words of its
+    bytes, shared by every item of the run whose file is gone.
+
+    A definition's name is a token of its file, so each of its words is a whole word
+    of the file's bytes: only the files holding every word of the definition's name
+    path are candidates, and only those are parsed (`defining`). Each file's words are
+    read once; which files hold a word is found when a name asks for it (a few hundred
+    words a run, against every word of every file for a whole index).
+    """
+
+    def __init__(self, mirror: Mirror, head: str, language: str) -> None:
+        STATS.searches += 1
+        at_head = mirror.files(head, languages.LANGUAGES[language].extensions)
+        self.files = sorted(at_head.items())
+        mirror.prefetch(at_head.values())
+        blobs = list(dict.fromkeys(at_head.values()))
+        held = {blob: words(data) for blob, data in mirror.contents(blobs)}
+        self.words = [held.get(blob, set()) for _, blob in self.files]  # over the limit: none
+        self.postings: dict[bytes, set[int]] = {}  # word -> positions in self.files
+
+    def holding(self, names: Sequence[str]) -> list[tuple[str, str]]:
+        """The files whose bytes hold every word of `names`, in path order."""
+        wanted = set().union(*(words(n.encode()) for n in names))
+        if not wanted:
+            return list(self.files)
+        found = set.intersection(*(self._holding(w) for w in wanted))
+        return [self.files[n] for n in sorted(found)]
+
+    def _holding(self, word: bytes) -> set[int]:
+        if word not in self.postings:
+            self.postings[word] = {n for n, held in enumerate(self.words) if word in held}
+        return self.postings[word]
+
+
+_SEARCHES: weakref.WeakKeyDictionary[Mirror, dict[tuple[str, str], HeadSearch]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def head_search(mirror: Mirror, head: str, language: str) -> HeadSearch:
+    """The run's one search of HEAD in `language` for this mirror."""
+    searches = _SEARCHES.setdefault(mirror, {})
+    if (language, head) not in searches:
+        searches[(language, head)] = HeadSearch(mirror, head, language)
+    return searches[(language, head)]
+
+
+# What each candidate blob defines, per mirror and language: listed the first time it is
+# parsed as a candidate, so a file many items look in is parsed again (the parse cache
+# holds a few files) only for an item whose definition it has.
+_DEFINED: weakref.WeakKeyDictionary[Mirror, dict[tuple[str, str], frozenset[Key]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def defining(
+    mirror: Mirror, parse: Parse, path: str, blob: str, source: bytes, key: Key
+) -> Parsed | None:
+    """The parse of a candidate file (its bytes: `source`) when it has a definition of
+    this kind and name path (`locate.has_definition`), else None; its definitions are
+    listed once per run."""
+    defined = _DEFINED.setdefault(mirror, {})
+    at = (blob, languages.for_path(path) or "")
+    keys = defined.get(at)
+    if keys is not None and key not in keys:
+        return None
+    if keys is None and not locate.may_define(source, at[1], key):
+        STATS.unparsed += 1
+        return None
+    parsed = parse(path, blob)
+    if keys is None:
+        STATS.keys += 1
+        keys = defined[at] = locate.definition_keys(parsed)
+    return parsed if key in keys else None
+
+
+def forget(mirror: Mirror) -> None:
+    """Drop this mirror's searches of HEAD once every item is judged: only judging reads
+    them, and on codex the Rust one alone holds ~25 MB through the history walks after."""
+    _SEARCHES.pop(mirror, None)
+
+
+def citation(
+    mirror: Mirror, plan: Plan, anchor: Anchor, parse: Parse
+) -> tuple[Found | None, tuple[Candidate, ...]]:
+    """The cited construct in files that could have taken it over, and every candidate.
+    A definition of its kind and name is the construct when it is like it, or when it is
+    the only one of that name in the files the commit that removed the construct added
+    (python-sdk's LATEST_PROTOCOL_VERSION, moved and rewritten). Anywhere at HEAD, or
+    among several in those files, an unlike one is a namesake (codex's and
+    typescript-sdk's many `main` functions): listed but not chosen, and the next place is
+    searched. With none chosen, the construct is missing."""
+    if anchor.definition is None:
+        return None, ()  # nothing to look for by name
+    namesakes: list[Candidate] = []
+    for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
+        matches = _definitions(mirror, anchor, files, parse)
+        if matches:
+            best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
+            if _alike(candidates) or (found_in != ELSEWHERE and len(candidates) == 1):
+                return best, candidates
+            listed = {where(c) for c in namesakes}  # a file added then is at HEAD too
+            namesakes += [
+                c.model_copy(update={"chosen": False}) for c in candidates if where(c) not in listed
+            ]
+    return None, tuple(namesakes)
+
+
+def _alike(candidates: Sequence[Candidate]) -> bool:
+    """Whether the chosen candidate is like the cited construct (`SIMILAR_ELSEWHERE`)."""
+    chosen = next(c for c in candidates if c.chosen)
+    return chosen.identical or chosen.similarity >= SIMILAR_ELSEWHERE
+
+
+def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[tuple[str, str]]:
+    """Where `hints` looks for a missing citation: the other files (path, blob at HEAD) the
+    commit that removed it added or changed, still at HEAD. Fetch them first: many
+    citations' files come in one fetch."""
+    language = languages.for_path(plan.item.path)
+    if anchor.definition is None or language is None:
+        return []
+    at_head = mirror.files(plan.head, languages.LANGUAGES[language].extensions)
+    followed = {p for p, _ in plan.files} | {plan.item.path}
+    touched = mirror.paths.touched([commit])[commit]
+    return [(p, at_head[p]) for p in sorted(touched) if p in at_head and p not in followed]
+
+
+def hints(
+    mirror: Mirror,
+    plan: Plan,
+    anchor: Anchor,
+    commit: str,
+    files: Sequence[tuple[str, str]],
+    parse: Parse,
+) -> tuple[Candidate, ...]:
+    """For a missing citation, where a maintainer should look: the definition that held it,
+    by kind and name, in `files` (`hint_files`: those the commit that removed it added or
+    changed). A hint only: SPEC follows renames, not moves to unrelated files, so the
+    verdict stays `missing` and no candidate is chosen."""
+    if anchor.definition is None or not files:
+        return ()
+    matches = _definitions(mirror, anchor, files, parse)
+    if not matches:
+        return ()
+    _, candidates = _choose(plan.item.path, anchor.tokens, matches, f"changed by {commit[:12]}")
+    return tuple(c.model_copy(update={"chosen": False}) for c in candidates)
+
+
+def _definitions(
+    mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str]], parse: Parse
+) -> list[Found]:
+    """The anchor found in each of the files that has its enclosing definition."""
+    assert anchor.definition is not None
+    name, key = anchor.definition[1][-1].encode(), anchor.definition
+    matches = []
+    for path, blob in files:
+        source = _candidate(mirror, blob)
+        if source is None or name not in source:
+            continue
+        parsed = defining(mirror, parse, path, blob, source, key)
+        if parsed is not None and (found := locate.find(anchor, [(path, parsed)])) is not None:
+            matches.append(found)
+    return matches
+
+
+def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:
+    """Whether a candidate file holds every needle."""
+    data = _candidate(mirror, blob)
+    return data is not None and all(n in data for n in needles)
+
+
+def _candidate(mirror: Mirror, blob: str) -> bytes | None:
+    """A candidate file's bytes; one above the size limit is no candidate."""
+    try:
+        return mirror.read(blob)
+    except TooLarge:
+        return None
+
+
+def rule_targets(
+    mirror: Mirror, plan: Plan, compiled: Compiled, baseline: Found, parse: Parse
+) -> tuple[Found | None, tuple[Candidate, ...]]:
+    """A rule's target in files that could have taken it over, and every candidate."""
+    query = plan.item.rule.query if plan.item.rule else ""
+    needles = [s.encode() for s in locate.literals(query)]
+    for found_in, files in _places(mirror, plan, plan.item.path, compiled.language):
+        matches = [
+            target
+            for path, blob in files
+            if _holds(mirror, blob, needles)
+            for target in locate.targets(compiled, path, parse(path, blob))
+        ]
+        if matches:
+            same = [replace(m, identical=m.tokens == baseline.tokens) for m in matches]
+            return _choose(plan.item.path, baseline.tokens, same, found_in)
+    return None, ()
+
+
+ELSEWHERE = "elsewhere at HEAD"
+# Found elsewhere at HEAD, a definition of the cited kind and name is the cited construct
+# only when this alike (token similarity): python-sdk's RequestContext, removed, shares
+# its name with an unrelated class of client/streamable_http.py (0.38).
+SIMILAR_ELSEWHERE = 0.5
+
+
+def _places(
+    mirror: Mirror,
+    plan: Plan,
+    path: str,
+    language: str | None = None,
+    names: Sequence[str] | None = None,
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """Where to look, in order: the files added by each commit that removed a followed path
+    (still at HEAD, not followed already), then, when the file is gone, every file at HEAD
+    in the language (with a definition's `names`: those holding their words); each place's
+    blobs fetched in one batch, and only when the places before it held nothing."""
+    language = language or languages.for_path(path)
+    if language is None:
+        return
+    at_head = mirror.files(plan.head, languages.LANGUAGES[language].extensions)
+    followed = {p for p, _ in plan.files}
+    for commit in plan.removals:
+        added = mirror.paths.added(commit)
+        files = [(p, at_head[p]) for p in sorted(added) if p in at_head and p not in followed]
+        mirror.prefetch(b for _, b in files)
+        yield f"added by {commit[:12]}", files
+    if plan.search_repo and names is not None:  # the file is gone: anywhere
+        yield ELSEWHERE, head_search(mirror, plan.head, language).holding(names)
+    elif plan.search_repo:
+        mirror.prefetch(at_head.values())
+        yield ELSEWHERE, sorted(at_head.items())
+
+
+def _choose(
+    path: str, tokens: Sequence[str], matches: list[Found], found_in: str
+) -> tuple[Found, tuple[Candidate, ...]]:
+    """The best match, and all of them as candidates (the chosen one marked)."""
+    scored = [(_similarity(tokens, f.tokens), f) for f in matches]
+    scored.sort(key=lambda sf: (not sf[1].identical, -sf[0], -_closeness(path, sf[1].path),
+                                sf[1].path, sf[1].start_line or 0))  # fmt: skip
+    best = scored[0][1]
+    candidates = tuple(
+        Candidate(
+            path=f.path,
+            start_line=f.start_line,
+            end_line=f.end_line,
+            identical=f.identical,
+            similarity=round(score, 3),
+            found=found_in,
+            chosen=f is best,
+        )
+        for score, f in scored
+    )
+    return best, candidates
+
+
+def _similarity(a: Sequence[str], b: Sequence[str]) -> float:
+    if tuple(a) == tuple(b):
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _closeness(old: str, new: str) -> int:
+    """Path parts shared at the end (file name first), then at the start."""
+    a, b = PurePosixPath(old).parts, PurePosixPath(new).parts
+    tail = 0
+    while tail < min(len(a), len(b)) and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    return 100 * tail + head
+
+
+def explain(candidates: Sequence[Candidate]) -> str:
+    """One sentence on which candidate was chosen and why, naming the others."""
+    chosen = next(c for c in candidates if c.chosen)
+    at = where(chosen)
+    if len(candidates) == 1:
+        return f"found at {at} ({chosen.found})"
+    why = "identical" if chosen.identical else f"most similar ({chosen.similarity:.0%})"
+    others = ", ".join(where(c) for c in candidates if not c.chosen)
+    return f"{len(candidates)} candidates ({chosen.found}): chose {at}, {why}; also {others}"
+
+
+def where(candidate: Candidate) -> str:
+    """`path:start-end` of a candidate."""
+    lines = f":{candidate.start_line}-{candidate.end_line}" if candidate.start_line else ""
+    return f"{candidate.path}{lines}"

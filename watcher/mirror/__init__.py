@@ -1,0 +1,1 @@
+"""Upstream mirrors: bare, blobless clones, rename histories, release order."""

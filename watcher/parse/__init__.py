@@ -1,0 +1,1 @@
+"""Languages and parsing: grammars, token sequences, definitions."""

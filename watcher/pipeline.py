@@ -1,0 +1,722 @@
+"""`watch check`: the whole pipeline for one run, from inputs to a Report and saved state."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from watcher.config import Config, Upstream
+from watcher.errors import InputError, UpstreamError, WatchError
+from watcher.inputs import guards
+from watcher.inputs.notes import site_notes
+from watcher.inputs.rules import Compiles, load_rules
+from watcher.judge import classify, tracked_issues
+from watcher.judge import pool as cores
+from watcher.judge.classify import Item, Plan
+from watcher.mirror.mirrors import Mirror
+from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
+from watcher.parse import languages
+from watcher.report import plural
+from watcher.state import store as state
+
+if TYPE_CHECKING:
+    from watcher.issues.book import Scope
+
+log = logging.getLogger("watch")
+STATE_SCHEMA = "watch.state/1"
+COMPILED = "compiled-queries.json"  # rules whose queries compiled (see rules.Compiles)
+
+
+class CheckOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    upstream: str | None = None
+    note: tuple[str, ...] = ()  # only these notes (`--note`, repeatable); () = all
+    rule: tuple[str, ...] = ()  # only these rules (`--rule`, repeatable); () = all
+    offline: bool = False
+    dry_run: bool = False
+    no_issues: bool = False
+    implicit_upstreams: bool = True
+    citations: bool = True  # False: rules only (`watch rules lint`)
+    issue_citations: bool = True  # False: no GitHub reads (`watch fix`)
+    read_only: bool = False  # no lock, no state written, no issues (`rules lint`, `fix`)
+    wait: float = 0.0
+    # Upstreams this process fetched already (watcher.state.replay): repo -> the fetch's error,
+    # or None; they are not fetched again.
+    fetched: dict[str, str | None] = {}
+
+    @field_validator("note", "rule", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        """`note="x"` is one id; `None` is none (as before --note was repeatable)."""
+        if value is None:
+            return ()
+        return (value,) if isinstance(value, str) else value
+
+    @property
+    def filtered(self) -> bool:
+        """A run that checks part of the items: it must leave the others' state alone."""
+        return bool(self.upstream) or self.partial
+
+    @property
+    def partial(self) -> bool:
+        """A run that checks part of each upstream's items (`--upstream` checks all of one)."""
+        return bool(self.note or self.rule) or not self.citations
+
+
+class Progress(Protocol):
+    """What a run shows while it works. A step that `forks` may spread its work over
+    forked workers (`watcher.judge.pool`), which happens only from a process with one thread:
+    it must start none (no spinner)."""
+
+    def step(
+        self, message: str, *, forks: bool = False
+    ) -> contextlib.AbstractContextManager[None]: ...
+
+
+class _Quiet:
+    def step(self, message: str, *, forks: bool = False) -> contextlib.AbstractContextManager[None]:
+        log.debug(message)
+        return contextlib.nullcontext()
+
+
+@dataclass
+class Inputs:
+    """Notes and rules as loaded, the items to check, and results for what failed to load."""
+
+    notes: dict[str, Note]
+    selected: list[Note]  # the notes this run checks (all, or the one --note names)
+    items: list[Item]
+    errors: list[Result] = field(default_factory=list)
+
+
+def run_check(config: Config, options: CheckOptions, progress: Progress | None = None) -> Report:
+    """Check every selected item against its upstream; save state; file issues.
+
+    Run-level failures (an upstream that cannot be fetched, GitHub unreachable) are
+    reported once each, as an ERROR log line and in the report (exit 2); the items they
+    hit are `upstream-unreachable` in the report only: they never touch a note's issue,
+    and state keeps their last verdicts.
+    """
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lock = (
+        contextlib.nullcontext()
+        if options.read_only  # reads a consistent snapshot: state files are replaced whole
+        else state.locked(config.state, wait=options.wait)
+    )
+    errors: list[str] = []
+    with lock:
+        if not options.read_only:
+            state.remove_leftovers(config.state)
+        inputs = gather(config, options)
+        statuses: list[UpstreamStatus] = []
+        results: list[Result] = list(inputs.errors)
+        for upstream, items in group(config, inputs.items, options):
+            status, found = check_upstream(config, upstream, items, options, progress or _Quiet())
+            statuses.append(status)
+            results.extend(found)
+        if not options.rule and options.citations and options.issue_citations:
+            notes = _issue_notes(inputs, options)
+            results += tracked_issues.check(config, notes, offline=options.offline)
+        results.sort(key=lambda r: (-r.verdict.severity, r.note, r.id))
+        actions = _file_issues(config, options, inputs, results, statuses, errors)
+    # One ERROR line per run-level failure: an upstream not fetched, GitHub not read
+    # (an issue citation) or not written (`errors`: the issue sink, for the whole run).
+    unreachable = [s.error for s in statuses if s.error]
+    unreachable += [f"{r.id}: {r.message}" for r in results if _run_level(r) and r.kind == "issue"]
+    for error in [*unreachable, *errors]:
+        log.error("%s", error)
+    return Report(
+        started_at=started,
+        upstreams=tuple(statuses),
+        results=tuple(results),
+        issues=tuple(actions),
+        summary=summarize(results),
+        errors=tuple(errors),
+    )
+
+
+def _run_level(result: Result) -> bool:
+    """An item that could not be judged because git or GitHub could not be reached."""
+    return result.error is ErrorCode.UPSTREAM_UNREACHABLE
+
+
+def gather(config: Config, options: CheckOptions) -> Inputs:
+    """Load notes and rules and turn them into items; bad input becomes error results."""
+    notes = site_notes(config)
+    compiles = Compiles(_compiled(config.cache / COMPILED))
+    rules = load_rules(
+        config.rules,
+        display_root=config.root,
+        compiles=compiles,
+        max_bytes=config.limits.rule_bytes,
+    )
+    if compiles.changed():
+        # Next to the mirrors, not in state/: it is a fact about this machine's grammars.
+        with contextlib.suppress(OSError):  # a read-only cache only costs compiling again
+            state.write_json(config.cache / COMPILED, {"compiled": sorted(compiles.seen)})
+    selected = [n for n in notes.notes.values() if _picked(options.note, n.id)]
+    inputs = Inputs(notes.notes, selected, [])
+    inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
+    for err in rules.errors:
+        code = ErrorCode.QUERY_INVALID if "query error" in err.detail else ErrorCode.RULE_INVALID
+        inputs.errors.append(_input_error(err, code, kind="rule"))
+    _check_filters(config, options, notes.notes, rules.rules)
+    if config.track_citations and options.citations and not options.rule:
+        inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
+        for quoted in [classify.quote_item(q, n) for n in selected for q in n.quotes]:
+            if isinstance(quoted, Result):
+                inputs.errors.append(quoted)
+            else:
+                inputs.items.append(quoted)
+    for rule in rules.rules.values():
+        if not _picked(options.rule, rule.id) or not _picked(options.note, rule.note):
+            continue
+        item = rule_item(rule, notes.notes)
+        if isinstance(item, Result):
+            inputs.errors.append(item)
+        else:
+            inputs.items.append(item)
+    return inputs
+
+
+def _picked(chosen: tuple[str, ...], item_id: str) -> bool:
+    return not chosen or item_id in chosen
+
+
+def _compiled(file: Path) -> list[str]:
+    """What compiled before on this machine; an unreadable cache only costs compiling."""
+    try:
+        known = state.read_json(file).get("compiled", [])
+    except WatchError:
+        return []
+    return [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
+
+
+def _check_filters(
+    config: Config, options: CheckOptions, notes: dict[str, Note], rules: dict[str, Rule]
+) -> None:
+    """A filter that names nothing is a typo, not a clean run: say so (exit 2)."""
+    for note_id in options.note:
+        if note_id not in notes:
+            raise WatchError(f"--note {note_id}: no note has this id; `watch notes` lists them")
+    for rule_id in options.rule:
+        if rule_id not in rules:
+            raise WatchError(f"--rule {rule_id}: no rule has this id (or it failed to load)")
+    cited = {c.repo.lower() for n in notes.values() for c in n.citations}
+    cited |= {c.repo.lower() for n in notes.values() for c in n.issue_citations}
+    known = cited | {u.repo.lower() for u in config.upstream}
+    if options.upstream is not None and options.upstream.lower() not in known:
+        raise WatchError(f"--upstream {options.upstream}: no [[upstream]] and no note cites it")
+
+
+def _issue_notes(inputs: Inputs, options: CheckOptions) -> list[Note]:
+    """The selected notes, with only the issue citations of the selected upstream."""
+    notes = inputs.selected
+    if options.upstream is None:
+        return notes
+    wanted = options.upstream.lower()
+    return [
+        n.model_copy(
+            update={
+                "issue_citations": tuple(c for c in n.issue_citations if c.repo.lower() == wanted)
+            }
+        )
+        for n in notes
+    ]
+
+
+def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:
+    """A rule as an item: its baseline is the commit of the note's citation of its file."""
+    note = notes.get(rule.note)
+    stub = Item(
+        id=rule.id,
+        kind="rule",
+        note=rule.note,
+        note_file=note.file if note else rule.file,
+        repo=rule.repo or "",
+        commit="",
+        path=rule.path,
+        rule=rule,
+    )
+    if note is None:
+        return classify.error(
+            stub,
+            ErrorCode.RULE_INVALID,
+            f"{classify.rule_where(rule)}: rule {rule.id}: note {rule.note!r} does not exist; "
+            "set `note` to the id of a note in the notes folder (`watch notes` lists them)",
+        )
+    cited = [c for c in note.citations if rule.repo in (None, c.repo)]
+    source = next((c for c in cited if c.path == rule.path), cited[0] if cited else None)
+    if source is None:
+        return classify.error(
+            stub,
+            ErrorCode.RULE_BASELINE,
+            f"{classify.rule_where(rule)}: rule {rule.id}: note {note.id} cites no code of "
+            f"{rule.repo or 'any repository'}, so the rule has no baseline commit; "
+            "add a source citing the rule's file",
+        )
+    return Item(
+        id=rule.id,
+        kind="rule",
+        note=note.id,
+        note_file=note.file,
+        repo=rule.repo or source.repo,
+        commit=source.commit,
+        path=rule.path,
+        rule=rule,
+    )
+
+
+def group(
+    config: Config, items: Sequence[Item], options: CheckOptions
+) -> Iterator[tuple[Upstream | None, list[Item]]]:
+    """Items by upstream, in config order; implicit upstreams after, by name."""
+    by_repo: dict[str, list[Item]] = {}
+    for item in items:
+        by_repo.setdefault(item.repo.lower(), []).append(item)
+    for key in sorted(by_repo, key=lambda r: (config.upstream_for(r) is None, r)):
+        upstream = config.upstream_for(key)
+        if upstream is None and options.implicit_upstreams and config.implicit_upstreams:
+            upstream = Upstream(repo=by_repo[key][0].repo)
+        if options.upstream and (
+            upstream is None or upstream.repo.lower() != options.upstream.lower()
+        ):
+            continue
+        yield upstream, by_repo[key]
+
+
+def check_upstream(
+    config: Config,
+    upstream: Upstream | None,
+    items: list[Item],
+    options: CheckOptions,
+    progress: Progress,
+) -> tuple[UpstreamStatus, list[Result]]:
+    """Sync one mirror and judge its items; an unreachable upstream fails only its items."""
+    if upstream is None:  # a note-level error: the notes cite a repository nobody configured
+        repo = items[0].repo
+        message = (
+            f"no [[upstream]] for {repo} in config.toml, and implicit upstreams are off "
+            "(implicit_upstreams = false, or --no-implicit-upstreams); add an [[upstream]] for it"
+        )
+        status = UpstreamStatus(repo=repo, url="", branch="")
+        return status, [classify.error(i, ErrorCode.NO_UPSTREAM, message) for i in items]
+    mirror = Mirror(upstream, config.cache, config.limits)
+    since = [i.commit for i in items]  # the trees their history walks read
+    try:
+        if upstream.repo in options.fetched:
+            if (failed := options.fetched[upstream.repo]) is not None:
+                raise UpstreamError(failed)
+            mirror.complete_trees(since)
+        elif options.offline:
+            # The branch stays where it is; what its items need and the mirror lacks is
+            # fetched as blobs are, trees in one batch, not one by one by git.
+            mirror.check_health()
+            mirror.complete_trees(since)
+        else:
+            with progress.step(f"fetching {upstream.repo}"):
+                mirror.sync(since)
+        head = mirror.head()
+        # Only the dashboard shows it ("last seen fresh"): a warm run needs no extra git.
+        head_date = mirror.date(head) if _dashboard(config, options) else None
+        checking = f"checking {plural(len(items), 'item')} of {upstream.repo}"
+        with progress.step(checking, forks=True):
+            results = judge_all(config, mirror, upstream, head, items, options)
+            results = guards.follow_rules(results)  # not saved: it depends on the rule's run
+        mirror.tidy()
+    except UpstreamError as exc:  # unreachable, or stalled past its time limit mid-run
+        status = UpstreamStatus(
+            repo=upstream.repo, url=upstream.display_url, branch=mirror.branch, error=str(exc)
+        )
+        return status, [classify.error(i, ErrorCode.UPSTREAM_UNREACHABLE, str(exc)) for i in items]
+    finally:
+        mirror.close()
+    status = UpstreamStatus(
+        repo=upstream.repo,
+        url=upstream.display_url,
+        branch=mirror.branch,
+        head=head,
+        head_date=head_date,
+    )
+    return status, results
+
+
+def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], pool: cores.Pool) -> list[Result]:
+    """The verdicts of these plans, spread over the pool (one file's in one process).
+    What the history walks of stale citations need again comes back with each verdict:
+    the citation's anchor, and its place at HEAD, told while HEAD's parse is at hand."""
+    if not waiting:
+        return []
+    from watcher.history import walk
+
+    def judge(plan: Plan) -> tuple[Result, Any, Any]:
+        verdict = classify.judge(mirror, plan)
+        stale = verdict.verdict in (Verdict.CHANGED, Verdict.MISSING)
+        spot = walk.head_spot(mirror, plan, verdict) if stale else None
+        return verdict, classify.known_anchor(plan), spot
+
+    judged = cores.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=pool)
+    for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
+        classify.remember_anchor(plan, anchor)
+        walk.remember_spot(mirror, plan, spot)
+    return [verdict for verdict, _, _ in judged]
+
+
+def _judging_key(plan: Plan) -> Hashable:
+    """Which items one process judges together: those of one file (each version parsed
+    once), and all the items whose file is gone in a language, which share one search of
+    HEAD (`relocate.head_search`): one process builds it, beside the others' judging."""
+    language = _searched(plan)
+    if language is not None:
+        return ("searched", language)
+    return plan.files or plan.item.path  # a file gone: by its path
+
+
+def _searched(plan: Plan) -> str | None:
+    """The language a citation whose file is gone is searched for at HEAD in, if any."""
+    if plan.item.kind != "citation" or not plan.search_repo:
+        return None
+    return languages.for_path(plan.item.path)
+
+
+def _dashboard(config: Config, options: CheckOptions) -> bool:
+    wanted = config.issues.dashboard and config.issues.sink != "none"
+    return wanted and not (options.no_issues or options.read_only)
+
+
+def last_results(config: Config, repo: str, items: Sequence[Item]) -> list[Result]:
+    """The verdicts the last run saved for these items (those it judged), unchanged."""
+    try:
+        saved = state.read_json(state.upstream_file(config.state, repo))
+    except WatchError:
+        return []
+    cache: dict[str, Any] = saved.get("items", {}) if saved.get("schema") == STATE_SCHEMA else {}
+    found = []
+    for item in items:
+        entry = cache.get(item.id)
+        if isinstance(entry, dict) and "result" in entry:
+            found.append(Result.model_validate(entry["result"]))
+    return found
+
+
+def judge_all(
+    config: Config,
+    mirror: Mirror,
+    upstream: Upstream,
+    head: str,
+    items: list[Item],
+    options: CheckOptions,
+) -> list[Result]:
+    """Plan every item, fetch the blobs the new ones need in one batch, judge, save state."""
+    file = state.upstream_file(config.state, upstream.repo)
+    saved = _well_formed(state.read_json(file))
+    ours = saved.get("schema") == STATE_SCHEMA
+    cache = _usable(saved)
+    # Where each cited file went, remembered by (baseline, path) with the HEAD it reached:
+    # an unchanged upstream asks git nothing, a moved one only about the new commits.
+    paths = saved.get("paths") if ours else None
+    mirror.paths.memo = dict(paths) if isinstance(paths, dict) else {}
+    followed = [(b, i.path) for i in items if (b := mirror.resolve(i.commit)) is not None]
+    mirror.paths.prepare(head, followed)
+    plans = [classify.plan(mirror, head, i, offline=options.offline) for i in items]
+    fresh = [p for p in plans if isinstance(p, Plan) and not _cached(p, cache.get(p.item.id))]
+    # Items whose file is gone are searched for in every file at HEAD in their language
+    # (`_judged`): those files come in the same fetch as the cited ones.
+    searched = sorted({lang for p in fresh if (lang := _searched(p)) is not None})
+    extensions = [languages.LANGUAGES[lang].extensions for lang in searched]
+    every = [b for ends in extensions for b in mirror.files(head, ends).values()]
+    mirror.prefetch([*(b for p in fresh for b in p.blobs), *every])
+    tags = mirror.tags_key(upstream.release_tags)
+    same_tags = saved.get("tags") == tags  # else every cached release is recomputed
+    releases: dict[str, str | None] = dict(saved.get("releases", {})) if same_tags else {}
+    mirror.remember_releases(upstream.release_tags, releases)
+    if not same_tags:  # every cached result's release is asked again: all in one pass
+        mirror.releases(upstream.release_tags, _blamed(cache, plans))
+    found: dict[int, Result] = {}  # position -> result
+    waiting: list[tuple[int, Plan]] = []  # to judge afresh: not in the cache
+    for position, planned in enumerate(plans):
+        cached = cache.get(planned.item.id) if isinstance(planned, Plan) else None
+        if isinstance(planned, Result):
+            found[position] = planned
+        elif (
+            cached
+            and _cached(planned, cached)
+            and (hit := _from_cache(mirror, upstream, planned, cached, same_tags=same_tags))
+        ):
+            found[position] = hit
+        else:
+            waiting.append((position, planned))
+    # Judged file by file: the citations of one file parse its versions once, where the
+    # parse cache (a few files' worth) would drop them between citations in note order.
+    # A big site's files are dealt out to worker processes, one core each.
+    waiting.sort(key=lambda pp: (pp[1].base_blob, pp[1].files))
+    pool = cores.pool(mirror, config.limits.processes)
+    for (position, _), verdict in zip(waiting, _judged(mirror, waiting, pool), strict=True):
+        found[position] = verdict
+    judged = {position: (planned, found[position]) for position, planned in waiting}
+    results = [found[position] for position in range(len(plans))]
+    if judged:  # history walks: imported only when an item was judged afresh
+        from watcher.history import attribute
+        from watcher.judge import relocate
+
+        relocate.forget(mirror)
+        attributed = attribute.attribute(mirror, list(judged.values()), upstream.release_tags, pool)
+        for position, result in zip(judged, attributed, strict=True):
+            results[position] = result
+    # A filtered run leaves other items' releases as they were: it may only record the
+    # new tags when it recomputed every release, or when the tags did not move.
+    if options.partial and not same_tags:
+        tags = str(saved.get("tags", ""))
+        releases = dict(saved.get("releases", {}))
+    else:
+        # Remembered per (commit, tag set): a re-judged item blamed on a known commit
+        # asks git nothing; new tags start the memo afresh.
+        blamed = {r.introduced_by.commit: r.released_in for r in results if r.introduced_by}
+        blamed |= {c.commit: c.released_in for r in results for c in r.history}
+        releases = blamed if not options.partial else {**releases, **blamed}
+    paths = mirror.paths.remembered((p.base, p.item.path) for p in plans if isinstance(p, Plan))
+    if options.partial:  # keep what other items' runs remembered
+        paths = {**saved.get("paths", {}), **paths}
+    memo = {"tags": tags, "releases": releases, "paths": paths}
+    if not options.read_only:
+        _save(file, upstream, head, saved, plans, results, memo, prune=not options.partial)
+    return results
+
+
+def _cached(plan: Plan, cached: dict[str, Any] | None) -> bool:
+    """Whether an earlier run's result holds for this plan (see Plan.key_for)."""
+    if cached is None:
+        return False
+    key = cached.get("key")
+    return key == plan.key or key == plan.searched_key  # the second only when needed
+
+
+_SHAPES: dict[str, type] = {"items": dict, "paths": dict, "releases": dict, "tags": str}
+
+
+def _well_formed(saved: dict[str, Any]) -> dict[str, Any]:
+    """The state document without top-level values of the wrong type (a hand edit, a
+    bad merge): what is dropped is only recomputed."""
+    return {k: v for k, v in saved.items() if isinstance(v, _SHAPES.get(k, object))}
+
+
+def _usable(saved: dict[str, Any]) -> dict[str, Any]:
+    """The cached results worth trusting: this schema, and entries of the right shape
+    (a hand-edited or damaged entry costs judging that item again, never a crash)."""
+    items = saved.get("items") if saved.get("schema") == STATE_SCHEMA else None
+    if not isinstance(items, dict):
+        return {}
+    return {
+        key: entry
+        for key, entry in items.items()
+        if isinstance(entry, dict) and isinstance(entry.get("key"), str)
+    }
+
+
+def _blamed(cache: dict[str, Any], plans: list[Plan | Result]) -> list[str]:
+    """The introducing commits of the cached results this run will use."""
+    commits = []
+    for plan in plans:
+        cached = cache.get(plan.item.id) if isinstance(plan, Plan) else None
+        if isinstance(plan, Plan) and cached is not None and _cached(plan, cached):
+            result = cached.get("result")
+            if not isinstance(result, dict):
+                continue
+            history = result.get("history")
+            told = [result.get("introduced_by"), *(history if isinstance(history, list) else ())]
+            commits += [c["commit"] for c in told if isinstance(c, dict) and _named(c)]
+    return commits
+
+
+def _named(blamed: dict[str, Any]) -> bool:
+    return isinstance(blamed.get("commit"), str)
+
+
+def _from_cache(
+    mirror: Mirror,
+    upstream: Upstream,
+    plan: Plan,
+    cached: dict[str, Any],
+    *,
+    same_tags: bool,
+) -> Result | None:
+    """A result from an earlier run with the same key: same item, baseline and blobs
+    (None when the entry is damaged: the item is judged again)."""
+    data = cached.get("result")
+    current = data.get("current") if isinstance(data, dict) else None
+    if isinstance(data, dict) and isinstance(current, dict):  # at this HEAD: set, not copied
+        data = {**data, "current": {**current, "commit": plan.head}}
+    try:
+        result = Result.model_validate(data)
+    except ValidationError:
+        return None
+    if same_tags:
+        return result
+    from watcher.history import attribute
+
+    tags = upstream.release_tags
+    history = tuple(
+        c.model_copy(update={"released_in": mirror.first_release(c.commit, tags)})
+        for c in result.history
+    )
+    return result.model_copy(
+        update={"released_in": attribute.released_in(mirror, result, tags), "history": history}
+    )
+
+
+def _save(
+    file: Path,
+    upstream: Upstream,
+    head: str,
+    saved: dict[str, Any],
+    plans: list[Plan | Result],
+    results: list[Result],
+    memo: dict[str, Any],  # tags, releases and paths: what later runs reuse
+    *,
+    prune: bool,
+) -> None:
+    items: dict[str, Any] = {} if prune else dict(saved.get("items", {}))
+    for planned, result in zip(plans, results, strict=True):
+        if isinstance(planned, Plan):
+            key = planned.key_for(result)
+            items[result.id] = {"key": key, "result": result.model_dump(mode="json")}
+    state.update_json(  # a run with no news leaves the file as it was
+        file,
+        {
+            "schema": STATE_SCHEMA,
+            "repo": upstream.repo,
+            "url": upstream.display_url,
+            "branch": upstream.branch,
+            "head": head,
+            **memo,
+            "items": items,
+        },
+        known=saved,
+    )
+
+
+def summarize(results: Sequence[Result]) -> Summary:
+    counts = {v.value: 0 for v in Verdict}
+    for result in results:
+        counts[result.verdict.value] += 1
+    return Summary(**counts)
+
+
+def _input_error(
+    err: InputError, code: ErrorCode, kind: Literal["citation", "rule"] = "citation"
+) -> Result:
+    """A note or rule file that cannot be read, as a result: kind `rule` for a rules file."""
+    return Result(
+        id=f"{err.file}:{err.line}" if err.line else err.file,
+        kind=kind,
+        note="",
+        note_file=err.file,
+        repo="",
+        verdict=Verdict.ERROR,
+        message=str(err),
+        error=code,
+    )
+
+
+def _file_issues(
+    config: Config,
+    options: CheckOptions,
+    inputs: Inputs,
+    results: list[Result],
+    statuses: list[UpstreamStatus],
+    errors: list[str],
+) -> list[Any]:
+    """Sync the issues of the notes this run owns; never those a run-level failure touched."""
+    if options.no_issues or options.read_only or config.issues.sink == "none":
+        return []
+    from watcher.issues import sync_issues
+
+    scope = issue_scope(config, options, inputs.notes, statuses)
+    failed = {s.repo.lower() for s in statuses if s.error}
+    touched = {r.note for r in results if r.repo.lower() in failed or _run_level(r)}
+    mine = [
+        r
+        for r in [*results, *_others(config, inputs, statuses, scope)]
+        if r.note and r.note not in touched and scope.owner(r.note) in scope.shards
+    ]
+    owned = {r.note for r in mine}  # built once: a set per note was notes x results
+    return sync_issues(
+        config,
+        {k: v for k, v in inputs.notes.items() if k in owned},
+        mine,
+        statuses,
+        dry_run=options.dry_run,
+        log=_log_line,
+        scope=scope,
+        failures=errors,
+    )
+
+
+def issue_scope(
+    config: Config,
+    options: CheckOptions,
+    notes: dict[str, Note],
+    statuses: Sequence[UpstreamStatus],
+) -> Scope:
+    """Which bookkeeping shards this run writes, and which shard owns each note.
+
+    A note's owner is the first upstream it cites (config order, then by name), so
+    that jobs of a matrix over upstreams never file the same note's issue twice.
+    """
+    from watcher.issues.book import Scope
+
+    order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
+
+    def canonical(repo: str) -> str:
+        configured = config.upstream_for(repo)
+        return configured.repo if configured else repo.lower()
+
+    home = canonical(config.upstream[0].repo) if config.upstream else ""
+    owners: dict[str, str] = {}
+    for note in notes.values():
+        cited = {c.repo for c in note.citations} | {c.repo for c in note.issue_citations}
+        first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
+        owners[note.id] = state.slug(canonical(first)) if first else state.slug(home) or state.HOME
+    repos = {state.slug(canonical(s.repo)): canonical(s.repo) for s in statuses}
+    failure = {state.slug(canonical(s.repo)): s.error for s in statuses}
+    if options.upstream is not None:
+        shards = {state.slug(canonical(options.upstream)): None}
+    else:
+        shards = dict.fromkeys(sorted({*owners.values(), *repos}))
+        if not shards:
+            shards = {state.slug(home) or state.HOME: None}
+    return Scope(
+        owners=owners,
+        shards={name: failure.get(name) for name in shards},
+        repos=repos,
+        prune=not options.partial,
+        complete=not options.filtered,
+    )
+
+
+def _others(
+    config: Config, inputs: Inputs, statuses: Sequence[UpstreamStatus], scope: Scope
+) -> list[Result]:
+    """Last verdicts of items this run did not check, of notes it owns (other upstreams)."""
+    checked = {s.repo.lower() for s in statuses}
+    by_repo: dict[str, list[Item]] = {}
+    for item in inputs.items:
+        if item.repo.lower() not in checked and scope.owner(item.note) in scope.shards:
+            by_repo.setdefault(item.repo, []).append(item)
+    found: list[Result] = []
+    for repo, items in by_repo.items():
+        upstream = config.upstream_for(repo)
+        found += last_results(config, upstream.repo if upstream else repo, items)
+    return found
+
+
+def _log_line(message: str) -> None:
+    log.info(message)

@@ -1,0 +1,1 @@
+"""What runs leave behind: state files, run records, the warm record."""
