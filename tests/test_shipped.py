@@ -23,7 +23,8 @@ from watcher.inputs import quotes
 from watcher.inputs.notes import load_notes
 from watcher.inputs.rules import compile_rule, load_rules
 from watcher.judge.classify import Item, claims, quote_item
-from watcher.locate.locate import Found, targets
+from watcher.locate.anchors import Found
+from watcher.locate.targets import targets
 from watcher.models import Note, Rule
 from watcher.parse.syntax import parse
 

@@ -13,7 +13,7 @@ from bench import oracle
 from tests.conftest import Project
 from watcher.gitbuild import Upstream
 from watcher.history import walk
-from watcher.locate import locate
+from watcher.locate import anchors, matching, probes
 from watcher.parse import syntax
 
 LIB = "src/session.rs"
@@ -553,21 +553,21 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
     language: str, path: str, cited: str, before: str, older: dict[str, int]
 ) -> None:
     """A changed item followed into an older version is judged there when the commit may
-    have removed a verbatim match of the cited tokens (`locate.stays_unmatched`): never
-    missed where `locate.place` finds one, and not asked where it cannot."""
+    have removed a verbatim match of the cited tokens (`probes.stays_unmatched`): never
+    missed where `matching.place` finds one, and not asked where it cannot."""
 
     def version(function: str) -> syntax.Parsed:
         raw = f"{before}{function}\nfoo = 1\n".encode()
         return syntax.parse(f"{hash(raw):040x}"[-40:], language, lambda: raw)
 
-    anchor = locate.anchor(version(cited), path, before.count("\n") + 1, before.count("\n") + 4)
+    anchor = anchors.anchor(version(cited), path, before.count("\n") + 1, before.count("\n") + 4)
     newer = version(cited.replace("7", "8"))
-    assert locate.place(anchor, [(path, newer)])[0] == "changed"
+    assert matching.place(anchor, [(path, newer)])[0] == "changed"
     for text, verbatim in older.items():
         parsed = version(text)
-        assert (locate.place(anchor, [(path, parsed)])[0] == "same") is bool(verbatim), text
+        assert (matching.place(anchor, [(path, parsed)])[0] == "same") is bool(verbatim), text
         bare = [syntax.Parsed(p.blob, syntax.TEXT, None, p.source) for p in (newer, parsed)]
-        assert locate.stays_unmatched(anchor, language, *bare) is not verbatim, text
+        assert probes.stays_unmatched(anchor, language, *bare) is not verbatim, text
     # A cited rare word that the changed version lacks, written again far below, out of
     # every window's reach: `locate` looks for the item otherwise there (a verbatim match
     # becomes possible; a similar region's lines are voted for by such words).
@@ -576,8 +576,8 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
     pad = "".join(f"\nfn pad_{n}() {{}}" if language == "rust" else f"\npad_{n} = a" for n in names)
     far = [f"{newer.source.decode()}{pad}\n{tail}\n".encode() for tail in ("", absent)]
     plain, again = (syntax.Parsed(f"{n:040d}", syntax.TEXT, None, v) for n, v in enumerate(far))
-    assert locate.stays_unmatched(anchor, language, plain, plain)
-    assert not locate.stays_unmatched(anchor, language, plain, again)
+    assert probes.stays_unmatched(anchor, language, plain, plain)
+    assert not probes.stays_unmatched(anchor, language, plain, again)
 
 
 def _asker() -> walk._Sources:

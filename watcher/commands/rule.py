@@ -12,7 +12,7 @@ from watcher.errors import WatchError
 from watcher.inputs.notes import site_notes
 from watcher.inputs.rules import compile_rule
 from watcher.judge.classify import citation_item, parse_at, plan
-from watcher.locate import locate
+from watcher.locate import targets
 from watcher.mirror.mirrors import Mirror
 from watcher.models import Result, Rule
 from watcher.parse import languages, syntax
@@ -209,7 +209,7 @@ def _check(text: str, parsed: syntax.Parsed, path: str) -> None:
     raw = tomllib.loads(text)["rule"][0]
     rule = Rule(**{k: v for k, v in raw.items() if k in ("id", "note", "path", "query", "inside")},
                 file="(draft)")  # fmt: skip
-    found = locate.targets(compile_rule(rule), path, parsed)
+    found = targets.targets(compile_rule(rule), path, parsed)
     if len(found) != 1:
         count = len(found)
         raise WatchError(f"the drafted rule matches {count} targets in {path}; write it by hand")

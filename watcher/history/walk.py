@@ -7,12 +7,12 @@ not touch the item: its lines are followed to where they were (as `git log -L` f
 range) and the version is not parsed. A changed item's followed bytes take in the whole
 definition that held the cited lines (`locate` chooses its lines among all of it), and it
 is also judged where the version before may hold the cited tokens verbatim elsewhere
-(`locate.stays_unmatched`): `locate` would place it there. Only a commit that touched
+(`probes.stays_unmatched`): `locate` would place it there. Only a commit that touched
 the item is judged, by the same state function a full walk uses, so the answer stays
 exact: a change made, reverted and made again is blamed on the second time, and a change
 merged from a branch on the merge (the history is first-parent). An item with no lines
 (missing) has nothing to follow: the version before a commit is judged only when what
-`locate` would read there differs from the version after (`locate.stays_missing`, from
+`locate` would read there differs from the version after (`probes.stays_missing`, from
 the bytes alone).
 
 Reading a version's bytes is cheap (one `cat-file`); parsing it is what costs, so the
@@ -35,7 +35,10 @@ from watcher.inputs import quotes
 from watcher.judge import classify
 from watcher.judge import pool as cores
 from watcher.judge.classify import Plan
-from watcher.locate import locate
+from watcher.locate import matching, probes
+from watcher.locate.anchors import Anchor
+from watcher.locate.definitions import definition_node
+from watcher.locate.targets import best_target, literals, targets
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
 from watcher.models import Result, Verdict
@@ -527,8 +530,8 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
         anchor = classify.anchor_of(mirror, plan)
 
         names = tuple(anchor.definition[1]) if anchor.definition else ()
-        stays = functools.partial(locate.stays_missing, anchor)
-        unmatched = functools.partial(locate.stays_unmatched, anchor)
+        stays = functools.partial(probes.stays_missing, anchor)
+        unmatched = functools.partial(probes.stays_unmatched, anchor)
 
         def citation(files: Files, read: Read) -> Place:
             told = _AT_HEAD.pop((anchor, files), None)
@@ -543,15 +546,15 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
     if isinstance(base, Result):
         return None
     compiled, target = base
-    guards = tuple(locate.literals(rule.query) + locate.literals(rule.inside or ""))
+    guards = tuple(literals(rule.query) + literals(rule.inside or ""))
 
     def rule_place(files: Files, read: Read) -> Place:
-        found = locate.best_target(
+        found = best_target(
             target,
             [
                 t
                 for p, b in files
-                for t in locate.targets(
+                for t in targets(
                     compiled, p, classify.parse_at(mirror, p, b, compiled.language, read)
                 )
             ],
@@ -574,14 +577,14 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
 # HEAD's files. Its walk starts there instead of parsing HEAD again (the parse is long
 # gone from the cache, or was made in another process).
 Spot = tuple[str, str | None, int | None, int | None, tuple[str, ...], tuple[int, int] | None]
-_AT_HEAD: dict[tuple[locate.Anchor, Files], Spot] = {}
+_AT_HEAD: dict[tuple[Anchor, Files], Spot] = {}
 
 
 def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
     """A stale citation's place at HEAD, to send along with its verdict; None for other
     items. Call it where the item was judged: HEAD is parsed there. Not for a whole file,
     nor for an item found in a file it was not followed to: its walk reads other files at
-    HEAD. The verdict placed it already (`locate.find`, whose answer `locate.place`
+    HEAD. The verdict placed it already (`matching.find`, whose answer `matching.place`
     gives): only the tokens of its lines are read here."""
     item, files = plan.item, dict(plan.files)
     if item.kind != "citation" or item.start_line is None or not files:
@@ -607,8 +610,8 @@ def forget_spots() -> None:
     _AT_HEAD.clear()
 
 
-def _spot(anchor: locate.Anchor, parsed: list[tuple[str, syntax.Parsed]]) -> Spot:
-    state, path, start, end = locate.place(anchor, parsed)
+def _spot(anchor: Anchor, parsed: list[tuple[str, syntax.Parsed]]) -> Spot:
+    state, path, start, end = matching.place(anchor, parsed)
     if path is None:
         return state, path, start, end, (), None
     return _spotted(dict(parsed)[path], state, path, start, end, anchor)
@@ -620,7 +623,7 @@ def _spotted(
     path: str,
     start: int | None,
     end: int | None,
-    anchor: locate.Anchor,
+    anchor: Anchor,
 ) -> Spot:
     """The spot of an item placed at lines start..end of `version`, the file at `path`.
     Where it is the same, its tokens are the cited ones: its lines may take in more (the
@@ -636,14 +639,12 @@ def _spotted(
     return state, path, start, end, tokens, span
 
 
-def _with_definition(
-    parsed: syntax.Parsed, anchor: locate.Anchor, low: int, high: int
-) -> tuple[int, int]:
+def _with_definition(parsed: syntax.Parsed, anchor: Anchor, low: int, high: int) -> tuple[int, int]:
     """The bytes [low, high) of a changed item's lines widened to take in the whole
     definition that held the cited lines, when the file has it: `locate` chooses the lines
     most like the cited ones among all of its tokens, so a commit that changed any of
     them may have moved the item, though its own lines are untouched."""
-    node = locate.definition_node(parsed, anchor.definition, anchor.start_line or 0)
+    node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
     if node is None:
         return low, high
     first, source = syntax.with_attributes(node).start_byte, parsed.source

@@ -36,7 +36,7 @@ from watcher.parse import languages, syntax
 
 if TYPE_CHECKING:  # judging imports them on first use: a warm run plans, and judges nothing
     from watcher.judge import relocate
-    from watcher.locate.locate import Anchor, Found
+    from watcher.locate.anchors import Anchor, Found
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
@@ -228,7 +228,7 @@ def _plan_quote(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan
 
 def judge(mirror: Mirror, plan: Plan) -> Result:
     """The verdict on a planned item (its blobs already fetched)."""
-    from watcher.locate.locate import LocateError
+    from watcher.locate.anchors import LocateError
 
     item = plan.item
     try:
@@ -292,14 +292,14 @@ def remember_anchor(plan: Plan, anchor: Anchor | None) -> None:
 
 
 def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
-    from watcher.locate import locate
+    from watcher.locate import anchors
 
     item = plan.item
     key = (plan.base_blob, item.path, item.start_line, item.end_line)
     found = _ANCHORS.get(key)
     if found is None:
         parsed = parse_at(mirror, item.path, plan.base_blob)
-        found = locate.anchor(parsed, item.path, item.start_line, item.end_line)
+        found = anchors.anchor(parsed, item.path, item.start_line, item.end_line)
         remember_anchor(plan, found)  # (a whole file's tokens are not kept)
         return found
     _ANCHORS.move_to_end(key)
@@ -307,9 +307,9 @@ def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
 
 
 def find_citation(mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str]]) -> Found | None:
-    from watcher.locate import locate
+    from watcher.locate import matching
 
-    return locate.find(anchor, [(p, parse_at(mirror, p, b)) for p, b in files])
+    return matching.find(anchor, [(p, parse_at(mirror, p, b)) for p, b in files])
 
 
 def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
@@ -458,11 +458,11 @@ def locate_lines(parsed: syntax.Parsed, start: int, end: int) -> str:
 
 def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Found] | Result:
     """The rule's single @target at its baseline, or an error result saying why not."""
-    from watcher.locate import locate
+    from watcher.locate.targets import targets
 
     compiled = compile_rule(rule)
     parsed = parse_at(mirror, rule.path, plan.base_blob, compiled.language)
-    found = locate.targets(compiled, rule.path, parsed)
+    found = targets(compiled, rule.path, parsed)
     where = _baseline(plan, None, None)
     if len(found) != 1:
         return error(
@@ -504,15 +504,15 @@ def head_target(
     """The rule's target at HEAD: in the followed file, else (file gone) wherever it went,
     with every candidate."""
     from watcher.judge import relocate
-    from watcher.locate import locate
+    from watcher.locate.targets import best_target, targets
 
     found = [
         t
         for p, b in plan.files
-        for t in locate.targets(compiled, p, parse_at(mirror, p, b, compiled.language))
+        for t in targets(compiled, p, parse_at(mirror, p, b, compiled.language))
     ]
     if found or not (plan.search_repo or plan.removals):
-        return locate.best_target(target, found), ()
+        return best_target(target, found), ()
     return relocate.rule_targets(
         mirror, plan, compiled, target, lambda p, b: parse_at(mirror, p, b, compiled.language)
     )

@@ -207,6 +207,10 @@ class Parsed:
         starts.pop()  # the end of the last line
         return starts
 
+    def text(self) -> str:
+        """The whole source, bytes that are not UTF-8 replaced."""
+        return self.source.decode("utf-8", errors="replace")
+
     def lines(self, start: int, end: int) -> str:
         """The text of lines start..end (1-based, inclusive), line ends dropped and joined
         by newlines; only those lines' bytes are decoded."""
