@@ -8,7 +8,7 @@ import random
 import pytest
 
 from watcher.locate import anchors, definitions, matching, probes, windows
-from watcher.parse import syntax
+from watcher.parse import diffs, syntax
 
 BASE = """\
 impl Client {
@@ -472,7 +472,7 @@ def test_probes_held_alike_is_told_from_where_two_versions_differ() -> None:
         newer = _edited_at_random(chance, older, words, chance.randrange(1, 4))
         wanted = needles[: chance.randrange(1, len(needles) + 1)]
         full = all(p in newer for p in wanted) == all(p in older for p in wanted)
-        stretches = syntax.differing(older, newer, 0, len(older), 0, len(newer))
+        stretches = diffs.differing(older, newer, 0, len(older), 0, len(newer))
         told = probes._held_alike(wanted, newer, older, stretches)
         assert told is full, (older, newer)
 
@@ -504,7 +504,7 @@ def test_a_probes_starts_are_moved_from_the_next_version_as_a_scan_finds_them() 
     for _ in range(3000):
         newer = b"".join(chance.choice(words) for _ in range(chance.randrange(0, 150)))
         old = _edited_at_random(chance, newer, words, chance.randrange(1, 8))
-        stretches = syntax.differing(old, newer, 0, len(old), 0, len(newer), chance.choice((2, 64)))
+        stretches = diffs.differing(old, newer, 0, len(old), 0, len(newer), chance.choice((2, 64)))
         for probe in probes:
             known = windows.starts_in(newer, probe, 0, len(newer))
             scanned = [i for i in range(len(old)) if old.startswith(probe, i)]

@@ -43,6 +43,7 @@ from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
 from watcher.models import Result, Verdict
 from watcher.parse import languages, syntax
+from watcher.parse.nodes import with_attributes
 
 AHEAD = 16  # versions asked of git ahead of the one being read
 UNANSWERED = 512  # requests out at once: 512 ids take at most 33 KB of git's 64 KB stdin
@@ -647,7 +648,7 @@ def _with_definition(parsed: syntax.Parsed, anchor: Anchor, low: int, high: int)
     node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
     if node is None:
         return low, high
-    first, source = syntax.with_attributes(node).start_byte, parsed.source
+    first, source = with_attributes(node).start_byte, parsed.source
     end = source.find(b"\n", node.end_byte)
     return min(low, source.rfind(b"\n", 0, first) + 1), max(high, len(source) if end < 0 else end)
 

@@ -12,16 +12,8 @@ from typing import TYPE_CHECKING
 
 from watcher.locate.definitions import name_path
 from watcher.parse.languages import LANGUAGES
-from watcher.parse.syntax import (
-    ATTRIBUTES,
-    STATS,
-    WORD,
-    Parsed,
-    is_definition,
-    tokens_between,
-    with_attributes,
-    wrapped,
-)
+from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
+from watcher.parse.syntax import STATS, WORD, Parsed, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -144,7 +136,7 @@ def _enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
 
 
 def _unwrapped(node: Node) -> Node | None:
-    """What a statement wrapping one thing alone (`syntax.wrapped`) holds, through every
+    """What a statement wrapping one thing alone (`nodes.wrapped`) holds, through every
     such statement (`export const x = 1` holds a declaration of x, which holds x)."""
     inner = wrapped(node)
     while inner is not None and (deeper := wrapped(inner)) is not None:

@@ -10,15 +10,8 @@ import re
 from typing import TYPE_CHECKING
 
 from watcher.parse.languages import LANGUAGES, grammar
-from watcher.parse.syntax import (
-    STATS,
-    Parsed,
-    definition_names,
-    is_definition,
-    is_word_byte,
-    with_attributes,
-    word_places,
-)
+from watcher.parse.nodes import definition_names, is_definition, with_attributes
+from watcher.parse.syntax import STATS, Parsed, is_word_byte, word_places
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query

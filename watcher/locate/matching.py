@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.definitions import definition_node, definition_span, has_definition, named
 from watcher.locate.windows import in_order, line_votes, probe_ranges, starts_in, window_bytes
-from watcher.parse.syntax import STATS, Parsed, Tokens, tokens_between, with_attributes
+from watcher.parse.nodes import with_attributes
+from watcher.parse.syntax import STATS, Parsed, Tokens, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node, TreeCursor

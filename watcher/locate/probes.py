@@ -13,8 +13,9 @@ from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import few_word_places, may_define
 from watcher.locate.matching import IDENTITY
 from watcher.locate.windows import Stretches, in_order, line_votes, probe_ranges, window_bytes
+from watcher.parse.diffs import differing
 from watcher.parse.languages import BLOCK_COMMENT, LANGUAGES
-from watcher.parse.syntax import TEXT, WORD, Parsed, differing
+from watcher.parse.syntax import TEXT, WORD, Parsed
 
 
 def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -> bool:

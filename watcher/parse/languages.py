@@ -69,7 +69,7 @@ LANGUAGES: dict[str, Spec] = {
         "tree_sitter_python",
         "language",
         (".py", ".pyi"),
-        # assignment: a module's or a class's own `NAME = value` (syntax.is_definition)
+        # assignment: a module's or a class's own `NAME = value` (nodes.is_definition)
         frozenset({"function_definition", "class_definition", "assignment"}),
         rb"#[^\n]*",  # (a backslash joining two lines is a token of its own)
     ),
