@@ -19,7 +19,7 @@ from watcher.inputs.notes import site_notes
 from watcher.inputs.rules import Compiles, load_rules
 from watcher.judge import classify, tracked_issues
 from watcher.judge import pool as cores
-from watcher.judge.classify import Item, Plan
+from watcher.judge.plan import Item, Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.parse import languages

@@ -13,7 +13,8 @@ from watcher.errors import WatchError
 from watcher.history import attribute
 from watcher.history import walk as lines
 from watcher.judge import classify
-from watcher.judge.classify import Plan, plan
+from watcher.judge.classify import plan
+from watcher.judge.plan import Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.models import Result
 from watcher.pipeline import CheckOptions, gather, group

@@ -12,7 +12,7 @@ from watcher import config as config_mod
 from watcher.errors import WatchError
 from watcher.history import attribute
 from watcher.judge import classify
-from watcher.judge.classify import Plan
+from watcher.judge.plan import Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.pipeline import CheckOptions, gather, group
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from watcher.inputs.rules import Compiled, compile_rule
-from watcher.judge.classify import claims
+from watcher.judge.claims import claims
 from watcher.locate import targets
 from watcher.locate.anchors import Found
 from watcher.models import Result, Rule, RuleTest

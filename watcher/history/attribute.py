@@ -28,7 +28,7 @@ from watcher.errors import TooLarge, WatchError
 from watcher.history import walk as lines
 from watcher.judge import classify
 from watcher.judge import pool as cores
-from watcher.judge.classify import Plan
+from watcher.judge.plan import Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files, Step
 from watcher.models import Attribution, Candidate, Change, Result, Verdict

@@ -34,7 +34,8 @@ from watcher.history import follow
 from watcher.inputs import quotes
 from watcher.judge import classify
 from watcher.judge import pool as cores
-from watcher.judge.classify import Plan
+from watcher.judge.claims import claims
+from watcher.judge.plan import Plan
 from watcher.locate import matching, probes
 from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import definition_node
@@ -562,7 +563,7 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
         )
         if found is None:
             return Place("missing", tokens=())
-        if not all(c.holds for c in classify.claims(rule, found)):
+        if not all(c.holds for c in claims(rule, found)):
             state = "broken"
         else:
             state = "same" if found.identical else "changed"

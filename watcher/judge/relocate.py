@@ -28,7 +28,7 @@ from watcher.parse import languages, syntax
 
 if TYPE_CHECKING:
     from watcher.inputs.rules import Compiled
-    from watcher.judge.classify import Plan
+    from watcher.judge.plan import Plan
     from watcher.mirror.mirrors import Mirror
     from watcher.parse.syntax import Parsed
 
