@@ -82,7 +82,7 @@ def answers(
 
 def walked(mirror: Mirror, plan: Plan, result: Result) -> tuple[str | None, Changes]:
     """The walk's answer, as `check` gives it (one item walked alone)."""
-    steps = attribute.walk(mirror, [(plan, result)])
+    steps = attribute.shared_walk(mirror, [(plan, result)])
     try:
         while True:
             mirror.prefetch(steps.send(None))
