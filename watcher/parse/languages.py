@@ -24,7 +24,7 @@ class Spec:
     extensions: tuple[str, ...]
     definitions: frozenset[str]  # node types that are named definitions (function, struct, ...)
     # A pattern for one comment (bytes), which may lie between any two tokens: C's line and
-    # block comments unless said otherwise. Rust's block comments nest: see `locate`.
+    # block comments unless said otherwise. Rust's block comments nest: see `locate.probes`.
     comment: bytes = rb"//[^\n]*|" + BLOCK_COMMENT
 
 
