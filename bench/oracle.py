@@ -23,7 +23,7 @@ from watcher import config as config_mod
 from watcher.errors import TooLarge
 from watcher.history import attribute, walk
 from watcher.judge import classify
-from watcher.judge.classify import Plan
+from watcher.judge.plan import Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.models import Result, Verdict
 from watcher.pipeline import CheckOptions, gather, group
@@ -82,7 +82,7 @@ def answers(
 
 def walked(mirror: Mirror, plan: Plan, result: Result) -> tuple[str | None, Changes]:
     """The walk's answer, as `check` gives it (one item walked alone)."""
-    steps = attribute.walk(mirror, [(plan, result)])
+    steps = attribute.shared_walk(mirror, [(plan, result)])
     try:
         while True:
             mirror.prefetch(steps.send(None))

@@ -34,7 +34,7 @@ from watcher.config import load
 from watcher.gitbuild import Upstream
 from watcher.history import walk
 from watcher.judge import relocate
-from watcher.locate import locate
+from watcher.locate import anchors, matching
 from watcher.mirror import mirrors
 from watcher.mirror import renames as paths
 from watcher.mirror.mirrors import Mirror
@@ -953,7 +953,7 @@ def test_a_stale_citation_is_anchored_once_for_its_verdict_and_its_walk(
     # The walk behind `introduced_by` needs the citation's anchor too; by then the
     # baseline's parse is gone from the cache (here: a cache of one file).
     from watcher.judge import classify
-    from watcher.locate import locate
+    from watcher.locate import anchors
 
     cite_everything(project, upstream, FILES[:1])
     edit = upstream.commit("edit beta (#2)", {FILES[0]: module(NAMES, beta=99)})
@@ -961,13 +961,13 @@ def test_a_stale_citation_is_anchored_once_for_its_verdict_and_its_walk(
     monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
     monkeypatch.setattr(classify, "_ANCHORS", OrderedDict())
     anchored: list[tuple[str, int | None]] = []
-    real = locate.anchor
+    real = anchors.anchor
 
     def counted(parsed: syntax.Parsed, path: str, start: int | None, end: int | None) -> object:
         anchored.append((path, start))
         return real(parsed, path, start, end)
 
-    monkeypatch.setattr(locate, "anchor", counted)
+    monkeypatch.setattr(anchors, "anchor", counted)
 
     report = check(project)
 
@@ -1048,17 +1048,17 @@ def test_judging_places_a_stale_citation_at_head_once(
     project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The verdict found it at HEAD; the place its walk starts from is read off that
-    # verdict, not looked for again (`locate.place` is for the versions a walk judges).
+    # verdict, not looked for again (`matching.place` is for the versions a walk judges).
     edit_cited_beta(project, upstream)
     publish(upstream)
     placed = []
-    place = locate.place
+    place = matching.place
 
-    def counted(anchor: locate.Anchor, files: Any) -> Any:
+    def counted(anchor: anchors.Anchor, files: Any) -> Any:
         placed.append(anchor)
         return place(anchor, files)
 
-    monkeypatch.setattr(locate, "place", counted)
+    monkeypatch.setattr(matching, "place", counted)
     judged = walk.STATS.judged
 
     report = check(project)

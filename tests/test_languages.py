@@ -137,14 +137,14 @@ def test_a_definition_cited_from_words_outside_its_node_is_that_definition(
 def test_lines_inside_a_string_that_starts_above_them_are_no_citation() -> None:
     # python-sdk's session.py: a type annotation written as a string over six lines;
     # lines of its inside hold no token's start.
-    from watcher.locate import locate
+    from watcher.locate import anchors
     from watcher.parse import syntax
 
     source = b'def respond(\n    session: """Session[\n        Request,\n        Result\n    ]""",\n):\n    pass\n'
     parsed = syntax._parse("blob-annotation", "python", source)
-    with pytest.raises(locate.LocateError, match="the inside of a string that starts above"):
-        locate.anchor(parsed, "session.py", 3, 4)
-    assert locate.anchor(parsed, "session.py", 2, 5).tokens[:3] == ("session", ":", '"""')
+    with pytest.raises(anchors.LocateError, match="the inside of a string that starts above"):
+        anchors.anchor(parsed, "session.py", 3, 4)
+    assert anchors.anchor(parsed, "session.py", 2, 5).tokens[:3] == ("session", ":", '"""')
 
 
 # Definitions kept apart by blank lines, and grouped declarations: Go's grammar separates

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from watcher.locate import locate
-from watcher.parse import syntax
+from watcher.locate import anchors, definitions, matching, probes, windows
+from watcher.parse import diffs, syntax
 
 BASE = """\
 impl Client {
@@ -42,28 +42,28 @@ def _parsed(text: str, language: str = "rust") -> syntax.Parsed:
 
 @pytest.mark.parametrize("name", VERSIONS)
 def test_category_agrees_with_find(name: str) -> None:
-    anchor = locate.anchor(_parsed(BASE), "src/client.rs", 2, 9)
+    anchor = anchors.anchor(_parsed(BASE), "src/client.rs", 2, 9)
     files = [("src/client.rs", _parsed(VERSIONS[name]))]
 
-    found = locate.find(anchor, files)
+    found = matching.find(anchor, files)
     expected = "missing" if found is None else ("same" if found.identical else "changed")
 
-    assert locate.category(anchor, files) == expected
+    assert matching.category(anchor, files) == expected
 
 
 def test_has_definition_follows_the_name_path() -> None:
     parsed = _parsed(BASE)
-    assert locate.has_definition(parsed, ("function_item", ("Client", "run_turn")))
-    assert not locate.has_definition(parsed, ("function_item", ("run_turn",)))
-    assert not locate.has_definition(_parsed(VERSIONS["moved out of the impl"]),
+    assert definitions.has_definition(parsed, ("function_item", ("Client", "run_turn")))
+    assert not definitions.has_definition(parsed, ("function_item", ("run_turn",)))
+    assert not definitions.has_definition(_parsed(VERSIONS["moved out of the impl"]),
                                      ("function_item", ("Client", "run_turn")))  # fmt: skip
 
 
 def test_a_changed_definition_is_judged_without_tokenizing_the_file() -> None:
-    anchor = locate.anchor(_parsed(BASE), "src/client.rs", 2, 9)
+    anchor = anchors.anchor(_parsed(BASE), "src/client.rs", 2, 9)
     version = _parsed(VERSIONS["budget changed"] + "\n// a different blob\n")
 
-    assert locate.category(anchor, [("src/client.rs", version)]) == "changed"
+    assert matching.category(anchor, [("src/client.rs", version)]) == "changed"
     assert "_index" not in vars(version)  # tokens never read off the tree
 
 
@@ -168,9 +168,9 @@ def test_a_region_with_lines_added_near_its_top_is_found_where_it_starts() -> No
     filler = "".join(f"fn helper_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n\n" for i in range(30))
     head = filler + head.replace(rewritten, SPANNING_REWRITTEN)
     start = SPANNING.count("\n", 0, cited) + 1
-    anchor = locate.anchor(_parsed(SPANNING), "a.rs", start, SPANNING.count("\n", 0, end))
+    anchor = anchors.anchor(_parsed(SPANNING), "a.rs", start, SPANNING.count("\n", 0, end))
 
-    found = locate.find(anchor, [("a.rs", _parsed(head))])
+    found = matching.find(anchor, [("a.rs", _parsed(head))])
 
     assert found is not None and not found.identical
     assert found.start_line == head.count("\n", 0, head.index("        let ready = ")) + 1
@@ -205,8 +205,11 @@ def test_python_module_and_class_values_are_definitions_and_locals_are_not() -> 
         ("function_definition", ("Session", "open")),
     ]
     parsed = _parsed(PYTHON_NAMES, "python")  # the query path agrees with the index
-    assert locate.definition_span(parsed, ("assignment", ("Session", "timeout")), 1) == (6, 6)
-    assert locate.definition_span(parsed, ("assignment", ("Session", "open", "retries")), 1) is None
+    assert definitions.definition_span(parsed, ("assignment", ("Session", "timeout")), 1) == (6, 6)
+    assert (
+        definitions.definition_span(parsed, ("assignment", ("Session", "open", "retries")), 1)
+        is None
+    )
 
 
 @pytest.mark.parametrize(("text", "language"), [(BASE, "rust"), (PYTHON_NAMES, "python")])
@@ -215,7 +218,7 @@ def test_one_query_lists_the_definitions_the_index_holds(text: str, language: st
     walk): it must name exactly the index's definitions, locals left out."""
     parsed = _parsed(text, language)
 
-    assert locate.definition_keys(parsed) == set(parsed.by_key)
+    assert definitions.definition_keys(parsed) == set(parsed.by_key)
 
 
 def test_windows_lacking_one_of_the_probes_are_not_tokenized() -> None:
@@ -231,11 +234,11 @@ def test_windows_lacking_one_of_the_probes_are_not_tokenized() -> None:
     changed = cited.replace("carried_balance", "fresh_total").replace("+ 1", "+ 2")
     far = "pub fn elsewhere() -> u32 {\n    let carried_balance = 7;\n    carried_balance\n}\n"
     version = _parsed(changed + "".join(caller.format(n=n) for n in range(30)) + far)
-    anchor = locate.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
+    anchor = anchors.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
     assert anchor.probes[0] == "settle_ledger"
     syntax.STATS.reset()
 
-    assert locate.place(anchor, [("src/ledger.rs", version)])[0] == "changed"
+    assert matching.place(anchor, [("src/ledger.rs", version)])[0] == "changed"
     assert syntax.STATS.tokens_scanned < 100
 
 
@@ -254,11 +257,16 @@ def test_windows_not_holding_the_tokens_in_order_are_not_tokenized() -> None:
     )
     changed = cited.replace("input + 1", "input + 2")
     version = _parsed(changed + "".join(caller.format(n=n) for n in range(30)))
-    anchor = locate.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
+    anchor = anchors.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
     assert set(anchor.probes) <= set(_parsed(caller.format(n=0)).token_texts())
     syntax.STATS.reset()
 
-    assert locate.place(anchor, [("src/ledger.rs", version)]) == ("changed", "src/ledger.rs", 1, 4)
+    assert matching.place(anchor, [("src/ledger.rs", version)]) == (
+        "changed",
+        "src/ledger.rs",
+        1,
+        4,
+    )
     assert syntax.STATS.tokens_scanned == 0  # 772 when windows holding the probes were read
 
 
@@ -269,17 +277,17 @@ def test_regions_whose_tokens_cannot_be_similar_enough_are_not_aligned(
     # they vote for lines. The regions there share too few tokens with it, order aside,
     # to reach the similarity a match needs: none is aligned token by token (difflib).
     aligned: list[int] = []
-    ratio = locate._ratio
-    monkeypatch.setattr(locate, "_ratio", lambda a, b: aligned.append(1) or ratio(a, b))
+    ratio = matching.likeness
+    monkeypatch.setattr(matching, "likeness", lambda a, b: aligned.append(1) or ratio(a, b))
     cited = (
         "pub fn settle_ledger(input: u32) -> u32 {\n"
         "    let carried_balance = input + 1;\n    carried_balance * 2\n}\n"
     )
     row = 'static ENTRY_{n}: [&str; 3] = ["settle_ledger", "carried_balance", "{n}"];\n'
     version = _parsed("// the ledger moved out\n" + "".join(row.format(n=n) for n in range(40)))
-    anchor = locate.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
+    anchor = anchors.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
 
-    assert locate.place(anchor, [("src/ledger.rs", version)])[0] == "missing"
+    assert matching.place(anchor, [("src/ledger.rs", version)])[0] == "missing"
     assert aligned == []  # 6 alignments when every voted region was aligned
 
 
@@ -295,11 +303,11 @@ def test_windows_holding_none_of_the_rarest_tokens_are_not_tokenized() -> None:
     reader = "fn sum_{n}(t: &Totals) -> u32 {{\n    t.carried_balance * 2 + t.input\n}}\n"
     fields = "struct Totals {\n    carried_balance: u32,\n    input: u32,\n}\n"
     version = _parsed(fields + "".join(reader.format(n=n) for n in range(40)))
-    anchor = locate.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
-    assert set(anchor.probes[: locate.IDENTITY]) == {"settle_ledger", "let", "pub"}
+    anchor = anchors.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
+    assert set(anchor.probes[: matching.IDENTITY]) == {"settle_ledger", "let", "pub"}
     syntax.STATS.reset()
 
-    assert locate.place(anchor, [("src/ledger.rs", version)])[0] == "missing"
+    assert matching.place(anchor, [("src/ledger.rs", version)])[0] == "missing"
     assert syntax.STATS.tokens_scanned == 0  # 187 when every voted window was read
 
 
@@ -327,15 +335,15 @@ def test_may_define_rules_out_only_files_whose_bytes_cannot_define_the_name(
     kind = {"rust": "function_item", "python": "function_definition"}.get(
         language, "function_declaration"
     )
-    assert locate.may_define(text.encode(), language, (kind, ("settle",))) is may
+    assert definitions.may_define(text.encode(), language, (kind, ("settle",))) is may
     if may:  # and the parse agrees: it defines the name there
-        keys = locate.definition_keys(_parsed(text, language))
+        keys = definitions.definition_keys(_parsed(text, language))
         assert (kind, ("settle",)) in keys
 
 
 def test_may_define_reads_kinds_without_a_keyword_as_always_possible() -> None:
     # A Rust `impl` is named by its type, after any generics or a trait: not ruled out.
-    assert locate.may_define(b"let x = 1;", "rust", ("impl_item", ("Settle",)))
+    assert definitions.may_define(b"let x = 1;", "rust", ("impl_item", ("Settle",)))
 
 
 GO_CLIENT_CLOSE = """\
@@ -369,10 +377,10 @@ def test_a_go_method_is_told_from_another_types_method_of_the_same_name() -> Non
     edited = GO_CLIENT_CLOSE.replace("c.cancel()", "c.cancel()\n\t\tclose(c.done)")
     head = f"package mcp\n\n{filler}{GO_SERVER_CLOSE}\n{filler}{filler}{edited}"
     start = base.splitlines().index("func (c *clientConn) Close() error {") + 1
-    anchor = locate.anchor(_parsed(base, "go"), "mcp/streamable.go", start, start + 6)
+    anchor = anchors.anchor(_parsed(base, "go"), "mcp/streamable.go", start, start + 6)
     assert anchor.definition == ("method_declaration", ("clientConn", "Close"))
 
-    state, _, found, _ = locate.place(anchor, [("mcp/streamable.go", _parsed(head, "go"))])
+    state, _, found, _ = matching.place(anchor, [("mcp/streamable.go", _parsed(head, "go"))])
 
     assert (state, found) == ("changed", head.splitlines().index(edited.splitlines()[0]) + 1)
 
@@ -386,10 +394,15 @@ def test_a_verbatim_match_costs_the_anchors_tokens_not_its_windows() -> None:
         f"pub fn other_{n}(input: u32) -> u32 {{\n    input * {n}\n}}\n" for n in range(60)
     )
     version = _parsed(others + cited + others.replace("other_", "more_"))
-    anchor = locate.anchor(_parsed(cited), "src/ledger.rs", 1, 3)
+    anchor = anchors.anchor(_parsed(cited), "src/ledger.rs", 1, 3)
     syntax.STATS.reset()
 
-    assert locate.place(anchor, [("src/ledger.rs", version)]) == ("same", "src/ledger.rs", 181, 183)
+    assert matching.place(anchor, [("src/ledger.rs", version)]) == (
+        "same",
+        "src/ledger.rs",
+        181,
+        183,
+    )
     assert syntax.STATS.tokens_scanned < 3 * len(anchor.tokens)  # 646 when its window was tokenized
 
 
@@ -432,17 +445,17 @@ def test_a_region_split_by_inserted_code_is_found_in_its_definition() -> None:
         for n in range(24)
     )
     head = GO_CONNECT.replace("\n\tparams :=", f"\n\tbest := 0\n{negotiation}\n\tparams :=")
-    anchor = locate.anchor(_parsed(GO_CONNECT, "go"), "mcp/client.go", 3, 13)
-    assert anchor.share < locate.WHOLE_DEFINITION  # the top of the method only
+    anchor = anchors.anchor(_parsed(GO_CONNECT, "go"), "mcp/client.go", 3, 13)
+    assert anchor.share < matching.WHOLE_DEFINITION  # the top of the method only
     files = [("mcp/client.go", _parsed(head, "go"))]
 
-    found = locate.find(anchor, files)
+    found = matching.find(anchor, files)
 
     assert found is not None and not found.identical
     assert (found.start_line, found.end_line) == (3, head.splitlines().index(
         "\treq := &HelloRequest{Session: cs, Params: params}") + 1)  # fmt: skip
-    assert locate.place(anchor, files) == ("changed", "mcp/client.go", 3, found.end_line)
-    assert locate.category(anchor, files) == "changed"
+    assert matching.place(anchor, files) == ("changed", "mcp/client.go", 3, found.end_line)
+    assert matching.category(anchor, files) == "changed"
 
 
 def test_probes_held_alike_is_told_from_where_two_versions_differ() -> None:
@@ -453,14 +466,14 @@ def test_probes_held_alike_is_told_from_where_two_versions_differ() -> None:
 
     chance = random.Random(7)
     words = [b"alpha", b"beta", b"gamma", b"delta", b"ab", b"ga", b" ", b"\n"]
-    probes = [b"alpha", b"gamma", b"mab", b"a\ng"]
+    needles = [b"alpha", b"gamma", b"mab", b"a\ng"]
     for _ in range(2000):
         older = b"".join(chance.choice(words) for _ in range(chance.randrange(0, 120)))
         newer = _edited_at_random(chance, older, words, chance.randrange(1, 4))
-        wanted = probes[: chance.randrange(1, len(probes) + 1)]
+        wanted = needles[: chance.randrange(1, len(needles) + 1)]
         full = all(p in newer for p in wanted) == all(p in older for p in wanted)
-        stretches = syntax.differing(older, newer, 0, len(older), 0, len(newer))
-        told = locate._held_alike(wanted, newer, older, stretches)
+        stretches = diffs.differing(older, newer, 0, len(older), 0, len(newer))
+        told = probes._held_alike(wanted, newer, older, stretches)
         assert told is full, (older, newer)
 
 
@@ -491,15 +504,15 @@ def test_a_probes_starts_are_moved_from_the_next_version_as_a_scan_finds_them() 
     for _ in range(3000):
         newer = b"".join(chance.choice(words) for _ in range(chance.randrange(0, 150)))
         old = _edited_at_random(chance, newer, words, chance.randrange(1, 8))
-        stretches = syntax.differing(old, newer, 0, len(old), 0, len(newer), chance.choice((2, 64)))
+        stretches = diffs.differing(old, newer, 0, len(old), 0, len(newer), chance.choice((2, 64)))
         for probe in probes:
-            known = locate._starts_in(newer, probe, 0, len(newer))
+            known = windows.starts_in(newer, probe, 0, len(newer))
             scanned = [i for i in range(len(old)) if old.startswith(probe, i)]
-            moved = locate._moved_starts(known, stretches, old, probe)
+            moved = windows.moved_starts(known, stretches, old, probe)
             assert moved == scanned, (old, newer, probe)
             low, high = sorted(chance.randrange(len(old) + 1) for _ in range(2))
             inside = [i for i in scanned if low <= i and i + len(probe) <= high]
-            assert locate._starts_in(old, probe, low, high) == inside, (old, probe, low, high)
+            assert windows.starts_in(old, probe, low, high) == inside, (old, probe, low, high)
 
 
 def test_tokens_written_in_order_are_found_as_a_pattern_would() -> None:
@@ -511,7 +524,7 @@ def test_tokens_written_in_order_are_found_as_a_pattern_would() -> None:
     chance = random.Random(11)
     tokens, gaps = [b"fn", b"run", b"(", b")", b"{", b"}", b"x", b"1"], [b"", b" ", b"\n"]
     gaps += [b"// note\n", b"/* a\n b */", b"/**/ "]
-    gap = locate._gap("rust")
+    gap = probes._gap("rust")
     for _ in range(2000):
         wanted = [chance.choice(tokens) for _ in range(chance.randrange(1, 5))]
         source = b"".join(chance.choice(gaps) + chance.choice(tokens) for _ in range(12))
@@ -519,4 +532,4 @@ def test_tokens_written_in_order_are_found_as_a_pattern_would() -> None:
         high = chance.randrange(low, len(source) + 1)
         pattern = re.compile(gap.pattern.join(re.escape(t) for t in wanted))
         found = pattern.search(source, low, high) is not None
-        assert locate._written_in(source, wanted, gap, low, high) is found, (wanted, source)
+        assert probes._written_in(source, wanted, gap, low, high) is found, (wanted, source)

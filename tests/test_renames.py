@@ -15,7 +15,8 @@ from tests.conftest import Project
 from watcher.commands.backtest import replay
 from watcher.config import load
 from watcher.gitbuild import Upstream
-from watcher.judge.classify import Plan, plan
+from watcher.judge.classify import plan
+from watcher.judge.plan import Plan
 from watcher.mirror import renames as paths
 from watcher.mirror.mirrors import Mirror
 from watcher.pipeline import CheckOptions, gather, group

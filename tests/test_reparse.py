@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import Project
 from watcher.gitbuild import Upstream
-from watcher.parse import syntax
+from watcher.parse import diffs, syntax
 from watcher.parse.languages import grammar
 
 RUST = """\
@@ -123,7 +123,7 @@ def test_a_version_far_apart_is_told_each_stretch_that_differs(
     held = syntax.parse("old", "rust", lambda: old, "src/big.rs")
     parsed = syntax.parse("new", "rust", lambda: new, "src/big.rs")
 
-    assert len(syntax.differing(old, new, 0, len(old), 0, len(new))) == 4
+    assert len(diffs.differing(old, new, 0, len(old), 0, len(new))) == 4
     assert syntax.STATS.reparsed == 1
     _same(parsed, _fresh("rust", new))
     _same(held, _fresh("rust", old))
@@ -135,7 +135,7 @@ def test_a_stretch_changed_at_its_middle_and_quarters_is_split_where_it_is_not()
     old = "".join(lines).encode()
     new = "".join(s if n in kept else s.replace("let", "var") for n, s in enumerate(lines)).encode()
 
-    regions = syntax.differing(old, new, 0, len(old), 0, len(new))
+    regions = diffs.differing(old, new, 0, len(old), 0, len(new))
 
     assert len(regions) == 2  # split around the shared lines, not one stretch of all
     assert sum(high - low for _, _, low, high in regions) < len(new) - 4 * len(lines[0])

@@ -22,8 +22,11 @@ from watcher.config import load as load_config
 from watcher.inputs import quotes
 from watcher.inputs.notes import load_notes
 from watcher.inputs.rules import compile_rule, load_rules
-from watcher.judge.classify import Item, claims, quote_item
-from watcher.locate.locate import Found, targets
+from watcher.judge.claims import claims
+from watcher.judge.classify import quote_item
+from watcher.judge.plan import Item
+from watcher.locate.anchors import Found
+from watcher.locate.targets import targets
 from watcher.models import Note, Rule
 from watcher.parse.syntax import parse
 

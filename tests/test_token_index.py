@@ -11,7 +11,7 @@ import hashlib
 
 import pytest
 
-from watcher.locate import locate
+from watcher.locate import anchors, matching
 from watcher.parse import syntax
 
 
@@ -63,19 +63,19 @@ def test_finding_a_citation_scans_as_many_tokens_in_a_big_file_as_in_a_small_one
     for count in (10, 2000):
         base = parsed(rust_file(count))
         start, end = target_lines(count)
-        anchor = locate.anchor(base, "src/lib.rs", start, end)
+        anchor = anchors.anchor(base, "src/lib.rs", start, end)
         if case == "same":
             head = base
         elif case == "changed":
             head = parsed(rust_file(count, target=9))
         else:
             head = parsed("pub fn added() {}\n\n" + rust_file(count))
-        found = locate.find(anchor, [("src/lib.rs", head)])
+        found = matching.find(anchor, [("src/lib.rs", head)])
         assert found is not None
         assert found.identical == (case != "changed")
         shift = 2 if case == "moved" else 0
         assert (found.start_line, found.end_line) == (start + shift, end + shift)
-        costs[count] = scanned(lambda a=anchor, h=head: locate.find(a, [("src/lib.rs", h)]))
+        costs[count] = scanned(lambda a=anchor, h=head: matching.find(a, [("src/lib.rs", h)]))
     assert costs[2000] == costs[10]
     assert costs[10] < 200  # the construct's tokens a few times over, not the file's
 
@@ -83,13 +83,13 @@ def test_finding_a_citation_scans_as_many_tokens_in_a_big_file_as_in_a_small_one
 def test_a_region_outside_any_definition_is_found_in_windows_not_the_whole_file() -> None:
     costs = {}
     for count in (10, 2000):
-        anchor = locate.anchor(parsed(use_block(count)), "src/lib.rs", 1, 2)
+        anchor = anchors.anchor(parsed(use_block(count)), "src/lib.rs", 1, 2)
         head = parsed(use_block(count, changed=True))
-        found = locate.find(anchor, [("src/lib.rs", head)])
+        found = matching.find(anchor, [("src/lib.rs", head)])
         assert found is not None and not found.identical
         assert (found.start_line, found.end_line) == (1, 2)
         assert "TurnContext" in found.text
-        costs[count] = scanned(lambda a=anchor, h=head: locate.find(a, [("src/lib.rs", h)]))
+        costs[count] = scanned(lambda a=anchor, h=head: matching.find(a, [("src/lib.rs", h)]))
     assert costs[2000] == costs[10]
 
 
@@ -99,8 +99,8 @@ def test_citations_of_a_parsed_file_never_tokenize_the_whole_file() -> None:
     base = parsed(text)
     for index in range(10):
         start = 1 + 5 * index
-        anchor = locate.anchor(base, "src/lib.rs", start, start + 3)
-        assert locate.find(anchor, [("src/lib.rs", base)]) is not None
+        anchor = anchors.anchor(base, "src/lib.rs", start, start + 3)
+        assert matching.find(anchor, [("src/lib.rs", base)]) is not None
     assert syntax.STATS.parses == 1
     assert syntax.STATS.indexed == 0  # anchored and found from the tree, by their own tokens
     assert "_index" not in vars(base)
@@ -122,20 +122,20 @@ def test_a_renamed_and_edited_function_is_found_in_windows_not_the_whole_file() 
         text = rust_file(count).replace(function("target", 7), TARGET)
         base = parsed(text)
         start, end = target_lines(count)
-        anchor = locate.anchor(base, "src/lib.rs", start, end)
+        anchor = anchors.anchor(base, "src/lib.rs", start, end)
         edited = TARGET.replace("fn target", "fn aim").replace("* 7", "* 8")
         head = parsed("// moved down\n" + text.replace(TARGET, edited))
-        found = locate.find(anchor, [("src/lib.rs", head)])
+        found = matching.find(anchor, [("src/lib.rs", head)])
         assert found is not None and not found.identical
         assert (found.start_line, found.end_line) == (start + 1, end + 1)
         assert "_index" not in vars(head)  # no token index of the whole file
-        costs[count] = scanned(lambda a=anchor, h=head: locate.find(a, [("src/lib.rs", h)]))
+        costs[count] = scanned(lambda a=anchor, h=head: matching.find(a, [("src/lib.rs", h)]))
     assert max(costs.values()) < 300  # a few windows of the construct's size, whatever the file
 
 
 @pytest.mark.parametrize("case", ["function", "part of a function", "attributes"])
 def test_anchoring_a_citation_reads_its_own_tokens_not_the_files(case: str) -> None:
-    costs, anchors = {}, {}
+    costs, anchored = {}, {}
     for count in (10, 2000):
         text = rust_file(count) + f"\n// {case}\n"  # a blob of its own: no parse cached
         start, end = target_lines(count)
@@ -146,16 +146,16 @@ def test_anchoring_a_citation_reads_its_own_tokens_not_the_files(case: str) -> N
             start += 1
         base = parsed(text)
         syntax.STATS.reset()
-        anchors[count] = locate.anchor(base, "src/lib.rs", start, end)
+        anchored[count] = anchors.anchor(base, "src/lib.rs", start, end)
         costs[count] = syntax.STATS.tokens_scanned
         assert "_index" not in vars(base)
         # The same anchor the whole file's token index gives.
         first, last = base.token_range(start, end)
         definition = base.enclosing(first, last)
         assert definition is not None
-        assert anchors[count].tokens == base.token_texts(first, last)
-        assert anchors[count].definition == definition.key == ("function_item", ("target",))
-        assert anchors[count].share == (last - first) / (
+        assert anchored[count].tokens == base.token_texts(first, last)
+        assert anchored[count].definition == definition.key == ("function_item", ("target",))
+        assert anchored[count].share == (last - first) / (
             definition.end_token - definition.first_token
         )
     assert costs[2000] == costs[10]
@@ -175,10 +175,10 @@ def test_a_definition_is_queried_where_its_name_occurs_not_over_the_whole_file()
     captured = {}
     for count in (10, 2000):
         start, end = target_lines(count)
-        anchor = locate.anchor(parsed(rust_file(count)), "src/lib.rs", start, end)
+        anchor = anchors.anchor(parsed(rust_file(count)), "src/lib.rs", start, end)
         head = parsed(rust_file(count, target=13))  # changed: found by its definition
         syntax.STATS.reset()
-        assert locate.place(anchor, [("src/lib.rs", head)])[:2] == ("changed", "src/lib.rs")
+        assert matching.place(anchor, [("src/lib.rs", head)])[:2] == ("changed", "src/lib.rs")
         captured[count] = syntax.STATS.captured
     assert captured[2000] == captured[10] == 1  # `target` itself, not every function
 
@@ -204,12 +204,12 @@ def test_the_rarest_cited_tokens_are_ranked_from_one_word_count_per_blob() -> No
     base = parsed(rust_file(200))
     start, end = target_lines(200)
 
-    anchors = [locate.anchor(base, "src/lib.rs", start, end) for _ in range(3)]
+    anchored = [anchors.anchor(base, "src/lib.rs", start, end) for _ in range(3)]
 
     assert "word_counts" in vars(base)  # built, and kept on the parse for the next citation
-    assert anchors[0].probes[0] == "target"  # the one word of the citation the file has once
-    assert not any(c.isalnum() for c in anchors[0].probes[-1])  # punctuation comes last
-    assert anchors[1].probes == anchors[0].probes
+    assert anchored[0].probes[0] == "target"  # the one word of the citation the file has once
+    assert not any(c.isalnum() for c in anchored[0].probes[-1])  # punctuation comes last
+    assert anchored[1].probes == anchored[0].probes
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ import pytest
 from bench import oracle
 from tests.conftest import Project
 from watcher.gitbuild import Upstream
-from watcher.history import walk
-from watcher.locate import locate
+from watcher.history import spots, walk
+from watcher.locate import anchors, matching, probes
 from watcher.parse import syntax
 
 LIB = "src/session.rs"
@@ -332,7 +332,7 @@ def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
     assert "1 stale citations: 1 agree, 0 differ" in capsys.readouterr().out
 
     # A walk blind to it: the cited lines' definition and verbatim matches left unread.
-    monkeypatch.setattr(walk, "_with_definition", lambda _parsed, _anchor, *span: span)
+    monkeypatch.setattr(spots, "_with_definition", lambda _parsed, _anchor, *span: span)
     monkeypatch.setattr(walk, "_unmatched", lambda *_: True)
     assert oracle.main(config) == 1
     out = capsys.readouterr().out
@@ -515,7 +515,7 @@ def test_a_place_reads_its_lines_bytes_off_the_parse(text: str) -> None:
     for start in range(1, len(lines) + 1):
         for end in range(start, len(lines) + 2):
             expected = b"\n".join(lines[start - 1 : end])  # what following them compares
-            assert source[slice(*walk._span(parsed, start, end))] == expected
+            assert source[slice(*spots._span(parsed, start, end))] == expected
 
 
 RUST_CITED = "fn target(input: u32) -> u32 {\n    let scaled = input * 7;\n    scaled + 7\n}\n"
@@ -553,21 +553,21 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
     language: str, path: str, cited: str, before: str, older: dict[str, int]
 ) -> None:
     """A changed item followed into an older version is judged there when the commit may
-    have removed a verbatim match of the cited tokens (`locate.stays_unmatched`): never
-    missed where `locate.place` finds one, and not asked where it cannot."""
+    have removed a verbatim match of the cited tokens (`probes.stays_unmatched`): never
+    missed where `matching.place` finds one, and not asked where it cannot."""
 
     def version(function: str) -> syntax.Parsed:
         raw = f"{before}{function}\nfoo = 1\n".encode()
         return syntax.parse(f"{hash(raw):040x}"[-40:], language, lambda: raw)
 
-    anchor = locate.anchor(version(cited), path, before.count("\n") + 1, before.count("\n") + 4)
+    anchor = anchors.anchor(version(cited), path, before.count("\n") + 1, before.count("\n") + 4)
     newer = version(cited.replace("7", "8"))
-    assert locate.place(anchor, [(path, newer)])[0] == "changed"
+    assert matching.place(anchor, [(path, newer)])[0] == "changed"
     for text, verbatim in older.items():
         parsed = version(text)
-        assert (locate.place(anchor, [(path, parsed)])[0] == "same") is bool(verbatim), text
+        assert (matching.place(anchor, [(path, parsed)])[0] == "same") is bool(verbatim), text
         bare = [syntax.Parsed(p.blob, syntax.TEXT, None, p.source) for p in (newer, parsed)]
-        assert locate.stays_unmatched(anchor, language, *bare) is not verbatim, text
+        assert probes.stays_unmatched(anchor, language, *bare) is not verbatim, text
     # A cited rare word that the changed version lacks, written again far below, out of
     # every window's reach: `locate` looks for the item otherwise there (a verbatim match
     # becomes possible; a similar region's lines are voted for by such words).
@@ -576,8 +576,8 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
     pad = "".join(f"\nfn pad_{n}() {{}}" if language == "rust" else f"\npad_{n} = a" for n in names)
     far = [f"{newer.source.decode()}{pad}\n{tail}\n".encode() for tail in ("", absent)]
     plain, again = (syntax.Parsed(f"{n:040d}", syntax.TEXT, None, v) for n, v in enumerate(far))
-    assert locate.stays_unmatched(anchor, language, plain, plain)
-    assert not locate.stays_unmatched(anchor, language, plain, again)
+    assert probes.stays_unmatched(anchor, language, plain, plain)
+    assert not probes.stays_unmatched(anchor, language, plain, again)
 
 
 def _asker() -> walk._Sources:

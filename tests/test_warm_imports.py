@@ -25,7 +25,7 @@ UNUSED = (
 )
 # Judging and history walks: a warm run takes every verdict from state.
 JUDGING = (
-    "watcher.locate.locate",
+    "watcher.locate.",
     "watcher.judge.relocate",
     "watcher.history.walk",
     "watcher.history.attribute",
@@ -101,7 +101,7 @@ def test_a_warm_run_imports_no_parser_git_library_github_or_scheduler(
     cold_code, cold = run_in_fresh_process(project, tmp_path, *args)
     assert cold_code == 1  # alpha changed
     assert "tree_sitter" in cold  # the cold run did parse: the probe sees imports
-    assert {"watcher.locate.locate", "watcher.history.attribute"} <= set(
+    assert {"watcher.locate.anchors", "watcher.history.attribute"} <= set(
         cold
     )  # and judged, and walked
 

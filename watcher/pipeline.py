@@ -19,7 +19,7 @@ from watcher.inputs.notes import site_notes
 from watcher.inputs.rules import Compiles, load_rules
 from watcher.judge import classify, tracked_issues
 from watcher.judge import pool as cores
-from watcher.judge.classify import Item, Plan
+from watcher.judge.plan import Item, Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.parse import languages
@@ -355,18 +355,18 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], pool: cores.Pool) -
     the citation's anchor, and its place at HEAD, told while HEAD's parse is at hand."""
     if not waiting:
         return []
-    from watcher.history import walk
+    from watcher.history import spots
 
     def judge(plan: Plan) -> tuple[Result, Any, Any]:
         verdict = classify.judge(mirror, plan)
         stale = verdict.verdict in (Verdict.CHANGED, Verdict.MISSING)
-        spot = walk.head_spot(mirror, plan, verdict) if stale else None
+        spot = spots.head_spot(mirror, plan, verdict) if stale else None
         return verdict, classify.known_anchor(plan), spot
 
     judged = cores.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=pool)
     for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
         classify.remember_anchor(plan, anchor)
-        walk.remember_spot(mirror, plan, spot)
+        spots.remember_spot(mirror, plan, spot)
     return [verdict for verdict, _, _ in judged]
 
 

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from watcher import config as config_mod
+from watcher.config import load
 from watcher.errors import WatchError
-from watcher.history import attribute
-from watcher.history import walk as lines
+from watcher.history import attribute, walk
 from watcher.judge import classify
-from watcher.judge.classify import Plan, plan
+from watcher.judge.plan import Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.models import Result
 from watcher.pipeline import CheckOptions, gather, group
@@ -32,7 +31,7 @@ def backtest(
     *, offline: bool, out: TextIO,
 ) -> int:  # fmt: skip
     """Print the verdict changes of each selected item since its baseline (or `since`)."""
-    config = config_mod.load(config_file)
+    config = load(config_file)
     options = CheckOptions(rule=rule_id, note=note_id, offline=offline, citations=rule_id is None)
     inputs = gather(config, options)
     if not inputs.items:
@@ -48,7 +47,7 @@ def backtest(
                 mirror.sync([*(i.commit for i in items), *([since] if since else [])])
             head = mirror.head()
             for item in items:
-                planned = plan(mirror, head, item, offline=offline)
+                planned = classify.plan(mirror, head, item, offline=offline)
                 status = max(status, _report(mirror, planned, since, upstream.release_tags, out))
         finally:
             mirror.close()
@@ -59,7 +58,7 @@ def replay(
     mirror: Mirror, planned: Plan, since: str | None, tags: str
 ) -> tuple[str, list[Transition]]:
     """The item's state at the start, and every commit after it where that state changed."""
-    judge = lines.judge_function(mirror, planned)
+    judge = walk.judge_function(mirror, planned)
     if judge is None:
         raise WatchError(
             f"{planned.item.id}: the rule does not hold at its baseline; run `watch rules lint`"
@@ -72,7 +71,7 @@ def replay(
     # and only the commits that touched the item's lines are judged.
     initial, steps = attribute.versions(mirror, planned, classify.judge(mirror, planned), start)
     walked = [(step.commit, step.files) for step in steps]
-    first, found = lines.transitions(mirror, initial, walked, judge)
+    first, found = walk.transitions(mirror, initial, walked, judge)
     changes = [
         Transition(commit, before, after, mirror.first_release(commit, tags))
         for commit, before, after in found

@@ -8,18 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from watcher import config as config_mod
+from watcher.config import load
 from watcher.errors import WatchError
 from watcher.history import attribute
 from watcher.judge import classify
-from watcher.judge.classify import Plan
+from watcher.judge.plan import Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.pipeline import CheckOptions, gather, group
 
 
 def item_log(config_file: Path, item_id: str, *, offline: bool, out: TextIO) -> int:
     """Print the item's history since its baseline, oldest first."""
-    config = config_mod.load(config_file)
+    config = load(config_file)
     options = CheckOptions(offline=offline, no_issues=True, issue_citations=False)
     items = [i for i in gather(config, options).items if i.id == item_id]
     if not items:

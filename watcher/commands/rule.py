@@ -12,10 +12,10 @@ from watcher.errors import WatchError
 from watcher.inputs.notes import site_notes
 from watcher.inputs.rules import compile_rule
 from watcher.judge.classify import citation_item, parse_at, plan
-from watcher.locate import locate
+from watcher.locate import targets
 from watcher.mirror.mirrors import Mirror
 from watcher.models import Result, Rule
-from watcher.parse import languages, syntax
+from watcher.parse import languages, nodes, syntax
 from watcher.pipeline import CheckOptions, group
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def _cover(node: Node, start: int, end: int) -> Node | None:
 
 def _spans(node: Node, start: int, end: int) -> bool:
     """Whether a construct, with its attributes (`syntax.with_attributes`), covers start-end."""
-    return syntax.with_attributes(node).start_point[0] + 1 <= start and end <= _lines(node)[1]
+    return nodes.with_attributes(node).start_point[0] + 1 <= start and end <= _lines(node)[1]
 
 
 def _overlapping(node: Node, kinds: frozenset[str], start: int, end: int) -> list[Node]:
@@ -182,7 +182,7 @@ def _name(node: Node) -> str:
     """What names a construct: `foo`, `DEFAULT_TIMEOUT`, `Trait for Type`."""
     named = next((c for f in NAME_FIELDS if (c := node.child_by_field_name(f)) is not None), None)
     if node.type == "impl_item" or named is None:
-        return syntax.definition_name(node)
+        return nodes.definition_name(node)
     return (named.text or b"").decode("utf-8", errors="replace")
 
 
@@ -209,7 +209,7 @@ def _check(text: str, parsed: syntax.Parsed, path: str) -> None:
     raw = tomllib.loads(text)["rule"][0]
     rule = Rule(**{k: v for k, v in raw.items() if k in ("id", "note", "path", "query", "inside")},
                 file="(draft)")  # fmt: skip
-    found = locate.targets(compile_rule(rule), path, parsed)
+    found = targets.targets(compile_rule(rule), path, parsed)
     if len(found) != 1:
         count = len(found)
         raise WatchError(f"the drafted rule matches {count} targets in {path}; write it by hand")

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from watcher.inputs.rules import Compiled, compile_rule
-from watcher.judge.classify import claims
-from watcher.locate import locate
+from watcher.judge.claims import claims
+from watcher.locate import targets
+from watcher.locate.anchors import Found
 from watcher.models import Result, Rule, RuleTest
 from watcher.parse import syntax
 
@@ -59,7 +60,7 @@ def parse_text(code: str, language: str) -> syntax.Parsed:
 def run(rule: Rule, test: RuleTest) -> Outcome:
     """Run one test of a rule on its snippet."""
     compiled = compile_rule(rule)
-    found = locate.targets(compiled, rule.path, parse_text(test.code, compiled.language))
+    found = targets.targets(compiled, rule.path, parse_text(test.code, compiled.language))
     if not found:
         return Outcome(rule, test, "missing", (), 0)
     if len(found) > 1:
@@ -81,7 +82,7 @@ class Capture:
     text: str
 
 
-def captures(compiled: Compiled, parsed: syntax.Parsed, target: locate.Found) -> list[Capture]:
+def captures(compiled: Compiled, parsed: syntax.Parsed, target: Found) -> list[Capture]:
     """Every capture of the match whose @target is `target`, with its lines."""
     from tree_sitter import QueryCursor
 

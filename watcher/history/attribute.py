@@ -25,10 +25,10 @@ from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 
 from watcher.errors import TooLarge, WatchError
-from watcher.history import walk as lines
+from watcher.history import spots, walk
 from watcher.judge import classify
-from watcher.judge import pool as cores
-from watcher.judge.classify import Plan
+from watcher.judge.plan import Plan
+from watcher.judge.pool import LEAST_WALKS, Pool, lockstep, spread
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files, Step
 from watcher.models import Attribution, Candidate, Change, Result, Verdict
@@ -58,7 +58,7 @@ def attribute(
     mirror: Mirror,
     judged: Sequence[tuple[Plan, Result]],
     release_tags: str,
-    pool: cores.Pool | None = None,
+    pool: Pool | None = None,
 ) -> list[Result]:
     """The results with `introduced_by` and `released_in` filled in for stale verdicts.
 
@@ -76,8 +76,8 @@ def attribute(
     # Every walk's first log of its file, one `git log` per baseline for all of them.
     for head in {head for _, head, _ in groups}:
         mirror.paths.prelog(head, [(base, paths[0]) for base, at, paths in groups if at == head])
-    walks = [walk(mirror, [judged[i] for i in members]) for members in groups.values()]
-    pool = pool or cores.Pool(1)
+    walks = [shared_walk(mirror, [judged[i] for i in members]) for members in groups.values()]
+    pool = pool or Pool(1)
     found = run_walks(mirror, walks, [paths[0] for _, _, paths in groups], pool)
     commits = [c for told in found for c in told.commits if c is not None]
     commits += [c for told in found for changes in told.changes for c, _ in changes or ()]
@@ -97,7 +97,7 @@ def attribute(
             out[index] = out[index].model_copy(update=update)
     for index, candidates in _candidates(mirror, judged, introduced, pool).items():
         out[index] = out[index].model_copy(update={"candidates": candidates})
-    lines.forget_spots()  # those of walks that started elsewhere (in other files)
+    spots.forget_spots()  # those of walks that started elsewhere (in other files)
     return out
 
 
@@ -115,14 +115,14 @@ def history(mirror: Mirror, changes: Iterable[tuple[str, str]], tags: str) -> tu
 def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change, ...]:
     """Every first-parent commit since the baseline that changed the item, oldest first
     (`watch log`): the walk `check` gives stale results, for any item."""
-    judge = lines.judge_function(mirror, plan)
+    judge = walk.judge_function(mirror, plan)
     if judge is None:
         raise WatchError(f"{plan.item.id}: the rule does not hold at its baseline; run "
                          "`watch rules lint`")  # fmt: skip
     mirror.prefetch(plan.blobs)
     start, steps = versions(mirror, plan, classify.judge(mirror, plan))
     walked = [(step.commit, step.files) for step in steps]
-    walks = lines.changes(mirror, start, walked, [judge])
+    walks = walk.changes(mirror, start, walked, [judge])
     try:
         while True:
             mirror.prefetch(walks.send(None))
@@ -136,7 +136,7 @@ def _candidates(
     mirror: Mirror,
     judged: Sequence[tuple[Plan, Result]],
     introduced: dict[int, str],
-    pool: cores.Pool,
+    pool: Pool,
 ) -> dict[int, tuple[Candidate, ...]]:
     """Missing citations' hints of where they went, from the commits that removed them
     (by position in `judged`): the files each is looked for in come in one fetch for
@@ -151,14 +151,14 @@ def _candidates(
     mirror.paths.touched(removed.values())  # what each commit touched: one batch for all
     looked = {i: classify.hint_files(mirror, judged[i][0], c) for i, c in removed.items()}
     mirror.prefetch(blob for files in looked.values() for _, blob in files)
-    found = cores.spread(
+    found = spread(
         list(looked),
         key=lambda index: judged[index][0].item.path,
         work=lambda index: classify.missing_hints(
             mirror, judged[index][0], introduced[index], looked[index]
         ),
         pool=pool,
-        least=cores.LEAST_WALKS,
+        least=LEAST_WALKS,
     )
     return dict(zip(looked, found, strict=True))
 
@@ -170,42 +170,40 @@ def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None
     return mirror.first_release(result.introduced_by.commit, release_tags)
 
 
-def run_walks(
-    mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], pool: cores.Pool
-) -> list[Told]:
+def run_walks(mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], pool: Pool) -> list[Told]:
     """Drive walks in lock-step: each round fetches what every unfinished walk asks for
     in one batch, then lets each go on until it needs more. Spread over the pool for
     a big site (`watcher.judge.pool`): walks with the same key (file) run in one process."""
     try:
-        found = cores.lockstep(
+        found = lockstep(
             [_guarded(w) for w in walks],
             keys=keys,
             fetch=mirror.prefetch,
             pool=pool,
         )
     finally:
-        lines.close_batches()
+        walk.close_batches()
     return [told or Told([], []) for told in found]
 
 
-def _guarded(walk: Walk) -> Generator[list[str], None, Told | None]:
+def _guarded(steps: Walk) -> Generator[list[str], None, Told | None]:
     """A walk stopped by a version above [limits] file_bytes tells nothing: no blame
     rather than a guess."""
     try:
-        return (yield from walk)
+        return (yield from steps)
     except TooLarge:
         return None
 
 
-def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
+def shared_walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
     """The walk behind `introduced_by` and `history`: back from HEAD to the baseline,
     yielding the blobs it needs before reading them, each version read once for every
     item. Only the versions whose commit touched an item's lines are judged
     (`watcher.history.walk`); `introduced_by` is read off the changes it finds."""
     plan, result = items[0]
-    judges: dict[int, tuple[lines.Judge, str]] = {}
+    judges: dict[int, tuple[walk.Judge, str]] = {}
     for index, (item_plan, item_result) in enumerate(items):
-        judge = lines.judge_function(mirror, item_plan)
+        judge = walk.judge_function(mirror, item_plan)
         if judge is not None:
             judges[index] = (judge, _category(item_result.verdict))
     told = Told([None] * len(items), [None] * len(items))
@@ -213,9 +211,9 @@ def walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
         return told
     start, steps = yield from following(mirror, plan, result)
     walked = [(step.commit, step.files) for step in steps]
-    found = yield from lines.changes(mirror, start, walked, [j for j, _ in judges.values()])
+    found = yield from walk.changes(mirror, start, walked, [j for j, _ in judges.values()])
     for (index, (_, target)), (first, changes) in zip(judges.items(), found, strict=True):
-        told.commits[index] = lines.introduced(first, changes, target)
+        told.commits[index] = walk.introduced(first, changes, target)
         told.changes[index] = changes
     return told
 

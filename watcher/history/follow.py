@@ -9,9 +9,8 @@ there once, and each guard word as often, as searching the whole version would t
 
 from __future__ import annotations
 
+from watcher.parse.diffs import common_end, common_ends, common_start
 from watcher.parse.syntax import is_word_byte
-
-CHUNK = 4096  # bytes compared in the first step of a common start or end; each later doubles
 
 Window = tuple[int, int, int, int]  # bytes [lo, hi) of the older version, [lo, hi) of the newer
 
@@ -44,8 +43,8 @@ def moved(
     after = min(len(new) - end - at - size, len(old) - end - found - size)
     if before < 0 or after < 0:
         return None, searched
-    left = _common_end(new, old, at, found, before)
-    right = _common_start(new, old, at + size, found + size, after)
+    left = common_end(new, old, at, found, before)
+    right = common_start(new, old, at + size, found + size, after)
     if any(size + left + right <= len(w) for w in words):  # the windows' reaches would meet
         return None, searched
     windows = [
@@ -122,61 +121,3 @@ def _holds(source: bytes, word: bytes, low: int, high: int, own: int) -> bool:
 def _whole_lines(source: bytes, at: int, size: int) -> bool:
     end = at + size
     return (at == 0 or source[at - 1] == 0x0A) and (end == len(source) or source[end] == 0x0A)
-
-
-# The last two versions compared whole, and their common start and end: a walk's step
-# compares a version with the one after it to follow an item's lines (`moved`), then
-# again to find what differs between them (`syntax.differing`).
-_LAST: list[tuple[bytes, bytes, int, int]] = []
-
-
-def common_ends(new: bytes, old: bytes) -> tuple[int, int]:
-    """How many bytes `new` and `old` share at their start, and then at their end."""
-    if _LAST and _LAST[0][0] is new and _LAST[0][1] is old:
-        return _LAST[0][2], _LAST[0][3]
-    common = min(len(new), len(old))
-    start = _common_start(new, old, 0, 0, common)
-    end = _common_end(new, old, len(new), len(old), common - start)
-    _LAST[:] = [(new, old, start, end)]
-    return start, end
-
-
-def _common_start(a: bytes, b: bytes, at_a: int, at_b: int, limit: int) -> int:
-    """How many bytes a[at_a:] and b[at_b:] share from their start, at most `limit`:
-    chunks that double while equal, then halves of the first unequal one."""
-    view = memoryview(a)
-    low, step = 0, CHUNK
-    while low < limit:
-        high = min(limit, low + step)
-        if not b.startswith(view[at_a + low : at_a + high], at_b + low):
-            break
-        low, step = high, step * 2
-    else:
-        return limit
-    while high - low > 1:  # a and b agree on [0, low) and differ within [low, high)
-        middle = (low + high) // 2
-        if b.startswith(view[at_a + low : at_a + middle], at_b + low):
-            low = middle
-        else:
-            high = middle
-    return low
-
-
-def _common_end(a: bytes, b: bytes, end_a: int, end_b: int, limit: int) -> int:
-    """How many bytes a[:end_a] and b[:end_b] share at their end, at most `limit`."""
-    view = memoryview(a)
-    low, step = 0, CHUNK
-    while low < limit:
-        high = min(limit, low + step)
-        if not b.startswith(view[end_a - high : end_a - low], end_b - high):
-            break
-        low, step = high, step * 2
-    else:
-        return limit
-    while high - low > 1:
-        middle = (low + high) // 2
-        if b.startswith(view[end_a - middle : end_a - low], end_b - middle):
-            low = middle
-        else:
-            high = middle
-    return low

@@ -7,12 +7,12 @@ not touch the item: its lines are followed to where they were (as `git log -L` f
 range) and the version is not parsed. A changed item's followed bytes take in the whole
 definition that held the cited lines (`locate` chooses its lines among all of it), and it
 is also judged where the version before may hold the cited tokens verbatim elsewhere
-(`locate.stays_unmatched`): `locate` would place it there. Only a commit that touched
+(`probes.stays_unmatched`): `locate` would place it there. Only a commit that touched
 the item is judged, by the same state function a full walk uses, so the answer stays
 exact: a change made, reverted and made again is blamed on the second time, and a change
 merged from a branch on the merge (the history is first-parent). An item with no lines
 (missing) has nothing to follow: the version before a commit is judged only when what
-`locate` would read there differs from the version after (`locate.stays_missing`, from
+`locate` would read there differs from the version after (`probes.stays_missing`, from
 the bytes alone).
 
 Reading a version's bytes is cheap (one `cat-file`); parsing it is what costs, so the
@@ -30,20 +30,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from watcher.errors import TooLarge, UpstreamError
-from watcher.history import follow
+from watcher.history import follow, spots
 from watcher.inputs import quotes
 from watcher.judge import classify
-from watcher.judge import pool as cores
-from watcher.judge.classify import Plan
-from watcher.locate import locate
+from watcher.judge.claims import claims
+from watcher.judge.plan import Plan
+from watcher.judge.pool import Last
+from watcher.locate import probes
+from watcher.locate.targets import best_target, literals, targets
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
-from watcher.models import Result, Verdict
+from watcher.models import Result
 from watcher.parse import languages, syntax
 
 AHEAD = 16  # versions asked of git ahead of the one being read
 UNANSWERED = 512  # requests out at once: 512 ids take at most 33 KB of git's 64 KB stdin
-CONTEXT_BYTES = 256  # bytes first read on each side of an item for the code around it
 PIPE_BYTES = 2**20
 
 
@@ -321,7 +322,7 @@ def changes(
     found: list[tuple[str, list[tuple[str, str]]]] = []
     if not judges:
         return found
-    yield cores.Last(_blobs(start, *(files for _, files in steps)))  # the rest: computation
+    yield Last(_blobs(start, *(files for _, files in steps)))  # the rest: computation
     read = _Sources(mirror)
     try:
         head = steps[-1][1] if steps else start
@@ -527,15 +528,12 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
         anchor = classify.anchor_of(mirror, plan)
 
         names = tuple(anchor.definition[1]) if anchor.definition else ()
-        stays = functools.partial(locate.stays_missing, anchor)
-        unmatched = functools.partial(locate.stays_unmatched, anchor)
+        stays = functools.partial(probes.stays_missing, anchor)
+        unmatched = functools.partial(probes.stays_unmatched, anchor)
 
         def citation(files: Files, read: Read) -> Place:
-            told = _AT_HEAD.pop((anchor, files), None)
-            if told is None:
-                parsed = [(p, classify.parse_at(mirror, p, b, read=read)) for p, b in files]
-                told = _spot(anchor, parsed)
-            state, path, start, end, tokens, span = told
+            parse = functools.partial(classify.parse_at, mirror, read=read)
+            state, path, start, end, tokens, span = spots.spot(anchor, files, parse)
             return Place(state, path, start, end, names, tokens, stays, span, unmatched)
 
         return functools.cache(citation)
@@ -543,22 +541,22 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
     if isinstance(base, Result):
         return None
     compiled, target = base
-    guards = tuple(locate.literals(rule.query) + locate.literals(rule.inside or ""))
+    guards = tuple(literals(rule.query) + literals(rule.inside or ""))
 
     def rule_place(files: Files, read: Read) -> Place:
-        found = locate.best_target(
+        found = best_target(
             target,
             [
                 t
                 for p, b in files
-                for t in locate.targets(
+                for t in targets(
                     compiled, p, classify.parse_at(mirror, p, b, compiled.language, read)
                 )
             ],
         )
         if found is None:
             return Place("missing", tokens=())
-        if not all(c.holds for c in classify.claims(rule, found)):
+        if not all(c.holds for c in claims(rule, found)):
             state = "broken"
         else:
             state = "same" if found.identical else "changed"
@@ -567,138 +565,3 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
         return Place(state, found.path, found.start_line, found.end_line, guards, found.tokens)
 
     return functools.cache(rule_place)
-
-
-# Where a stale citation is at HEAD, told while it was judged, with HEAD's parse at hand:
-# (state, path, start line, end line, tokens, those lines' bytes), by its anchor and
-# HEAD's files. Its walk starts there instead of parsing HEAD again (the parse is long
-# gone from the cache, or was made in another process).
-Spot = tuple[str, str | None, int | None, int | None, tuple[str, ...], tuple[int, int] | None]
-_AT_HEAD: dict[tuple[locate.Anchor, Files], Spot] = {}
-
-
-def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
-    """A stale citation's place at HEAD, to send along with its verdict; None for other
-    items. Call it where the item was judged: HEAD is parsed there. Not for a whole file,
-    nor for an item found in a file it was not followed to: its walk reads other files at
-    HEAD. The verdict placed it already (`locate.find`, whose answer `locate.place`
-    gives): only the tokens of its lines are read here."""
-    item, files = plan.item, dict(plan.files)
-    if item.kind != "citation" or item.start_line is None or not files:
-        return None
-    current = result.current
-    if current is None:
-        return "missing", None, None, None, (), None
-    if current.path not in files:
-        return None
-    state = "changed" if result.verdict is Verdict.CHANGED else "same"
-    version = classify.parse_at(mirror, current.path, files[current.path])
-    anchor = classify.anchor_of(mirror, plan)
-    return _spotted(version, state, current.path, current.start_line, current.end_line, anchor)
-
-
-def remember_spot(mirror: Mirror, plan: Plan, spot: Spot | None) -> None:
-    """Keep a citation's place at HEAD for its walk (see `head_spot`)."""
-    if spot is not None:
-        _AT_HEAD[(classify.anchor_of(mirror, plan), tuple(plan.files))] = spot
-
-
-def forget_spots() -> None:
-    _AT_HEAD.clear()
-
-
-def _spot(anchor: locate.Anchor, parsed: list[tuple[str, syntax.Parsed]]) -> Spot:
-    state, path, start, end = locate.place(anchor, parsed)
-    if path is None:
-        return state, path, start, end, (), None
-    return _spotted(dict(parsed)[path], state, path, start, end, anchor)
-
-
-def _spotted(
-    version: syntax.Parsed,
-    state: str,
-    path: str,
-    start: int | None,
-    end: int | None,
-    anchor: locate.Anchor,
-) -> Spot:
-    """The spot of an item placed at lines start..end of `version`, the file at `path`.
-    Where it is the same, its tokens are the cited ones: its lines may take in more (the
-    blank or comment lines the citation has around its tokens, kept on the match), and
-    what those reach in one version or another is no change of the item."""
-    span = None
-    if start is not None and end is not None:
-        low, high = _span(version, start, end)
-        if state == "changed":
-            low, high = _with_definition(version, anchor, low, high)
-        span = _with_context(version, low, high)
-    tokens = anchor.tokens if state == "same" else _tokens(version, start, end)
-    return state, path, start, end, tokens, span
-
-
-def _with_definition(
-    parsed: syntax.Parsed, anchor: locate.Anchor, low: int, high: int
-) -> tuple[int, int]:
-    """The bytes [low, high) of a changed item's lines widened to take in the whole
-    definition that held the cited lines, when the file has it: `locate` chooses the lines
-    most like the cited ones among all of its tokens, so a commit that changed any of
-    them may have moved the item, though its own lines are untouched."""
-    node = locate.definition_node(parsed, anchor.definition, anchor.start_line or 0)
-    if node is None:
-        return low, high
-    first, source = syntax.with_attributes(node).start_byte, parsed.source
-    end = source.find(b"\n", node.end_byte)
-    return min(low, source.rfind(b"\n", 0, first) + 1), max(high, len(source) if end < 0 else end)
-
-
-def _span(parsed: syntax.Parsed, start: int, end: int) -> tuple[int, int]:
-    """The bytes of lines start..end, without the newline that ends the last one."""
-    starts, size = parsed.line_starts, parsed.size
-    low = starts[start - 1] if start - 1 < len(starts) else size
-    last = starts[end - 1] if end - 1 < len(starts) else size
-    high = parsed.source.find(b"\n", last)
-    return low, size if high < 0 else high
-
-
-def _with_context(parsed: syntax.Parsed, low: int, high: int) -> tuple[int, int]:
-    """The bytes [low, high) of an item's lines widened to the nearest code on each side:
-    from the start of the line that holds the last token before them to the end of the
-    line that holds the first token after. What lies between (blank lines, comments) and
-    those lines themselves decide the item's extent as much as its own lines do: an
-    attribute or decorator dropped above a definition, a statement dropped below the last
-    line of a Python function. A commit that changed them is judged, not followed."""
-    if parsed.tree is None:  # a file no grammar reads: compared line by line
-        return low, high
-    source = parsed.source
-    before, after = _token_near(parsed, low, -1), _token_near(parsed, high, 1)
-    wide_low = 0 if before is None else source.rfind(b"\n", 0, before) + 1
-    wide_high = -1 if after is None else source.find(b"\n", after)
-    return wide_low, len(source) if wide_high < 0 else wide_high
-
-
-def _token_near(parsed: syntax.Parsed, at: int, direction: int) -> int | None:
-    """Where the last token ending by `at` starts (direction -1), or the first token
-    starting from `at` (direction 1); None when there is none. Only a window around `at`
-    is read, widened until it holds one."""
-    reach, size = CONTEXT_BYTES, parsed.size
-    while True:
-        low, high = (max(0, at - reach), at) if direction < 0 else (at, min(size, at + reach))
-        starts = syntax.tokens_between(parsed, low, high, starting=direction > 0).start_bytes
-        if starts:
-            return starts[-1] if direction < 0 else starts[0]
-        if (low if direction < 0 else size - high) == 0:
-            return None
-        reach *= 4
-
-
-def _tokens(parsed: syntax.Parsed, start: int | None, end: int | None) -> tuple[str, ...]:
-    """The tokens of lines start..end (the whole file without lines). Only those lines
-    are tokenized: a walk judging a big file pays for the item, not the file."""
-    if start is None or end is None:
-        return parsed.token_texts()
-    if parsed.tree is None:  # a file no grammar reads: its words
-        return parsed.token_texts(*parsed.token_range(start, end))
-    starts = parsed.line_starts
-    low = starts[start - 1] if start - 1 < len(starts) else parsed.size
-    high = starts[end] if end < len(starts) else parsed.size
-    return tuple(syntax.tokens_between(parsed, low, high, placed=False).texts)

@@ -7,18 +7,15 @@ batch before anything is parsed.
 from __future__ import annotations
 
 import difflib
-import functools
-import hashlib
-import json
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from watcher.errors import TooLarge
 from watcher.inputs import quotes
 from watcher.inputs.rules import Compiled, compile_rule
+from watcher.judge.claims import claims
+from watcher.judge.plan import Item, Plan
 from watcher.mirror.mirrors import FULL_SHA, Mirror
 from watcher.models import (
     Candidate,
@@ -36,39 +33,7 @@ from watcher.parse import languages, syntax
 
 if TYPE_CHECKING:  # judging imports them on first use: a warm run plans, and judges nothing
     from watcher.judge import relocate
-    from watcher.locate.locate import Anchor, Found
-
-# Part of every cached result's key: bump it whenever locating or judging changes, so
-# that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 6  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
-# 6: a region kept in order in its definition is found there
-
-
-@dataclass(frozen=True)
-class Item:
-    """A citation or a rule, with the note it protects and the commit it was verified at."""
-
-    id: str
-    kind: str  # "citation" | "rule" | "quote"
-    note: str
-    note_file: str
-    repo: str
-    commit: str  # as cited; may be abbreviated
-    path: str
-    start_line: int | None = None
-    end_line: int | None = None
-    rule: Rule | None = None
-    quote: Quote | None = None
-    sources: tuple[tuple[str, str], ...] = ()  # a quote's cited files: (commit, path)
-
-    @functools.cached_property  # a run asks it for every key of the item: encode it once
-    def fingerprint(self) -> str:
-        """Changes whenever anything that decides this item's verdict is edited."""
-        rule = self.rule.model_dump(exclude={"file", "line"}) if self.rule else None
-        data: list[Any] = [self.id, self.commit, self.path, self.start_line, self.end_line, rule]
-        if self.quote is not None:
-            data += [self.quote.language, self.quote.text, [list(s) for s in self.sources]]
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+    from watcher.locate.anchors import Anchor, Found
 
 
 def citation_item(citation: CodeCitation, note_file: str) -> Item:
@@ -112,48 +77,6 @@ def quote_item(quote: Quote, note: Note) -> Item | Result:
         "cites; cite the file it comes from, or put `<!-- watch:ignore -->` before it "
         "if it is not a quote",
     )
-
-
-@dataclass(frozen=True)
-class Plan:
-    """An item resolved against the mirror: the blobs it needs at baseline and HEAD."""
-
-    item: Item
-    base: str
-    base_blob: str
-    head: str
-    files: tuple[tuple[str, str], ...]  # (path, blob) at HEAD: the file, or its renames
-    search_repo: bool  # the file is gone at HEAD: look for the item in other files
-    bases: tuple[tuple[str, str, str], ...] = ()  # a quote's files at baseline: path, commit, blob
-    removed_by: str | None = None  # the commit that removed it, when git saw no rename
-    removals: tuple[str, ...] = ()  # commits that removed a followed path: where it may be
-    removed_path: str | None = None  # the path `removed_by` removed: its own, or a rename's
-
-    @functools.cached_property  # asked several times per item on every run
-    def key(self) -> str:
-        """Same key, same verdict: the cache key for a result found in the followed files."""
-        return self._key(self.head if self.search_repo else "")
-
-    @functools.cached_property
-    def searched_key(self) -> str:
-        """The key of a result that looked beyond the followed files (a candidate, or
-        missing after the search): it holds for this HEAD only."""
-        return self._key(self.head)
-
-    def key_for(self, result: Result) -> str:
-        searched = result.candidates or (result.verdict is Verdict.MISSING and self.removals)
-        return self.searched_key if searched else self.key
-
-    def _key(self, head: str) -> str:
-        parts = [JUDGE_VERSION, self.item.fingerprint, self.base, self.base_blob, list(self.files),
-                 head]  # fmt: skip
-        if self.bases:
-            parts.append([list(x) for x in self.bases])
-        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
-
-    @property
-    def blobs(self) -> list[str]:
-        return [self.base_blob, *(b for _, _, b in self.bases), *(blob for _, blob in self.files)]
 
 
 def result(item: Item, verdict: Verdict, message: str, **fields: Any) -> Result:
@@ -228,7 +151,7 @@ def _plan_quote(mirror: Mirror, head: str, item: Item, *, offline: bool) -> Plan
 
 def judge(mirror: Mirror, plan: Plan) -> Result:
     """The verdict on a planned item (its blobs already fetched)."""
-    from watcher.locate.locate import LocateError
+    from watcher.locate.anchors import LocateError
 
     item = plan.item
     try:
@@ -292,14 +215,14 @@ def remember_anchor(plan: Plan, anchor: Anchor | None) -> None:
 
 
 def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
-    from watcher.locate import locate
+    from watcher.locate import anchors
 
     item = plan.item
     key = (plan.base_blob, item.path, item.start_line, item.end_line)
     found = _ANCHORS.get(key)
     if found is None:
         parsed = parse_at(mirror, item.path, plan.base_blob)
-        found = locate.anchor(parsed, item.path, item.start_line, item.end_line)
+        found = anchors.anchor(parsed, item.path, item.start_line, item.end_line)
         remember_anchor(plan, found)  # (a whole file's tokens are not kept)
         return found
     _ANCHORS.move_to_end(key)
@@ -307,9 +230,9 @@ def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
 
 
 def find_citation(mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str]]) -> Found | None:
-    from watcher.locate import locate
+    from watcher.locate import matching
 
-    return locate.find(anchor, [(p, parse_at(mirror, p, b)) for p, b in files])
+    return matching.find(anchor, [(p, parse_at(mirror, p, b)) for p, b in files])
 
 
 def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
@@ -458,11 +381,11 @@ def locate_lines(parsed: syntax.Parsed, start: int, end: int) -> str:
 
 def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Found] | Result:
     """The rule's single @target at its baseline, or an error result saying why not."""
-    from watcher.locate import locate
+    from watcher.locate.targets import targets
 
     compiled = compile_rule(rule)
     parsed = parse_at(mirror, rule.path, plan.base_blob, compiled.language)
-    found = locate.targets(compiled, rule.path, parsed)
+    found = targets(compiled, rule.path, parsed)
     where = _baseline(plan, None, None)
     if len(found) != 1:
         return error(
@@ -504,15 +427,15 @@ def head_target(
     """The rule's target at HEAD: in the followed file, else (file gone) wherever it went,
     with every candidate."""
     from watcher.judge import relocate
-    from watcher.locate import locate
+    from watcher.locate.targets import best_target, targets
 
     found = [
         t
         for p, b in plan.files
-        for t in locate.targets(compiled, p, parse_at(mirror, p, b, compiled.language))
+        for t in targets(compiled, p, parse_at(mirror, p, b, compiled.language))
     ]
     if found or not (plan.search_repo or plan.removals):
-        return locate.best_target(target, found), ()
+        return best_target(target, found), ()
     return relocate.rule_targets(
         mirror, plan, compiled, target, lambda p, b: parse_at(mirror, p, b, compiled.language)
     )
@@ -549,27 +472,6 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         plan, verdict, baseline, current, message, diff=diff, claims=results,
         candidates=candidates, code=code,
     )  # fmt: skip
-
-
-def claims(rule: Rule, target: Found) -> tuple[ClaimResult, ...]:
-    return tuple(
-        _claim(c.capture, c.test, c.expected, c.says, target.captures.get(c.capture))
-        for c in rule.claims
-    )
-
-
-def _claim(capture: str, test: str, expected: str, says: str, actual: str | None) -> ClaimResult:
-    if actual is None:
-        holds = test == "not_matches"
-    elif test == "equals":
-        holds = actual == syntax.normalize(expected)
-    elif test == "matches":
-        holds = re.search(expected, actual) is not None
-    else:
-        holds = re.search(expected, actual) is None
-    return ClaimResult(
-        capture=capture, says=says, test=test, expected=expected, actual=actual, holds=holds
-    )
 
 
 # --- shared ---------------------------------------------------------------------------

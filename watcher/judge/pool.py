@@ -100,10 +100,10 @@ def counters(mirror: Mirror) -> list[object]:
     and the stage counters of the modules judging and walking use (`walk` when a walk
     runs: it is imported for walks only)."""
     from watcher.judge import relocate
-    from watcher.mirror import renames as paths
+    from watcher.mirror import renames
     from watcher.parse import syntax
 
-    found = [mirror, syntax.STATS, paths.STATS, relocate.STATS]
+    found = [mirror, syntax.STATS, renames.STATS, relocate.STATS]
     if (walk := sys.modules.get("watcher.history.walk")) is not None:
         found.append(walk.STATS)
     return found

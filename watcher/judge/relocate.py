@@ -19,14 +19,16 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from watcher.errors import TooLarge
-from watcher.locate import locate
-from watcher.locate.locate import Anchor, Found
+from watcher.locate.anchors import Anchor, Found
+from watcher.locate.definitions import definition_keys, may_define
+from watcher.locate.matching import find
+from watcher.locate.targets import literals, targets
 from watcher.models import Candidate
 from watcher.parse import languages, syntax
 
 if TYPE_CHECKING:
     from watcher.inputs.rules import Compiled
-    from watcher.judge.classify import Plan
+    from watcher.judge.plan import Plan
     from watcher.mirror.mirrors import Mirror
     from watcher.parse.syntax import Parsed
 
@@ -40,7 +42,7 @@ class Stats:
 
     searches: int = 0  # word indexes built: one per (mirror, language, HEAD)
     keys: int = 0  # blobs whose definitions were listed: once each per run
-    unparsed: int = 0  # candidates whose bytes cannot define the name (`locate.may_define`)
+    unparsed: int = 0  # candidates whose bytes cannot define the name (`definitions.may_define`)
 
     def reset(self) -> None:
         self.searches = self.keys = self.unparsed = 0
@@ -114,20 +116,20 @@ def defining(
     mirror: Mirror, parse: Parse, path: str, blob: str, source: bytes, key: Key
 ) -> Parsed | None:
     """The parse of a candidate file (its bytes: `source`) when it has a definition of
-    this kind and name path (`locate.has_definition`), else None; its definitions are
+    this kind and name path (`definitions.has_definition`), else None; its definitions are
     listed once per run."""
     defined = _DEFINED.setdefault(mirror, {})
     at = (blob, languages.for_path(path) or "")
     keys = defined.get(at)
     if keys is not None and key not in keys:
         return None
-    if keys is None and not locate.may_define(source, at[1], key):
+    if keys is None and not may_define(source, at[1], key):
         STATS.unparsed += 1
         return None
     parsed = parse(path, blob)
     if keys is None:
         STATS.keys += 1
-        keys = defined[at] = locate.definition_keys(parsed)
+        keys = defined[at] = definition_keys(parsed)
     return parsed if key in keys else None
 
 
@@ -215,7 +217,7 @@ def _definitions(
         if source is None or name not in source:
             continue
         parsed = defining(mirror, parse, path, blob, source, key)
-        if parsed is not None and (found := locate.find(anchor, [(path, parsed)])) is not None:
+        if parsed is not None and (found := find(anchor, [(path, parsed)])) is not None:
             matches.append(found)
     return matches
 
@@ -239,13 +241,13 @@ def rule_targets(
 ) -> tuple[Found | None, tuple[Candidate, ...]]:
     """A rule's target in files that could have taken it over, and every candidate."""
     query = plan.item.rule.query if plan.item.rule else ""
-    needles = [s.encode() for s in locate.literals(query)]
+    needles = [s.encode() for s in literals(query)]
     for found_in, files in _places(mirror, plan, plan.item.path, compiled.language):
         matches = [
             target
             for path, blob in files
             if _holds(mirror, blob, needles)
-            for target in locate.targets(compiled, path, parse(path, blob))
+            for target in targets(compiled, path, parse(path, blob))
         ]
         if matches:
             same = [replace(m, identical=m.tokens == baseline.tokens) for m in matches]

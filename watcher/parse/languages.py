@@ -24,7 +24,7 @@ class Spec:
     extensions: tuple[str, ...]
     definitions: frozenset[str]  # node types that are named definitions (function, struct, ...)
     # A pattern for one comment (bytes), which may lie between any two tokens: C's line and
-    # block comments unless said otherwise. Rust's block comments nest: see `locate`.
+    # block comments unless said otherwise. Rust's block comments nest: see `locate.probes`.
     comment: bytes = rb"//[^\n]*|" + BLOCK_COMMENT
 
 
@@ -69,7 +69,7 @@ LANGUAGES: dict[str, Spec] = {
         "tree_sitter_python",
         "language",
         (".py", ".pyi"),
-        # assignment: a module's or a class's own `NAME = value` (syntax.is_definition)
+        # assignment: a module's or a class's own `NAME = value` (nodes.is_definition)
         frozenset({"function_definition", "class_definition", "assignment"}),
         rb"#[^\n]*",  # (a backslash joining two lines is a token of its own)
     ),

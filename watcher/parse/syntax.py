@@ -19,20 +19,13 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING
 
+from watcher.parse.diffs import differing
 from watcher.parse.languages import LANGUAGES, grammar
+from watcher.parse.nodes import definition_names, is_definition, with_attributes
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
 
-# Node types written above a definition that belong to it: Rust's `#[derive(..)]`,
-# Python's and TypeScript's decorators.
-ATTRIBUTES = frozenset({"attribute_item", "decorator"})
-# Statements whose grammar puts a definition's first words outside it: `export` (JS, TS),
-# `const`/`let`/`var` around one declarator, `declare`, Go's `type` and `const` around
-# one spec. Wrapping one definition alone, they belong to it as its attributes do: a
-# citation of `export function f` or `type T struct` cites f or T.
-WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration",
-                      "ambient_declaration", "type_declaration", "const_declaration"})  # fmt: skip
 WORD = re.compile(rb"[A-Za-z0-9_]+")
 # Bytes of WORD's words; every other byte separates them (`words`).
 _WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) == "_") else 32
@@ -46,13 +39,6 @@ REPARSE_SHARE = 0.4
 # A version's word counts are edited from another's (`counted_from`) when what differs is
 # at most this share: its words are counted one by one in Python, a whole file's in C.
 RECOUNT_SHARE = 0.25
-SPLIT_BYTES = 1024  # stretches that differ shorter than this are not split further
-ANCHOR_BYTES = 128  # bytes from a line's start that must be found once to split there
-# Where a stretch that differs is tried for a split, as shares of it: the middle, then
-# the quarters, then the eighths, until one holds an anchor. Versions far apart differ
-# in most of their stretches: with fifteen tries instead of three, the edits are finer and
-# reparsing the 1,010 version pairs of 1,000 codex citations took 3.4 s instead of 4.3 s.
-SPLIT_AT = (1 / 2, 1 / 4, 3 / 4, *(k / 8 for k in (1, 3, 5, 7)), *(k / 16 for k in range(1, 16, 2)))
 
 
 @dataclass
@@ -207,6 +193,10 @@ class Parsed:
         starts.pop()  # the end of the last line
         return starts
 
+    def text(self) -> str:
+        """The whole source, bytes that are not UTF-8 replaced."""
+        return self.source.decode("utf-8", errors="replace")
+
     def lines(self, start: int, end: int) -> str:
         """The text of lines start..end (1-based, inclusive), line ends dropped and joined
         by newlines; only those lines' bytes are decoded."""
@@ -354,39 +344,6 @@ class _Rows:
         self.rows += self.source.count(b"\n", self.at, at)
         self.at = at
         return self.rows, at - self.source.rfind(b"\n", 0, at) - 1
-
-
-def differing(
-    old: bytes, new: bytes, old_low: int, old_high: int, low: int, high: int, most: int = 64
-) -> list[tuple[int, int, int, int]]:
-    """The stretches of old[old_low:old_high] and new[low:high] that differ, in order, as
-    (old start, old end, new start, new end), at most `most` of them: the common start and
-    end are cut off; then a line of what is left of `new`, found once in what is left of
-    `old`, splits both in two, each searched the same way. Only memcmp-speed comparisons
-    and searches: versions far apart in a walk differ in many places, each small."""
-    from watcher.history.follow import _common_end, _common_start, common_ends
-
-    if low == old_low == 0 and (high, old_high) == (len(new), len(old)):
-        start, end = common_ends(new, old)  # the whole of both: maybe compared already
-    else:
-        common = min(old_high - old_low, high - low)
-        start = _common_start(new, old, low, old_low, common)
-        end = _common_end(new, old, high, old_high, common - start)
-    old_low, low, old_high, high = old_low + start, low + start, old_high - end, high - end
-    if most < 2 or min(old_high - old_low, high - low) < SPLIT_BYTES:
-        return [(old_low, old_high, low, high)] if old_low < old_high or low < high else []
-    tried = set()
-    for share in SPLIT_AT:
-        at = new.rfind(b"\n", low, low + int((high - low) * share)) + 1
-        if at <= low or at + ANCHOR_BYTES > high or at in tried:
-            continue
-        tried.add(at)
-        anchor = new[at : at + ANCHOR_BYTES]
-        found = old.find(anchor, old_low, old_high)
-        if found >= 0 and old.find(anchor, found + 1, old_high) < 0:
-            before = differing(old, new, old_low, found, low, at, most // 2)
-            return before + differing(old, new, found, old_high, at, high, most - len(before))
-    return [(old_low, old_high, low, high)]
 
 
 # Stretches where two versions differ, as (old start, old end, new start, new end),
@@ -608,29 +565,6 @@ def _walk(
         depth, descend = depth - 1, False
 
 
-def with_attributes(node: Node) -> Node:
-    """Where a definition's text starts: the statement wrapping it alone (`WRAPPERS`), or
-    the first attribute written directly above it (or above that statement), or itself."""
-    first = node
-    while (parent := first.parent) is not None and wrapped(parent) == first:
-        first = parent
-    previous = first.prev_named_sibling
-    while previous is not None and (previous.type in ATTRIBUTES or "comment" in previous.type):
-        if previous.type in ATTRIBUTES:
-            first = previous
-        previous = previous.prev_named_sibling
-    return first
-
-
-def wrapped(node: Node) -> Node | None:
-    """What a wrapping statement (`WRAPPERS`) holds, when it holds one thing alone beside
-    attributes and comments; None for any other node."""
-    if node.type not in WRAPPERS:
-        return None
-    inner = [c for c in node.named_children if c.type not in ATTRIBUTES and "comment" not in c.type]
-    return inner[0] if len(inner) == 1 else None
-
-
 def _words(source: bytes) -> Tokens:
     tokens = Tokens()
     offset = 0
@@ -651,60 +585,6 @@ def is_word_byte(byte: int) -> bool:
     """Whether a byte can be part of an identifier word (ASCII letter, digit, `_`), as
     `WORD` reads them: a name found next to one is part of a longer name."""
     return byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
-
-
-def is_definition(node: Node, kinds: frozenset[str]) -> bool:
-    """A node of one of the language's definition kinds. A Python assignment counts only
-    where it names a module's or a class's own value (`LATEST_PROTOCOL_VERSION = ...`),
-    never a local variable, an attribute or an unpacking."""
-    if node.type not in kinds:
-        return False
-    if node.type != "assignment":
-        return True
-    left, statement = node.child_by_field_name("left"), node.parent
-    scope = statement.parent if statement is not None else None
-    if left is None or left.type != "identifier" or scope is None:
-        return False
-    if statement is None or statement.type != "expression_statement":
-        return False
-    owner = scope.parent
-    return scope.type == "module" or (owner is not None and owner.type == "class_definition")
-
-
-def definition_names(node: Node) -> tuple[str, ...]:
-    """What a definition adds to the name path of what it holds: its name, after its
-    receiver's type for a Go method. A Rust method sits in its type's `impl`, which names
-    it; a Go method stands alone, and `Close` of `*streamableClientConn` must not be taken
-    for `Close` of another type: its path is ("streamableClientConn", "Close")."""
-    name = definition_name(node)
-    receiver = _receiver_type(node) if node.type == "method_declaration" else None
-    return (name,) if receiver is None else (receiver, name)
-
-
-def _receiver_type(node: Node) -> str | None:
-    """A Go method's receiver type's name, pointer and type arguments left out."""
-    receiver = node.child_by_field_name("receiver")
-    declared = receiver.named_children if receiver is not None else []
-    kind = declared[0].child_by_field_name("type") if declared else None
-    while kind is not None and kind.type in ("pointer_type", "generic_type"):
-        inner = kind.named_children
-        kind = kind.child_by_field_name("type") if kind.type == "generic_type" else inner[0]
-    if kind is None or kind.type != "type_identifier":
-        return None
-    return (kind.text or b"").decode("utf-8", errors="replace")
-
-
-def definition_name(node: Node) -> str:
-    """A readable name for a definition node: `fn foo`, `impl Trait for Type`, `NAME = `..."""
-    for field_name in ("name", "left", "type"):
-        child = node.child_by_field_name(field_name)
-        if child is not None:
-            text = (child.text or b"").decode("utf-8", errors="replace")
-            trait = node.child_by_field_name("trait") if node.type == "impl_item" else None
-            if trait is not None:
-                text = f"{(trait.text or b'').decode(errors='replace')} for {text}"
-            return text
-    return node.type
 
 
 def normalize(text: str) -> str:

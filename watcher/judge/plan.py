@@ -1,0 +1,90 @@
+"""What judging an item needs from the mirror: the item, and its plan (the commits and
+blobs at baseline and HEAD), keyed so that the same plan gives the same verdict.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from watcher.models import Verdict
+
+if TYPE_CHECKING:
+    from watcher.models import Quote, Result, Rule
+
+# Part of every cached result's key: bump it whenever locating or judging changes, so
+# that no state/ written by an older watch is taken for this one's verdict.
+JUDGE_VERSION = 6  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
+# 6: a region kept in order in its definition is found there
+
+
+@dataclass(frozen=True)
+class Item:
+    """A citation or a rule, with the note it protects and the commit it was verified at."""
+
+    id: str
+    kind: str  # "citation" | "rule" | "quote"
+    note: str
+    note_file: str
+    repo: str
+    commit: str  # as cited; may be abbreviated
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    rule: Rule | None = None
+    quote: Quote | None = None
+    sources: tuple[tuple[str, str], ...] = ()  # a quote's cited files: (commit, path)
+
+    @functools.cached_property  # a run asks it for every key of the item: encode it once
+    def fingerprint(self) -> str:
+        """Changes whenever anything that decides this item's verdict is edited."""
+        rule = self.rule.model_dump(exclude={"file", "line"}) if self.rule else None
+        data: list[Any] = [self.id, self.commit, self.path, self.start_line, self.end_line, rule]
+        if self.quote is not None:
+            data += [self.quote.language, self.quote.text, [list(s) for s in self.sources]]
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An item resolved against the mirror: the blobs it needs at baseline and HEAD."""
+
+    item: Item
+    base: str
+    base_blob: str
+    head: str
+    files: tuple[tuple[str, str], ...]  # (path, blob) at HEAD: the file, or its renames
+    search_repo: bool  # the file is gone at HEAD: look for the item in other files
+    bases: tuple[tuple[str, str, str], ...] = ()  # a quote's files at baseline: path, commit, blob
+    removed_by: str | None = None  # the commit that removed it, when git saw no rename
+    removals: tuple[str, ...] = ()  # commits that removed a followed path: where it may be
+    removed_path: str | None = None  # the path `removed_by` removed: its own, or a rename's
+
+    @functools.cached_property  # asked several times per item on every run
+    def key(self) -> str:
+        """Same key, same verdict: the cache key for a result found in the followed files."""
+        return self._key(self.head if self.search_repo else "")
+
+    @functools.cached_property
+    def searched_key(self) -> str:
+        """The key of a result that looked beyond the followed files (a candidate, or
+        missing after the search): it holds for this HEAD only."""
+        return self._key(self.head)
+
+    def key_for(self, result: Result) -> str:
+        searched = result.candidates or (result.verdict is Verdict.MISSING and self.removals)
+        return self.searched_key if searched else self.key
+
+    def _key(self, head: str) -> str:
+        parts = [JUDGE_VERSION, self.item.fingerprint, self.base, self.base_blob, list(self.files),
+                 head]  # fmt: skip
+        if self.bases:
+            parts.append([list(x) for x in self.bases])
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+
+    @property
+    def blobs(self) -> list[str]:
+        return [self.base_blob, *(b for _, _, b in self.bases), *(blob for _, blob in self.files)]

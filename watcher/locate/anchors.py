@@ -1,0 +1,199 @@
+"""Anchor a cited construct at its baseline: its tokens, the definition around them, and
+its rarest tokens (the probes a search starts from). `Found` is where one was found.
+
+Whitespace and comments are not tokens, so a reformat never looks like a change.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from watcher.locate.definitions import name_path
+from watcher.parse.languages import LANGUAGES
+from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
+from watcher.parse.syntax import STATS, WORD, Parsed, tokens_between
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+
+class LocateError(Exception):
+    """The cited lines cannot be anchored at the baseline (out of range, no code)."""
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """What a citation cites at its baseline: its tokens and the definition around them."""
+
+    path: str
+    start_line: int | None
+    end_line: int | None
+    tokens: tuple[str, ...]
+    definition: tuple[str, tuple[str, ...]] | None
+    share: float  # how much of that definition the citation covers
+    text: str
+    span: tuple[int, int] | None = None  # lines of the first and last cited token
+    probes: tuple[str, ...] = ()  # its rarest tokens in the baseline file: see `matching.category`
+    context: tuple[str, ...] = ()  # a file no grammar reads: all its lines at the baseline
+    # Each token's line, counted from the first token's (a parsed file): where a similar
+    # region starts is voted for by lines (`windows.line_votes`), with no index of the file.
+    token_lines: tuple[int, ...] = ()
+
+    @functools.cached_property
+    def encoded(self) -> tuple[bytes, ...] | None:
+        """Its tokens' bytes, made once for every version a walk compares; None when a
+        token was decoded with replacements (it does not encode back to its bytes)."""
+        if any("\ufffd" in t for t in self.tokens):
+            return None
+        return tuple(t.encode() for t in self.tokens)
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where an item was found in one version of the upstream."""
+
+    path: str
+    start_line: int | None
+    end_line: int | None
+    identical: bool
+    text: str
+    tokens: tuple[str, ...] = ()
+    captures: dict[str, str | None] = field(default_factory=dict)
+
+
+def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anchor:
+    """Anchor cited lines (or the whole file) in the baseline parse.
+
+    Only the cited lines are tokenized, and the definition around them is found from
+    the tree: the cost is the citation's and its definition's, not the file's (the
+    whole file's token index is built only for a file no grammar reads)."""
+    if start is None or end is None:
+        return Anchor(path, None, None, parsed.token_texts(), None, 1.0, parsed.text())
+    lines = parsed.line_count()
+    if end > lines:
+        raise LocateError(f"lines {start}-{end} are past the end of the file ({lines} lines)")
+    if parsed.tree is None:
+        return _anchor_by_index(parsed, path, start, end)
+    starts = parsed.line_starts
+    low = starts[max(0, start - 1)] if start - 1 < len(starts) else parsed.size
+    high = starts[end] if end < len(starts) else parsed.size
+    cited = tokens_between(parsed, low, high, starting=True)  # starting on them
+    if not cited.texts:
+        raise LocateError(
+            f"lines {start}-{end} hold no code of their own (blank lines, comments, or the "
+            "inside of a string that starts above them)"
+        )
+    texts = tuple(cited.texts)
+    STATS.tokens_scanned += len(texts)
+    node = _enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
+    key, share = None, 0.0
+    if node is not None:
+        # Only counted (the citation's share of it): no lines or bytes read.
+        body = tokens_between(parsed, with_attributes(node).start_byte, node.end_byte,
+                              starting=True, placed=False)  # fmt: skip
+        STATS.tokens_scanned += len(body.texts)
+        key = (node.type, name_path(node, parsed.language))
+        share = len(texts) / max(1, len(body.texts))
+    return Anchor(
+        path,
+        start,
+        end,
+        texts,
+        key,
+        share,
+        parsed.lines(start, end),
+        (cited.start_lines[0], cited.end_lines[-1]),
+        _rarest_bytes(parsed, texts),
+        (),
+        tuple(line - cited.start_lines[0] for line in cited.start_lines),
+    )
+
+
+def _enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
+    """The smallest definition holding the tokens that start at bytes `first`..`last`, as
+    the index counts them: a definition holds the tokens from its attributes to its end.
+    Such a definition encloses the first token, or (the citation starting in its
+    attributes, or in a statement wrapping it such as `export`) follows the attributes
+    or is wrapped by the statement that does."""
+    assert parsed.tree is not None
+    kinds = LANGUAGES[parsed.language].definitions
+    found: list[Node] = []
+    node: Node | None = parsed.tree.root_node.descendant_for_byte_range(first, first + 1)
+    while node is not None:
+        if is_definition(node, kinds) and node.end_byte > last:
+            found.append(node)
+        inner = _unwrapped(node)  # `export const x = 1;`: the statement's end counts
+        if inner is not None and is_definition(inner, kinds) and node.end_byte > last:
+            found.append(inner)
+        if node.type in ATTRIBUTES:  # a citation that starts in a definition's attributes
+            after = _attributed(node, kinds)
+            if after is not None and after.end_byte > last:
+                found.append(after)
+        node = node.parent
+    return min(found, key=lambda d: d.end_byte - with_attributes(d).start_byte, default=None)
+
+
+def _unwrapped(node: Node) -> Node | None:
+    """What a statement wrapping one thing alone (`nodes.wrapped`) holds, through every
+    such statement (`export const x = 1` holds a declaration of x, which holds x)."""
+    inner = wrapped(node)
+    while inner is not None and (deeper := wrapped(inner)) is not None:
+        inner = deeper
+    return inner
+
+
+def _attributed(attribute: Node, kinds: frozenset[str]) -> Node | None:
+    """The definition an attribute is written above, if any (as `with_attributes` reads it)."""
+    after = attribute.next_named_sibling
+    while after is not None and (after.type in ATTRIBUTES or "comment" in after.type):
+        after = after.next_named_sibling
+    if after is None or not is_definition(after, kinds):
+        return None
+    return after if with_attributes(after).start_byte <= attribute.start_byte else None
+
+
+def _rarest_bytes(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[str, ...]:
+    """`_rarest`, estimated from the raw bytes with no token index: any of the cited tokens
+    is a valid probe, rarer ones are cheaper. A token's count is that of its rarest word in
+    the blob's word counts (shared by all its citations, so the cost is the citation's,
+    not the file's); a token with no word (punctuation) comes last."""
+    counts = parsed.word_counts
+    unknown = len(parsed.source) + 1
+
+    def rarity(text: str) -> tuple[int, int, str]:  # the text last: the same order every run
+        words = WORD.findall(text.encode())
+        return min((counts.get(w, 0) for w in words), default=unknown), -len(text), text
+
+    return tuple(sorted(set(tokens), key=rarity)[:count])
+
+
+def _anchor_by_index(parsed: Parsed, path: str, start: int, end: int) -> Anchor:
+    """`anchor` from the whole file's token index (a file no grammar reads)."""
+    first, last = parsed.token_range(start, end)
+    if first >= last:
+        raise LocateError(f"lines {start}-{end} hold no code (only blank lines or comments)")
+    definition = parsed.enclosing(first, last)
+    share = (
+        (last - first) / max(1, definition.end_token - definition.first_token) if definition else 0
+    )
+    return Anchor(
+        path,
+        start,
+        end,
+        parsed.token_texts(first, last),
+        definition.key if definition else None,
+        share,
+        parsed.lines(start, end),
+        parsed.lines_of(first, last),
+        _rarest(parsed, parsed.token_texts(first, last)),
+        tuple(parsed.text().splitlines()) if parsed.tree is None else (),
+    )
+
+
+def _rarest(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[str, ...]:
+    """The cited tokens that occur least often in the whole baseline file: when a version
+    drops one of them, it is most likely one of these (a literal, an identifier)."""
+    STATS.tokens_scanned += len(tokens)
+    return tuple(sorted(set(tokens), key=lambda t: (parsed.count(t), -len(t), t))[:count])

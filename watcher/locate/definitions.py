@@ -1,0 +1,214 @@
+"""Definitions in a parse found by kind and name path: with a query, never a token walk.
+
+`may_define` tells from the bytes alone whether a version may hold one at all.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING
+
+from watcher.parse.languages import LANGUAGES, grammar
+from watcher.parse.nodes import definition_names, is_definition, with_attributes
+from watcher.parse.syntax import STATS, Parsed, is_word_byte, word_places
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Query
+
+
+# A definition is looked for by a query around each place its name occurs, up to this
+# many places; a name that occurs more often is looked for by one query over the file.
+NAMED_PLACES = 64
+
+
+PLAIN_NAME = re.compile(r"\w+")
+
+
+def definition_span(
+    parsed: Parsed, key: tuple[str, tuple[str, ...]] | None, near: int
+) -> tuple[int, int] | None:
+    """The lines of the definition with this key nearest to line `near` (its attributes
+    included), read off the tree with a query: the file is not tokenized."""
+    node = definition_node(parsed, key, near)
+    if node is None:
+        return None
+    return with_attributes(node).start_point[0] + 1, node.end_point[0] + 1
+
+
+def definition_node(
+    parsed: Parsed, key: tuple[str, tuple[str, ...]] | None, near: int
+) -> Node | None:
+    """The definition node with this key whose first line (attributes included) is
+    nearest to line `near`, as `matching.find` chooses."""
+    if parsed.tree is None or key is None:
+        return None
+    kind, names = key
+    nodes = named(parsed, kind, names)
+
+    def distance(node: Node) -> int:
+        return abs(with_attributes(node).start_point[0] + 1 - near)
+
+    if len(nodes) > 1 and [distance(n) for n in nodes].count(min(map(distance, nodes))) > 1:
+        # A tie goes to the first in the order of a query over the whole file, which is
+        # not always the order of the file: ask that query.
+        nodes = [node for path, node in _of_kind(parsed, kind) if path == names]
+    return min(nodes, key=distance, default=None)
+
+
+@functools.lru_cache(maxsize=4)  # each holds a parse: its tree stays alive
+def named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
+    """The definitions of one kind with this name path, in the file's order. A definition
+    named by a plain word holds that word (its name node): the query looks only where the
+    word occurs, unless it occurs more than NAMED_PLACES times (then the whole file)."""
+    from tree_sitter import QueryCursor
+
+    assert parsed.tree is not None
+    name = names[-1] if names else ""
+    places = None
+    if PLAIN_NAME.fullmatch(name) and name not in LANGUAGES[parsed.language].definitions:
+        places = few_word_places(parsed.source, name.encode(), NAMED_PLACES)
+    if places is None:
+        return [node for path, node in _of_kind(parsed, kind) if path == names]
+    found: dict[tuple[int, int], Node] = {}
+    for low, high in places:
+        cursor = QueryCursor(_kind_query(parsed.language, kind))
+        cursor.set_byte_range(low, high)
+        for node in cursor.captures(parsed.tree.root_node).get("d", []):
+            STATS.captured += 1
+            found.setdefault((node.start_byte, node.end_byte), node)
+    kinds = LANGUAGES[parsed.language].definitions
+    return [
+        node
+        for _, node in sorted(found.items())
+        if is_definition(node, kinds) and name_path(node, parsed.language) == names
+    ]
+
+
+def few_word_places(source: bytes, word: bytes, most: int) -> list[tuple[int, int]] | None:
+    """The byte ranges where `word` occurs as a whole word (`syntax.word_places`); None
+    past `most` of them."""
+    places: list[tuple[int, int]] = []
+    for place in word_places(source, word):
+        if len(places) == most:
+            return None
+        places.append(place)
+    return places
+
+
+@functools.lru_cache(maxsize=4)  # each holds a parse: its tree stays alive
+def _of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
+    """Every definition of one kind in a parse, with its name path: one query per parse
+    and kind, however many citations of it a walk judges."""
+    from tree_sitter import QueryCursor
+
+    assert parsed.tree is not None
+    nodes = QueryCursor(_kind_query(parsed.language, kind)).captures(parsed.tree.root_node)
+    kinds = LANGUAGES[parsed.language].definitions
+    STATS.captured += len(nodes.get("d", []))
+    return [
+        (name_path(node, parsed.language), node)
+        for node in nodes.get("d", [])
+        if is_definition(node, kinds)
+    ]
+
+
+def has_definition(parsed: Parsed, key: tuple[str, tuple[str, ...]]) -> bool:
+    """Whether the file has a definition of this kind and name path, read off the tree
+    with a query instead of a walk over every token."""
+    if parsed.tree is None:
+        return False
+    kind, names = key
+    return bool(named(parsed, kind, names))
+
+
+def definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
+    """Every definition's (kind, name path) in a parse, from one query over all the
+    language's kinds: `has_definition` of any key, with no walk over the tokens."""
+    if parsed.tree is None:
+        return frozenset()
+    from tree_sitter import QueryCursor
+
+    query = _kinds_query(parsed.language)
+    nodes = QueryCursor(query).captures(parsed.tree.root_node).get("d", [])
+    kinds = LANGUAGES[parsed.language].definitions
+    return frozenset(
+        (node.type, name_path(node, parsed.language))
+        for node in nodes
+        if is_definition(node, kinds)
+    )
+
+
+# Definition kinds whose name comes right after a keyword, with nothing but whitespace
+# and comments between (`fn NAME`, `def NAME`, `class NAME`): `may_define` reads them off
+# the bytes.
+_JS_LIKE = ("javascript", "typescript", "tsx")
+
+
+_KEYWORDS: dict[tuple[str, str], bytes] = {
+    ("rust", "function_item"): b"fn",
+    ("rust", "function_signature_item"): b"fn",
+    ("rust", "struct_item"): b"struct",
+    ("rust", "enum_item"): b"enum",
+    ("rust", "trait_item"): b"trait",
+    ("rust", "mod_item"): b"mod",
+    ("python", "function_definition"): b"def",
+    ("python", "class_definition"): b"class",
+    ("go", "function_declaration"): b"func",
+    **{(language, "function_declaration"): b"function" for language in _JS_LIKE},
+    **{(language, "class_declaration"): b"class" for language in _JS_LIKE},
+}
+
+
+_SPACE = frozenset(b" \t\f\v\r")
+
+
+def may_define(source: bytes, language: str, key: tuple[str, tuple[str, ...]]) -> bool:
+    """Whether `source` may hold a definition with this key, told from its bytes without a
+    parse. Of a kind whose name follows a keyword, some whole-word occurrence of the name
+    must follow that keyword with only spaces between, or follow what may end a comment:
+    a line break (the name first on its line) or a `/` (`*/`). Other kinds: always."""
+    keyword = _KEYWORDS.get((language, key[0]))
+    if keyword is None or not key[1] or "\ufffd" in key[1][-1]:
+        return True
+    places = word_places(source, key[1][-1].encode())
+    return any(_after_keyword(source, at, keyword) for at, _ in places)
+
+
+def _after_keyword(source: bytes, at: int, keyword: bytes) -> bool:
+    """Whether what precedes `at`, spaces aside, is `keyword` (a whole word), a line
+    break or a `/`: anything else is a token of the code, and the name there no
+    definition's."""
+    before = at - 1
+    while before >= 0 and source[before] in _SPACE:
+        before -= 1
+    if before < 0 or source[before] in b"\n/":
+        return True
+    start = before + 1 - len(keyword)
+    return source[start : before + 1] == keyword and not (start and is_word_byte(source[start - 1]))
+
+
+@functools.cache
+def _kinds_query(language: str) -> Query:
+    from tree_sitter import Query
+
+    kinds = " ".join(f"({kind})" for kind in sorted(LANGUAGES[language].definitions))
+    return Query(grammar(language), f"[{kinds}] @d")
+
+
+@functools.cache
+def _kind_query(language: str, kind: str) -> Query:
+    from tree_sitter import Query
+
+    return Query(grammar(language), f"({kind}) @d")
+
+
+def name_path(node: Node, language: str) -> tuple[str, ...]:
+    kinds = LANGUAGES[language].definitions
+    names: list[str] = []
+    current: Node | None = node
+    while current is not None:
+        if is_definition(current, kinds):
+            names.extend(reversed(definition_names(current)))
+        current = current.parent
+    return tuple(reversed(names))

@@ -1,0 +1,525 @@
+"""Find an anchor in a version of the upstream: verbatim, in the definition that held it,
+or as the region of the file most like it. `find` reads what it must; `place` gives the
+same answer reading less, for the many versions a history walk judges.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from watcher.locate.anchors import Anchor, Found
+from watcher.locate.definitions import definition_node, definition_span, has_definition, named
+from watcher.locate.windows import in_order, line_votes, probe_ranges, starts_in, window_bytes
+from watcher.parse.nodes import with_attributes
+from watcher.parse.syntax import STATS, Parsed, Tokens, tokens_between
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, TreeCursor
+
+
+# A cited region whose definition is found by name counts as found when it covers most
+# of that definition; a smaller region must still resemble what it maps to, or keep most
+# of its tokens there in order (code inserted in its middle makes it no less there).
+WHOLE_DEFINITION = 0.6
+
+
+SIMILAR_IN_DEFINITION = 0.5
+
+
+KEPT_IN_DEFINITION = 0.8
+
+
+SIMILAR_IN_FILE = 0.8
+
+
+# A region found by likeness alone holds one of the citation's this many rarest tokens:
+# one that shares only its shape (another method of the same class) is another construct.
+IDENTITY = 3
+
+
+def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
+    """The anchor in `files` (the cited file, or its renames, first is preferred)."""
+    if anchor.start_line is None:
+        return _whole_file(anchor, files)
+    exact = [f for path, parsed in files for f in _verbatim(anchor, path, parsed)]
+    if exact:
+        best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
+        return _with_margins(anchor, best)
+    for path, parsed in files:
+        if anchor.context and parsed.tree is None:
+            found = _by_lines(anchor, path, parsed)
+        else:
+            found = _in_definition(anchor, path, parsed) or _in_file(anchor, path, parsed)
+        if found is not None:
+            return found
+    return None
+
+
+def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
+    """Every verbatim occurrence of the anchor's tokens in one file, in order.
+
+    In a parsed file, with no token index of it: each place where the bytes of the
+    anchor's rarest token start a token is compared token by token, outward from there,
+    so the cost is the anchor's length times that token's count, whatever the file's
+    size. Files no grammar reads (and probes that are not valid UTF-8) use the index."""
+    probe = anchor.probes[0] if anchor.probes else ""
+    if parsed.tree is None or not probe or "\ufffd" in probe:
+        return [
+            _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
+            for i in _occurrences(parsed, anchor.tokens)
+        ]
+    STATS.tokens_scanned += len(anchor.tokens)
+    return _matches(anchor, path, parsed, 0, parsed.size)
+
+
+def _matches(anchor: Anchor, path: str, parsed: Parsed, low: int, high: int) -> list[Found]:
+    """The verbatim matches of the anchor whose rarest token (its first probe) starts
+    within bytes [low, high): each place those bytes start a token is compared token by
+    token, outward from there (`_match_at`)."""
+    probe = anchor.probes[0]
+    needle, k = probe.encode(), anchor.tokens.index(probe)
+    found = []
+    for at in starts_in(parsed.source, needle, low, high):
+        lines = _match_at(parsed, anchor.tokens, k, at, len(needle))
+        if lines is not None:
+            found.append(Found(path, *lines, True, parsed.lines(*lines), anchor.tokens))
+    return found
+
+
+def _match_at(
+    parsed: Parsed, needle: tuple[str, ...], k: int, at: int, size: int
+) -> tuple[int, int] | None:
+    """The first and last line of `needle` in the file when its token `k` is the token
+    at bytes [at, at + size); None when no token is there or the tokens differ."""
+    back = _token_at(parsed, at, size)
+    if back is None:
+        return None
+    source = parsed.source
+    start = back.node.start_point[0] + 1  # type: ignore[union-attr]
+    end = back.node.end_point[0] + 1  # type: ignore[union-attr]
+    for text in reversed(needle[:k]):
+        STATS.tokens_scanned += 1
+        if not _step(back, forward=False) or _text_of(back, source) != text:
+            return None
+        start = back.node.start_point[0] + 1  # type: ignore[union-attr]
+    ahead = _token_at(parsed, at, size) if k + 1 < len(needle) else None
+    for text in needle[k + 1 :]:
+        STATS.tokens_scanned += 1
+        if ahead is None or not _step(ahead, forward=True) or _text_of(ahead, source) != text:
+            return None
+        end = ahead.node.end_point[0] + 1  # type: ignore[union-attr]
+    return start, end
+
+
+def _token_at(parsed: Parsed, at: int, size: int) -> TreeCursor | None:
+    """A cursor on the token at bytes [at, at + size), or None when no token is there (a
+    part of a longer token, a comment). Its own cursor each time: a copied cursor is not
+    safe to walk backwards with."""
+    assert parsed.tree is not None
+    cursor = parsed.tree.walk()
+    while cursor.goto_first_child_for_byte(at) is not None:
+        if "comment" in cursor.node.type:  # type: ignore[union-attr]
+            return None
+    node = cursor.node
+    if node is None or node.child_count or (node.start_byte, node.end_byte) != (at, at + size):
+        return None
+    return cursor
+
+
+def _step(cursor: TreeCursor, *, forward: bool) -> bool:
+    """Move to the next (or previous) token in the file, as the index lists them:
+    non-empty leaves, comments left out. False at the file's edge."""
+    while True:
+        while not (cursor.goto_next_sibling() if forward else cursor.goto_previous_sibling()):
+            if not cursor.goto_parent():
+                return False
+        while True:
+            node = cursor.node
+            if node is None or "comment" in node.type:
+                break
+            if node.child_count == 0:
+                if node.end_byte > node.start_byte:
+                    return True
+                break
+            if forward:
+                cursor.goto_first_child()
+            else:
+                cursor.goto_last_child()
+
+
+def _text_of(cursor: TreeCursor, source: bytes) -> str:
+    node = cursor.node
+    assert node is not None
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """A file no grammar reads (JSON, TOML, ...), compared line by line: the cited lines
+    are where a line diff of the two versions maps them, changed if any was edited."""
+    start, end = (anchor.start_line or 1) - 1, anchor.end_line or 0
+    after = parsed.text().splitlines()
+    matcher = difflib.SequenceMatcher(None, anchor.context, after, autojunk=False)
+    mapped: list[int] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if (i1 < end and start < i2) or (i1 == i2 and start < i1 < end):  # inside the cited lines
+            if tag == "equal":
+                lo, hi = max(i1, start), min(i2, end)
+                mapped += [j1 + lo - i1, j1 + hi - i1 - 1]
+            elif j2 > j1:
+                mapped += [j1, j2 - 1]
+    if not mapped:
+        return None  # every cited line was deleted
+    first, last = min(mapped) + 1, max(mapped) + 1
+    text = "\n".join(after[first - 1 : last])
+    tokens = tuple(text.split())
+    return Found(path, first, last, tokens == anchor.tokens, text, tokens)
+
+
+def category(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> str:
+    """What `find` would make of the anchor in `files`: same, changed or missing.
+
+    A history walk asks this of every version. When the citation is most of a definition
+    that still exists, and some token of it is nowhere in the files' bytes (so it cannot
+    occur verbatim), the answer is `changed` without tokenizing the files: the same
+    answer `find` gives, at a fraction of the cost.
+    """
+    return place(anchor, files)[0]
+
+
+def place(
+    anchor: Anchor, files: Sequence[tuple[str, Parsed]]
+) -> tuple[str, str | None, int | None, int | None]:
+    """`category`, with the path and lines the item occupies in the files (none when
+    missing, or when the citation is a whole file).
+
+    The same answer `find` gives, reading as little of the files as it can: exact
+    matches are looked for only in windows around its rarest token, a definition is
+    found with a query, and only a citation with no definition left falls back to
+    tokenizing the whole file. A history walk asks this of every version it judges.
+    """
+    plain = any(parsed.tree is None for _, parsed in files)  # text files: compared by line
+    if plain or anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
+        return _placed(find(anchor, files))
+    if not _could_occur(anchor, files) and _definition_survives(anchor, files):
+        path, parsed = files[0]
+        span = definition_span(parsed, anchor.definition, anchor.start_line)
+        if span is not None:
+            return "changed", path, span[0], span[1]
+    exact = [f for path, parsed in files for f in _exact_in_windows(anchor, path, parsed)]
+    if exact:
+        best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
+        return _placed(_with_margins(anchor, best))
+    for path, parsed in files:
+        if anchor.context and parsed.tree is None:  # as `find`: a text file, line by line
+            found = _by_lines(anchor, path, parsed)
+        else:
+            found = _definition_by_query(anchor, path, parsed) or _in_file(anchor, path, parsed)
+        if found is not None:
+            return _placed(found)
+    return "missing", None, None, None
+
+
+def _placed(found: Found | None) -> tuple[str, str | None, int | None, int | None]:
+    if found is None:
+        return "missing", None, None, None
+    return ("same" if found.identical else "changed"), found.path, found.start_line, found.end_line
+
+
+def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
+    """Verbatim matches of the anchor, looking only around the byte offsets of its rarest
+    token: every match holds that token, and lies within a window sized by the anchor.
+    Only the windows whose bytes may hold a match are compared, token by token outward
+    from each place of that token (`_matches`), not tokenized whole."""
+    if parsed.tree is None or not anchor.tokens or not anchor.probes:
+        return [
+            _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
+            for i in _occurrences(parsed, anchor.tokens)
+        ]
+    windows = probe_ranges(anchor, parsed)
+    found = []
+    # A match's tokens lie within its window, so the window's bytes hold every one of
+    # them: a window lacking one of the other probes is not compared (a changed item's
+    # windows often lack the very token that changed).
+    needles = [p.encode() for p in anchor.probes[1:]]
+    source = parsed.source
+    # Nor is one whose bytes do not hold the anchor's tokens in order, each after the
+    # last: a verbatim match's tokens are there so (`in_order`, memchr-speed finds).
+    # A token decoded with replacements does not encode back to its bytes: no test.
+    ordered = anchor.encoded or ()
+    for low, high in windows:
+        if not all(source.find(needle, low, high) >= 0 for needle in needles):
+            continue
+        if not in_order(source, ordered, low, high):
+            continue
+        STATS.tokens_scanned += len(anchor.tokens)
+        found += _matches(anchor, path, parsed, low, high)
+    return found
+
+
+def _definition_by_query(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """`_in_definition`, with the definition found by a query and only its own tokens read."""
+    if anchor.definition is None or parsed.tree is None:
+        return None
+    node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
+    if node is None:
+        return None
+    first = with_attributes(node)
+    if anchor.share >= WHOLE_DEFINITION:  # the whole definition: its lines, no tokens read
+        start_line, end_line = first.start_point[0] + 1, node.end_point[0] + 1
+        return Found(path, start_line, end_line, False, parsed.lines(start_line, end_line))
+    body = tokens_between(parsed, first.start_byte, node.end_byte)
+    STATS.tokens_scanned += len(body.texts)
+    region = _in_body(anchor.tokens, tuple(body.texts))
+    if region is None:
+        return None
+    start, end = region
+    first_line, last_line = body.start_lines[start], body.end_lines[end - 1]
+    return Found(
+        path,
+        first_line,
+        last_line,
+        False,
+        parsed.lines(first_line, last_line),
+        tuple(body.texts[start:end]),
+    )
+
+
+def _definition_survives(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
+    if anchor.start_line is None or anchor.definition is None or not files:
+        return False
+    return anchor.share >= WHOLE_DEFINITION and has_definition(files[0][1], anchor.definition)
+
+
+def _could_occur(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
+    """False when one of the anchor's rarest tokens is in none of the files' bytes: then no
+    verbatim match can exist. True is only "maybe": `find` decides."""
+    if anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
+        return True  # whole files, and baselines that were not valid UTF-8: no shortcut
+    return any(all(t.encode() in parsed.source for t in anchor.probes) for _, parsed in files)
+
+
+def _shift(anchor: Anchor, found: Found) -> int:
+    return (found.start_line or 0) - (anchor.span[0] if anchor.span else 0)
+
+
+def _with_margins(anchor: Anchor, found: Found) -> Found:
+    """An identical match, widened by the blank or comment lines the citation has around
+    its tokens: lines 23-32 whose line 23 is a doc comment are still 23-32 when nothing moved."""
+    if anchor.span is None or anchor.start_line is None or anchor.end_line is None:
+        return found
+    above, below = anchor.span[0] - anchor.start_line, anchor.end_line - anchor.span[1]
+    start, end = found.start_line or 0, found.end_line or 0
+    return replace(found, start_line=start - above, end_line=end + below)
+
+
+def _whole_file(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
+    if not files:
+        return None
+    path, parsed = files[0]
+    identical = parsed.token_texts() == anchor.tokens
+    return Found(path, None, None, identical, parsed.text())
+
+
+def _occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
+    """Where `needle` occurs verbatim: only the places of its rarest token are compared, so
+    the cost is the needle's length times that token's count, whatever the file's size."""
+    if not needle:
+        return []
+    at, rarest = min(enumerate(needle), key=lambda pair: parsed.count(pair[1]))
+    places = parsed.positions.get(rarest, ())
+    texts, wanted, n = parsed.tokens.texts, list(needle), len(needle)
+    STATS.tokens_scanned += n + n * len(places)
+    return [i for p in places if (i := p - at) >= 0 and texts[i : i + n] == wanted]
+
+
+def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """The cited region in the definition that held it, found by a query: only that
+    definition's tokens are read. Of two definitions as near the cited line, the first
+    in the file (as the whole file's index lists them, whatever order a query gives)."""
+    if anchor.definition is None or parsed.tree is None:
+        return None
+    kind, names = anchor.definition
+    near = anchor.start_line or 0
+
+    def place(node: Node) -> tuple[int, int]:  # nearest first; a tie to the first in the file
+        return abs(with_attributes(node).start_point[0] + 1 - near), node.start_byte
+
+    node = min(named(parsed, kind, names), key=place, default=None)
+    if node is None:
+        return None
+    body = tokens_between(parsed, with_attributes(node).start_byte, node.end_byte,
+                          starting=True)  # fmt: skip
+    texts = tuple(body.texts)
+    if not texts:
+        return None
+    start, end = 0, len(texts)
+    if anchor.share < WHOLE_DEFINITION:
+        STATS.tokens_scanned += len(texts)
+        region = _in_body(anchor.tokens, texts)
+        if region is None:
+            return None
+        start, end = region
+    first_line, last_line = body.start_lines[start], body.end_lines[end - 1]
+    text = parsed.lines(first_line, last_line)
+    return Found(path, first_line, last_line, False, text, texts[start:end])
+
+
+def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """The region of the file most like the anchor, when it is similar enough. Only the
+    windows its rarest words point at are read and compared, never the whole file."""
+    if parsed.tree is None or not anchor.token_lines:
+        return _in_index(anchor, path, parsed)
+    n, best = len(anchor.tokens), None
+    identity = set(anchor.probes[:IDENTITY])
+    bag = Counter(anchor.tokens)
+    for line in line_votes(anchor, parsed):
+        window = _window(parsed, line, anchor, identity)
+        if window is None:
+            continue
+        texts = window.texts
+        offset = bisect.bisect_left(window.start_lines, line)
+        for start in _starts(anchor.tokens, texts, offset):
+            end = min(len(texts), start + n)
+            if start >= end:
+                continue
+            region = texts[start:end]
+            # The tokens both hold, order aside, bound the ratio from above (difflib's
+            # quick_ratio): a region that cannot be similar enough is not aligned.
+            least = SIMILAR_IN_FILE if best is None else max(SIMILAR_IN_FILE, best[0])
+            shared = sum((bag & Counter(region)).values())
+            if 2 * shared / (n + len(region)) < least:
+                continue
+            ratio = likeness(anchor.tokens, region)
+            if ratio < SIMILAR_IN_FILE or (best is not None and ratio <= best[0]):
+                continue
+            if not identity.isdisjoint(region):
+                best = (ratio, window, start, end)
+    if best is None:
+        return None
+    _, window, start, end = best
+    start, end = _trimmed(anchor.tokens, window.texts, start, end)
+    first, last = window.start_lines[start], window.end_lines[end - 1]
+    tokens = tuple(window.texts[start:end])
+    return Found(path, first, last, False, parsed.lines(first, last), tokens)
+
+
+def _trimmed(needle: tuple[str, ...], texts: list[str], start: int, end: int) -> tuple[int, int]:
+    """texts[start:end] without the tokens at its edges that match none of the needle's.
+    Regions as like it tie when one takes in a token more on one side and the other on
+    the other (the `}` that closes the function above, the `fn` of the one below):
+    trimmed, they are the same, wherever the window read around them began."""
+    matcher = difflib.SequenceMatcher(None, needle, texts[start:end], autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks() if b.size]
+    return start + blocks[0].b, start + blocks[-1].b + blocks[-1].size
+
+
+def _starts(needle: tuple[str, ...], texts: list[str], offset: int) -> list[int]:
+    """Where a region like `needle` may start near `offset` in `texts`. The longest run
+    they share places it by its own offset, which is off by as many tokens as were added
+    above that run; the vote's offset is where its first tokens are. Both are tried: the
+    better-aligned one wins."""
+    n = len(needle)
+    low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
+    STATS.tokens_scanned += high - low
+    matcher = difflib.SequenceMatcher(None, needle, texts[low:high], autojunk=False)
+    a, b, size = matcher.find_longest_match(0, n, 0, high - low)
+    return [] if size == 0 else list(dict.fromkeys((max(0, low + b - a), max(0, offset))))
+
+
+def _window(parsed: Parsed, line: int, anchor: Anchor, identity: set[str]) -> Tokens | None:
+    """The tokens of the lines around a voted line (`window_bytes`); None, without
+    tokenizing, when its bytes hold none of the `identity` tokens a region must hold.
+    The tokens are those starting there, so a token may end past the window's end."""
+    assert parsed.tree is not None
+    source = parsed.source
+    low, high = window_bytes(source, parsed.line_starts, line, anchor)
+    if not any("\ufffd" in t for t in identity):  # else a token's text is not its bytes
+        needles = [t.encode() for t in identity]
+        if all(source.find(needle, low, high + len(needle)) < 0 for needle in needles):
+            return None
+    return tokens_between(parsed, low, high, starting=True)
+
+
+def _in_index(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """`_in_file` over the whole file's token index: a file no grammar reads."""
+    texts, n = parsed.tokens.texts, len(anchor.tokens)
+    best: tuple[float, int, int] | None = None
+    for offset in _alignments(anchor.tokens, parsed):
+        for start in _starts(anchor.tokens, texts, offset):
+            end = min(len(texts), start + n)
+            ratio = likeness(anchor.tokens, texts[start:end])
+            if ratio >= SIMILAR_IN_FILE and (best is None or ratio > best[0]):
+                best = (ratio, start, end)
+    return None if best is None else _found(anchor, path, parsed, best[1], best[2], False)
+
+
+def _alignments(needle: tuple[str, ...], parsed: Parsed, tries: int = 3) -> list[int]:
+    """Where the needle most likely starts in the file: each occurrence of one of its
+    rarest tokens votes for the start it implies. The votes cast are bounded by the
+    needle's length, not the file's."""
+    budget = 4 * len(needle) + 64
+    at: dict[str, list[int]] = {}
+    for index, text in enumerate(needle):
+        at.setdefault(text, []).append(index)
+    votes: Counter[int] = Counter()
+    for text in sorted(at, key=parsed.count):
+        places = parsed.positions.get(text, ())
+        cost = len(places) * len(at[text])
+        if votes and cost > budget:
+            break
+        budget -= cost
+        votes.update(p - i for p in places for i in at[text])
+    return [offset for offset, _ in votes.most_common(tries)]
+
+
+def _aligned(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int]:
+    """The span of `body` that the matching blocks of `needle` land on."""
+    blocks = [
+        m
+        for m in difflib.SequenceMatcher(None, needle, body, autojunk=False).get_matching_blocks()
+        if m.size
+    ]
+    if not blocks:
+        return 0, 0
+    first, last = blocks[0], blocks[-1]
+    return max(0, first.b - first.a), min(
+        len(body), last.b + last.size + (len(needle) - last.a - last.size)
+    )
+
+
+def _in_body(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int] | None:
+    """The span of a definition's tokens that a cited region maps to, if it is still
+    there: like it (`SIMILAR_IN_DEFINITION`), or holding most of its tokens in order
+    (`KEPT_IN_DEFINITION`), as when a block was inserted between its lines."""
+    start, end = _aligned(needle, body)
+    if end <= start:
+        return None
+    matcher = difflib.SequenceMatcher(None, needle, body[start:end], autojunk=False)
+    if matcher.ratio() >= SIMILAR_IN_DEFINITION:
+        return start, end
+    kept = sum(m.size for m in matcher.get_matching_blocks())
+    return (start, end) if kept >= KEPT_IN_DEFINITION * len(needle) else None
+
+
+def likeness(a: Sequence[str], b: Sequence[str]) -> float:
+    """How alike two token sequences are, 0 to 1 (difflib's ratio, no junk heuristic)."""
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _found(
+    anchor: Anchor, path: str, parsed: Parsed, first: int, end: int, identical: bool
+) -> Found:
+    start_line, end_line = parsed.lines_of(first, end)
+    return Found(
+        path,
+        start_line,
+        end_line,
+        identical,
+        parsed.lines(start_line, end_line),
+        parsed.token_texts(first, end),
+    )

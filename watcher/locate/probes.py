@@ -1,0 +1,179 @@
+"""Byte probes for a history walk: whether `matching.place` would find an anchor in an
+older version no more than in the newer one, told from the two versions' bytes alone,
+so that the older one need not be parsed.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from watcher.locate.anchors import Anchor
+from watcher.locate.definitions import few_word_places, may_define
+from watcher.locate.matching import IDENTITY
+from watcher.locate.windows import Stretches, in_order, line_votes, probe_ranges, window_bytes
+from watcher.parse.diffs import differing
+from watcher.parse.languages import BLOCK_COMMENT, LANGUAGES
+from watcher.parse.syntax import TEXT, WORD, Parsed
+
+
+def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -> bool:
+    """Whether `place` finds the anchor in `older` (a file in `language`) no more than in
+    `newer`, where it is missing, told from their bytes alone (no parse). `place` reads
+    the windows around its rarest token's occurrences (for a verbatim match) and around
+    the lines its words vote for (for a similar region), and the definition it looks for
+    by name: each window of `older` must be one of `newer`'s, or lack what a match needs
+    there (every probe for a verbatim match, one of the rarest tokens for a similar
+    region: `IDENTITY`), and `older` must not hold the definition: some word of its name
+    is not there, or no occurrence of the name can be a definition's (`may_define`)."""
+    if anchor.start_line is None or anchor.context or not anchor.token_lines:
+        return False
+    if any("\ufffd" in t for t in anchor.probes):
+        return False
+    if anchor.definition is not None:
+        own = anchor.definition[1][-1].encode()
+        named = all(few_word_places(older.source, w, 0) is None for w in WORD.findall(own))
+        if named and may_define(older.source, language, anchor.definition):
+            return False  # the definition may be there
+    probes = [t.encode() for t in anchor.probes or anchor.tokens]
+    identity = probes[:IDENTITY]
+    if identity and not any(p in older.source for p in identity):
+        return True  # a window holds a match only with one of these: no window is read
+    seen_probes, seen_votes = _windows(anchor, newer)
+    probe_windows, vote_windows = _windows(anchor, older)
+    if any(w not in seen_probes and all(p in w for p in probes) for w in probe_windows):
+        return False
+    return all(w in seen_votes or not any(p in w for p in identity) for w in vote_windows)
+
+
+def stays_unmatched(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -> bool:
+    """Whether `place` finds no verbatim match of the anchor in `older` either, where
+    `newer` has none (the item is changed there), and looks for it the same way, told from
+    their bytes alone: each file holds every probe in both or in neither (with one
+    missing, `place` takes the definition whole: `_could_occur`), and each window around
+    the rarest token's occurrences in `older` is one of `newer`'s, or lacks a probe or the
+    anchor's tokens in order (what `_exact_in_windows` would compare). A file no grammar
+    reads is compared otherwise: not told."""
+    if language == TEXT or anchor.start_line is None or anchor.context or not anchor.probes:
+        return False
+    ordered = anchor.encoded
+    if ordered is None:
+        return False
+    probes = [p.encode() for p in anchor.probes]
+    source = older.source
+    stretches = differing(source, newer.source, 0, len(source), 0, len(newer.source))
+    if not _held_alike(probes, newer.source, source, stretches):
+        return False
+    needles = probes[1:]
+    written = _written(anchor, language)
+    gap = _gap(language)
+    seen = _probe_windows(anchor, newer)
+    for low, high in probe_ranges(anchor, older, (newer, stretches)):
+        if source[low:high] in seen:
+            continue
+        if not all(source.find(n, low, high) >= 0 for n in needles):
+            continue
+        if not written or not _plain(source[low:high], language):
+            if in_order(source, ordered, low, high):
+                return False
+        elif _written_in(source, ordered, gap, low, high):
+            return False
+    return True
+
+
+def _held_alike(probes: Sequence[bytes], newer: bytes, older: bytes, stretches: Stretches) -> bool:
+    """Whether both versions hold every probe, or neither does. Only the probes found
+    near where they differ (`stretches`, from `differing(older, newer)`) can be in one
+    and not the other: only those are looked for in the whole of both, and the rest
+    only when those alone would tell them apart. "Near" is looked for in one string of
+    the bytes around every stretch, on both sides: a probe found across two of them, or
+    near a stretch though not touching it, is only looked for in full needlessly."""
+    reach = max(map(len, probes), default=0)
+    sides = [(newer, low, high) for _, _, low, high in stretches]
+    sides += [(older, low, high) for low, high, _, _ in stretches]
+    near = b"\0".join(source[max(0, low - reach) : high + reach] for source, low, high in sides)
+    touched = [p for p in probes if p in near]
+    if all(p in newer for p in touched) == all(p in older for p in touched):
+        return True
+    return not all(p in newer for p in probes if p not in touched)
+
+
+# Whitespace in UTF-8 besides ASCII's, which grammars skip as they do spaces (`\s` in
+# their rules is Unicode's), and the byte order mark.
+SPACES = (
+    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f"
+    rb"|\xe3\x80\x80|\xef\xbb\xbf"
+)
+
+
+_BLOCK_COMMENT = re.compile(BLOCK_COMMENT)
+
+
+@functools.cache
+def _gap(language: str) -> re.Pattern[bytes]:
+    """What may lie between two tokens of `language`: whitespace and comments."""
+    return re.compile(rb"(?:\s|" + SPACES + rb"|" + LANGUAGES[language].comment + rb")*")
+
+
+@functools.lru_cache(maxsize=4096)
+def _written(anchor: Anchor, language: str) -> bool:
+    """Whether the anchor's own lines read as its tokens one after another, with only
+    whitespace and comments between (`_written_in`). Not so when text that no token
+    covers lies between them (as some grammars leave inside strings): then a search for
+    them so written would miss matches, and tells nothing."""
+    text = anchor.text.encode()
+    ordered = [t.encode() for t in anchor.tokens]
+    return _written_in(text, ordered, _gap(language), 0, len(text))
+
+
+def _written_in(
+    source: bytes, tokens: Sequence[bytes], gap: re.Pattern[bytes], low: int, high: int
+) -> bool:
+    """Whether source[low:high] holds the tokens one after another with only `gap`
+    between, as a tokenizer reads them: each gap taken whole, then the next token. Tried
+    from each place of the first token; a try ends at the first token not there."""
+    if not tokens:
+        return False
+    first, rest = tokens[0], tokens[1:]
+    at = source.find(first, low, high)
+    while at >= 0:
+        end = at + len(first)
+        for token in rest:
+            skipped = gap.match(source, end, high)  # `*`: it always matches
+            start = skipped.end() if skipped else end
+            if not source.startswith(token, start, high):
+                break
+            end = start + len(token)
+        else:
+            return True
+        at = source.find(first, at + 1, high)
+    return False
+
+
+def _plain(window: bytes, language: str) -> bool:
+    """Whether `_written` reads these bytes as a tokenizer would: no Rust block comment
+    holding another (they nest; the pattern's comments do not)."""
+    if language != "rust" or b"/*" not in window:
+        return True
+    return not any(b"/*" in c[2:] for c in _BLOCK_COMMENT.findall(window))
+
+
+@functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
+def _probe_windows(anchor: Anchor, parsed: Parsed) -> frozenset[bytes]:
+    """The bytes of the windows `place` reads for a verbatim match in a version."""
+    source = parsed.source
+    return frozenset(source[low:high] for low, high in probe_ranges(anchor, parsed))
+
+
+@functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
+def _windows(anchor: Anchor, parsed: Parsed) -> tuple[frozenset[bytes], frozenset[bytes]]:
+    """The bytes of the windows `place` reads in a version: around the rarest token's
+    occurrences, and around the lines the words vote for."""
+    source, starts = parsed.source, parsed.line_starts
+    probes = _probe_windows(anchor, parsed)
+    votes = frozenset(
+        source[slice(*window_bytes(source, starts, line, anchor))]
+        for line in line_votes(anchor, parsed)
+    )
+    return probes, votes
