@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Project
-from tests.test_cost_model import Trace
-from tests.test_unattended import lock_held_elsewhere
-from tests.test_warm_imports import LIB, RULES
+from tests.test_commands_check_costs import Trace
+from tests.test_commands_check_unattended import lock_held_elsewhere
+from tests.test_state_replay_imports import LIB, RULES
 from watcher.commands.status import read_runs
 from watcher.gitbuild import Upstream
 from watcher.state import replay as warm

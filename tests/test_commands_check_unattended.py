@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import Project
 from tests.github_server import Fault, GithubServer, contract_errors
-from tests.test_hardening import silent_port  # noqa: F401  (a fixture)
+from tests.test_commands_check_hostile import silent_port  # noqa: F401  (a fixture)
 from watcher.gitbuild import Upstream
 from watcher.state import store as state
 
