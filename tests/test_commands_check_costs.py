@@ -1,11 +1,11 @@
-"""The cost model (issue 5), pinned by counters rather than timings.
+"""What a `watch check` costs, pinned by counters rather than timings.
 
 - a warm run with the upstream unchanged parses nothing and makes one fetch (the refs);
 - after one upstream commit to one cited file, only that file's versions are parsed;
 - the blobs a partial mirror lacks come in one batch, however many files are cited;
 - a long attribution walk parses each distinct blob at most once and stops at the answer.
 
-And the costs that grow with the site (issue 13): walks of many files fetch in lock-step
+And the costs that grow with the site: walks of many files fetch in lock-step
 (round trips do not grow with the number of stale files), the commit-graph is current
 after every fetch, releases are asked once per (commit, tag set), packs are rolled up
 once they pile up, and state is written one item per line, the same bytes every time.
@@ -343,7 +343,7 @@ def test_check_without_issues_imports_neither_pygithub_nor_apscheduler(
     assert "heavy: none exit: 0" in done.stderr, done.stderr
 
 
-# --- costs that grow with the site (issue 13) -----------------------------------------
+# --- costs that grow with the site ----------------------------------------------------
 
 
 def spread_history(project: Project, upstream: Upstream, files: int, edits: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""Files no grammar reads (JSON, TOML, ...) are compared line by line (issue 8 item 5)."""
+"""Files no grammar reads (JSON, TOML, ...) are compared line by line by `locate`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Renames followed through time (issue 8): location and blame on real histories that
+"""Renames followed through time (`watcher.mirror.renames`): location and blame on real histories that
 reorganize their files, with `check` and `backtest` agreeing on every one of them."""
 
 from __future__ import annotations
