@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project
+from tests.support import Trace
 from watcher.config import Upstream as UpstreamConfig
 from watcher.config import load
 from watcher.gitbuild import Upstream
@@ -41,52 +42,6 @@ from watcher.mirror.mirrors import Mirror
 from watcher.models import Report, Verdict
 from watcher.parse import syntax
 from watcher.pipeline import CheckOptions, run_check
-
-
-class Trace:
-    """Counts `upload-pack` processes (= fetch round trips) from a fresh trace folder."""
-
-    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.root = root
-        self.monkeypatch = monkeypatch
-        self.runs = 0
-
-    def start(self) -> None:
-        self.runs += 1
-        self.folder = self.root / f"trace-{self.runs}"
-        self.folder.mkdir(parents=True)
-        self.monkeypatch.setenv("GIT_TRACE2_EVENT", str(self.folder))
-
-    def upload_packs(self) -> int:
-        count = 0
-        for file in self.folder.iterdir():
-            for line in file.read_text(encoding="utf-8").splitlines():
-                event = json.loads(line)
-                count += event.get("event") == "cmd_name" and event.get("name") == "upload-pack"
-        return count
-
-    def commands(self, name: str) -> list[list[str]]:
-        """The arguments of every `git NAME` process run since `start`."""
-        found = []
-        for file in self.folder.iterdir():
-            for line in file.read_text(encoding="utf-8").splitlines():
-                event = json.loads(line)
-                if event.get("event") != "start":
-                    continue
-                argv = event["argv"][1:]
-                while argv and argv[0].startswith("-"):  # git's own options come first
-                    argv = argv[2:] if argv[0] in ("-c", "-C") else argv[1:]
-                if argv[:1] == [name]:
-                    found.append(argv[1:])
-        return found
-
-    def release_queries(self) -> int:
-        return sum("--contains" in args for args in self.commands("for-each-ref"))
-
-
-@pytest.fixture
-def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Trace:
-    return Trace(tmp_path / "trace", monkeypatch)
 
 
 def fn(name: str, value: int) -> str:
