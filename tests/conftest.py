@@ -117,7 +117,8 @@ def project(tmp_path: Path, upstream: Upstream) -> Project:
     return Project(tmp_path / "notes-repo", upstream)
 
 
-def unpaced_github_sinks(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def unpaced(monkeypatch: pytest.MonkeyPatch) -> None:
     """GitHub sinks made from config skip the pacing meant for github.com (PyGithub's 1 s
     between writes, 0.25 s between requests: `GithubSink.throttle`) and retry after 10 ms
     instead of 1 s; how many times they retry, and what they send, stay as configured."""
@@ -135,12 +136,11 @@ def unpaced_github_sinks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def api(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[GithubServer]:
+def api(request: pytest.FixtureRequest, unpaced: None) -> Iterator[GithubServer]:
     """The local GitHub server, accepting the test module's TOKEN; every answer it gave
     must keep GitHub's published contract. Sinks made from config talk to it unpaced."""
     from tests.github_server import GithubServer, contract_errors
 
-    unpaced_github_sinks(monkeypatch)
     with GithubServer(request.module.TOKEN) as server:
         yield server
         assert contract_errors(server.recorded) == []

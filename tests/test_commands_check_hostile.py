@@ -97,6 +97,7 @@ def test_credentials_in_an_upstream_url_never_leave_the_process(
     project: Project,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    unpaced: None,
 ) -> None:
     from tests.git_http import GitHttpServer
     from tests.github_server import GithubServer
@@ -256,6 +257,7 @@ def test_conflicted_bookkeeping_is_set_aside_and_no_issue_is_opened_twice(
     upstream: Upstream,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    unpaced: None,
 ) -> None:
     from tests.github_server import GithubServer
 
