@@ -267,9 +267,15 @@ def mutable_caches(known: dict[str, Module]) -> list[str]:
     return found
 
 
+@pytest.fixture(scope="module")
+def package() -> dict[str, Module]:
+    """The watcher package, parsed once for all the checks."""
+    return modules()
+
+
 @SPLITTING
-def test_imports_form_no_cycle() -> None:
-    found = cycles(import_graph(modules()))
+def test_imports_form_no_cycle(package: dict[str, Module]) -> None:
+    found = cycles(import_graph(package))
     for cycle in found:
         print("import cycle:", cycle)
     assert found == []
@@ -283,16 +289,16 @@ def test_few_modules_sit_directly_in_the_package() -> None:
 
 
 @SPLITTING
-def test_no_module_is_longer_than_the_limit() -> None:
-    found = long_modules(modules())
+def test_no_module_is_longer_than_the_limit(package: dict[str, Module]) -> None:
+    found = long_modules(package)
     for line in found:
         print("too long:", line)
     assert found == []
 
 
 @SPLITTING
-def test_no_module_keeps_a_mutable_cache() -> None:
-    found = mutable_caches(modules())
+def test_no_module_keeps_a_mutable_cache(package: dict[str, Module]) -> None:
+    found = mutable_caches(package)
     for line in found:
         print("module-level state changed by a function:", line)
     assert found == []
