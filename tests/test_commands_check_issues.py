@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import Project
 from tests.github_server import GithubServer
+from tests.issues_support import assert_inert
 from tests.rust_client import LIST_TOOLS
-from tests.test_issues_render import assert_inert
 from watcher.issues import render
 
 LIB = "src/client.rs"
