@@ -1,4 +1,5 @@
-"""Shared fixtures: no network, pinned git, real upstream repositories built in tmp_path."""
+"""Shared fixtures: no network, pinned git, real upstream repositories built in tmp_path,
+the local GitHub server, git's trace of a run, and a server that never answers."""
 
 from __future__ import annotations
 
@@ -6,16 +7,21 @@ import ipaddress
 import os
 import socket
 import textwrap
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support import Trace
 from watcher.cli import main
 from watcher.gitbuild import Upstream
 from watcher.parse import syntax
+
+if TYPE_CHECKING:
+    from tests.github_server import GithubServer
 
 _real_connect = socket.socket.connect
 
@@ -109,3 +115,64 @@ class Project:
 @pytest.fixture
 def project(tmp_path: Path, upstream: Upstream) -> Project:
     return Project(tmp_path / "notes-repo", upstream)
+
+
+@pytest.fixture
+def unpaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub sinks made from config skip the pacing meant for github.com (PyGithub's 1 s
+    between writes, 0.25 s between requests: `GithubSink.throttle`) and retry after 10 ms
+    instead of 1 s; how many times they retry, and what they send, stay as configured."""
+    from watcher.issues.github import GithubSink
+
+    made = GithubSink.from_config.__func__  # type: ignore[attr-defined]
+
+    def from_config(cls: type[GithubSink], cfg: Any, token: str) -> GithubSink:
+        sink: GithubSink = made(cls, cfg, token)
+        sink.throttle = False
+        sink.policy.backoff = 0.01
+        return sink
+
+    monkeypatch.setattr(GithubSink, "from_config", classmethod(from_config))
+
+
+@pytest.fixture
+def api(request: pytest.FixtureRequest, unpaced: None) -> Iterator[GithubServer]:
+    """The local GitHub server, accepting the test module's TOKEN; every answer it gave
+    must keep GitHub's published contract. Sinks made from config talk to it unpaced."""
+    from tests.github_server import GithubServer, contract_errors
+
+    with GithubServer(request.module.TOKEN) as server:
+        yield server
+        assert contract_errors(server.recorded) == []
+
+
+@pytest.fixture
+def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Trace:
+    return Trace(tmp_path / "trace", monkeypatch)
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that accepts every connection and never says a word."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield int(server.getsockname()[1])
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()

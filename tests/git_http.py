@@ -31,7 +31,9 @@ class GitHttpServer:
         self.expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
         self.requests: list[tuple[str, int]] = []  # (path, status) of each request
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(  # a short poll: shutdown() returns within 50 ms
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def port(self) -> int:

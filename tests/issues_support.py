@@ -1,9 +1,13 @@
-"""Builders shared by the issue tests: configs, notes, and one Result per verdict."""
+"""Builders shared by the issue tests: configs, notes, and one Result per verdict; and
+`assert_inert`, which reads an issue body as GitHub would."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
+
+from markdown_it import MarkdownIt
 
 from watcher.config import Config, IssuesConfig
 from watcher.models import (
@@ -130,3 +134,28 @@ class Lines:
     @property
     def text(self) -> str:
         return "\n".join(self.lines)
+
+
+PARSER = MarkdownIt("commonmark").enable("table")
+OUR_HTML = re.compile(
+    r"^(<!-- watch:(note=[\w.:/%-]+|seen=[0-9a-f,]*|dashboard|data=[\w+/=]*) -->\n?)+$"
+    r"|^</?(details|summary|sub)>"
+)
+
+
+def assert_inert(body: str, repo: str = "openai/codex") -> None:
+    """Parse as CommonMark + tables: prose pings nobody, links nothing, has no foreign HTML."""
+    for token in PARSER.parse(body):
+        if token.type == "html_block":
+            assert OUR_HTML.match(token.content), token.content[:200]
+        for child in token.children or []:
+            if child.type == "html_inline":
+                assert OUR_HTML.match(child.content), child.content
+            if child.type == "text":
+                assert not re.search(r"@[A-Za-z0-9]", child.content), child.content
+                assert not re.search(r"(^|[^\w&])#\d", child.content), child.content
+                assert not re.search(r"https?://|www\.", child.content), child.content
+            if child.type == "link_open":
+                href = str(child.attrs["href"])
+                assert href.startswith(f"https://github.com/{repo}/"), href
+            assert child.type != "image"

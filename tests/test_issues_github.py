@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,6 @@ from watcher.models import IssueAction, Note, Result, Verdict
 TOKEN = "ghp_S3cretTokenThatMustNeverBePrinted"
 A, B, C = "codex-reads-one-page-of-tools", "claude-code-drops-prompts", "cursor-is-fine"
 NOTES = {n: note(n) for n in (A, B, C)}
-
-
-@pytest.fixture
-def api() -> Iterator[GithubServer]:
-    with GithubServer(TOKEN) as server:
-        yield server
-        assert contract_errors(server.recorded) == []
 
 
 @pytest.fixture

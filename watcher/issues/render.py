@@ -174,20 +174,27 @@ def _claims(r: Result) -> str:
 def _collapsed(summary: str, code: str, lang: str, budget: int) -> str:
     """Code in a fence inside <details>, cut to `budget` characters at a line end."""
     lines = code.splitlines()
-    kept: list[str] = []
-    used = 0
-    plain = md.is_clean(code)  # most code: nothing to clean, line by line (4,190 items: 0.4 s)
-    for line in lines:  # else cleaned one by one: a huge diff costs only what is shown
-        shown = md.cut(line if plain else md.clean(line), _LINE_LIMIT)
-        if used + len(shown) + 1 > budget:
-            break
-        kept.append(shown)
-        used += len(shown) + 1
+    kept = _fit(lines, budget, plain=True)  # most code: nothing to clean (4,190 items: 0.4 s)
+    if not md.is_clean("\n".join(lines[: len(kept) + 1])):  # told of the lines looked at only
+        kept = _fit(lines, budget, plain=False)  # cleaned one by one: costs only what is shown
     note = ""
     if len(kept) < len(lines):
         note = f"\n\n_Cut: {len(lines) - len(kept):,} of {len(lines):,} lines not shown._"
     head = f"<details><summary>{summary}</summary>"
     return f"{head}\n\n{md.fence(chr(10).join(kept), lang)}{note}\n\n</details>"
+
+
+def _fit(lines: list[str], budget: int, *, plain: bool) -> list[str]:
+    """The first lines, each cleaned unless `plain` and cut, that fit in `budget`."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        shown = md.cut(line if plain else md.clean(line), _LINE_LIMIT)
+        if used + len(shown) + 1 > budget:
+            break
+        kept.append(shown)
+        used += len(shown) + 1
+    return kept
 
 
 def _checklist(note: Note, results: Sequence[Result]) -> str:

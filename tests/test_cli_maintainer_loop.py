@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import textwrap
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.github_server import GithubServer, contract_errors
+from tests.github_server import GithubServer
 from tests.rust_client import CURSOR_GATE_RULE, LIST_TOOLS
 from watcher.cli import main
 from watcher.commands.fix import fix
@@ -31,13 +30,6 @@ SOURCE = LIST_TOOLS
 PAGINATOR = "pub struct Pages {\n    seen: Vec<String>,\n}\n\n"
 HELPER = "pub fn page_size() -> usize {\n    50\n}\n\npub fn other() {}\n"
 RULE = CURSOR_GATE_RULE
-
-
-@pytest.fixture
-def api() -> Iterator[GithubServer]:
-    with GithubServer(TOKEN) as server:
-        yield server
-        assert contract_errors(server.recorded) == []
 
 
 @dataclass

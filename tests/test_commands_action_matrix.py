@@ -14,17 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support import git
 from watcher.gitbuild import Upstream
 
 LIB = "src/lib.py"
 V1 = 'def handshake(version):\n    return {"protocolVersion": version}\n'
 V2 = 'def handshake(version):\n    return {"protocolVersion": version, "capabilities": {}}\n'
 REPOS = ("acme/alpha", "acme/beta", "acme/gamma", "acme/delta")
-
-
-def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return proc.stdout.strip()
 
 
 def upstreams(tmp_path: Path) -> dict[str, Upstream]:

@@ -1,13 +1,13 @@
-"""Files no grammar reads (JSON, TOML, ...) are compared line by line (issue 8 item 5)."""
+"""Files no grammar reads (JSON, TOML, ...) are compared line by line by `locate`."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from tests.conftest import Project
+from tests.support import check_results
 from watcher.gitbuild import Upstream
 
 PACKAGE = """\
@@ -18,11 +18,6 @@ PACKAGE = """\
   "main": "dist/index.js"
 }
 """
-
-
-def _check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    return {r["id"]: r for r in json.loads(out)["results"]}
 
 
 @pytest.mark.parametrize(
@@ -43,7 +38,7 @@ def test_a_json_line(
     project.note("n", f"{base} package.json:3")
     change = upstream.commit("bump (#4)", {"package.json": edit(PACKAGE)})
 
-    result = _check(project, capsys)["n:package.json:3"]
+    result = check_results(project, capsys)["n:package.json:3"]
 
     assert result["verdict"] == verdict, result["message"]
     where = result["current"]

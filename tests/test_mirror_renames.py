@@ -1,9 +1,8 @@
-"""Renames followed through time (issue 8): location and blame on real histories that
+"""Renames followed through time (`watcher.mirror.renames`): location and blame on real histories that
 reorganize their files, with `check` and `backtest` agreeing on every one of them."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project
+from tests.support import check_results
 from watcher.commands.backtest import replay
 from watcher.config import load
 from watcher.gitbuild import Upstream
@@ -156,11 +156,6 @@ STORIES = [
 ]
 
 
-def _check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    return {r["id"]: r for r in json.loads(out)["results"]}
-
-
 @pytest.mark.parametrize("story", STORIES, ids=lambda s: s.name)
 def test_story(
     story: Story, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
@@ -169,7 +164,7 @@ def test_story(
     project.note("n", f"{base} {CITED}")
     labels = story.build(upstream)
 
-    result = _check(project, capsys)[f"n:{CITED}"]
+    result = check_results(project, capsys)[f"n:{CITED}"]
 
     assert result["verdict"] == story.verdict, result["message"]
     where = result["current"]
@@ -195,7 +190,7 @@ def test_check_and_backtest_agree(
     base = upstream.commit("client (#0)", {OLD: client(NAMES)})
     project.note("n", f"{base} {CITED}")
     story.build(upstream)
-    result = _check(project, capsys)[f"n:{CITED}"]
+    result = check_results(project, capsys)[f"n:{CITED}"]
 
     first, changes = _replay(project)
 
@@ -239,7 +234,7 @@ def test_warm_run_asks_git_nothing_and_a_new_commit_one_log(
     project.note("n", f"{base} {CITED}", f"{base} src/other.ts:2-4")
     _chain(upstream)
     paths.STATS.reset()
-    first = _check(project, capsys)
+    first = check_results(project, capsys)
     assert first[f"n:{CITED}"]["current"]["path"] == "lib/c.ts"
     # One log for both files (the chain's first path read off it), then one per later
     # path of the chain (b, c); the two removing commits each need one similarity
@@ -247,12 +242,12 @@ def test_warm_run_asks_git_nothing_and_a_new_commit_one_log(
     assert (paths.STATS.logs, paths.STATS.diffs) == (3, 2)
 
     paths.STATS.reset()
-    assert _check(project, capsys) == first
+    assert check_results(project, capsys) == first
     assert (paths.STATS.logs, paths.STATS.diffs) == (0, 0)
 
     upstream.commit("unrelated (#9)", {"README.md": "y\n"})
     paths.STATS.reset()
-    _check(project, capsys)
+    check_results(project, capsys)
     assert (paths.STATS.logs, paths.STATS.diffs) == (1, 0)  # from the last HEAD, both files
 
 
@@ -285,7 +280,7 @@ def test_a_construct_moved_between_files_is_blamed_where_it_changed(
         OLD: None, "src/shared/version.ts": None, NEW: client(NAMES),
         "packages/core/src/version.ts": upstream.read("src/shared/version.ts")})  # fmt: skip
 
-    result = _check(project, capsys)["latest-version"]
+    result = check_results(project, capsys)["latest-version"]
 
     assert result["verdict"] == "broken"
     assert result["current"]["path"] == "packages/core/src/version.ts"
@@ -333,7 +328,7 @@ def test_a_rule_whose_file_vanished_reports_every_candidate(
     })  # fmt: skip
     upstream.commit("elsewhere (#2)", {"src/examples/demo.ts": "export const LATEST = 'x';\n"})
 
-    results = _check(project, capsys)
+    results = check_results(project, capsys)
     rule, cited = results["latest-version"], results[f"n:{CITED}"]
 
     found = [(c["path"], c["identical"], c["chosen"], c["found"]) for c in rule["candidates"]]
@@ -358,7 +353,7 @@ def test_a_file_renamed_then_removed_is_named_where_git_followed_it(
     upstream.commit("move the client (#1)", {OLD: None, NEW: client(NAMES)})
     gone = upstream.commit("drop the client (#2)", {NEW: None, "src/other.ts": "export {};\n"})
 
-    cited = _check(project, capsys)[f"n:{CITED}"]
+    cited = check_results(project, capsys)[f"n:{CITED}"]
 
     assert cited["verdict"] == "missing" and cited["introduced_by"]["commit"] == gone
     assert cited["message"].startswith(
@@ -384,7 +379,7 @@ def test_three_changes_across_a_rename_read_the_same_in_json_issue_and_log(
     upstream.tag("v2.0.0")
     item = f"n:{CITED}"
 
-    result = _check(project, capsys)[item]
+    result = check_results(project, capsys)[item]
     body = (project.root / "state" / "issues" / "n.md").read_text(encoding="utf-8")
     _, log, _ = project.run("log", item, capsys=capsys)
 
@@ -423,7 +418,7 @@ def test_a_python_constant_moved_to_a_module_a_split_added_is_followed(
         "src/types/types/_types.py": upstream.read("src/mcp/types.py"),
         "src/types/types/version.py": version})  # fmt: skip
 
-    result = _check(project, capsys)["n:src/mcp/types.py:3"]
+    result = check_results(project, capsys)["n:src/mcp/types.py:3"]
 
     assert result["verdict"] == "changed", result["message"]
     assert (result["current"]["path"], result["current"]["start_line"]) == (
@@ -458,7 +453,7 @@ def test_a_javascript_file_renamed_to_typescript_is_followed(
         "page (#2)", {"src/client.ts": typed.replace("params });", "params, cursor });")}
     )
 
-    result = _check(project, capsys)["n:src/client.js:7-9"]
+    result = check_results(project, capsys)["n:src/client.js:7-9"]
 
     assert result["verdict"] == "changed", result["message"]
     assert (result["current"]["path"], result["current"]["start_line"]) == ("src/client.ts", 7)
@@ -495,7 +490,7 @@ def test_constructs_moved_out_of_many_files_are_traced_back_together(
     trace.mkdir()
     monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
 
-    results = _check(project, capsys)
+    results = check_results(project, capsys)
 
     for n in names:
         assert results[f"latest-{n}"]["introduced_by"]["commit"] == moved[n]
@@ -522,7 +517,7 @@ def test_a_file_moved_away_and_back_is_followed_to_its_head_version(
                                                                 "listTools": "return 1;"})})  # fmt: skip
     head = upstream.read(OLD)
 
-    cited = _check(project, capsys)[f"n:{CITED}"]
+    cited = check_results(project, capsys)[f"n:{CITED}"]
 
     assert cited["verdict"] == "changed", cited["message"]
     assert cited["current"]["path"] == OLD
@@ -565,7 +560,7 @@ def test_a_definition_of_the_same_name_elsewhere_must_be_like_the_cited_one(
     gone = upstream.commit("drop the context (#1)", {"src/shared/context.ts": None})
     upstream.commit("http client (#2)", {"src/client/http.ts": elsewhere})
 
-    result = _check(project, capsys)[f"n:{cited}"]
+    result = check_results(project, capsys)[f"n:{cited}"]
 
     assert result["verdict"] == verdict, result["message"]
     (candidate,) = result["candidates"]
@@ -602,7 +597,7 @@ def test_a_construct_found_elsewhere_when_its_file_went_is_blamed_on_the_removal
     removed = upstream.commit("precompute the exports (#3)", {fixtures: None})
     upstream.commit("docs (#4)", {"README.md": "y\n"})
 
-    result = _check(project, capsys)[f"n:{fixtures}:3-9"]
+    result = check_results(project, capsys)[f"n:{fixtures}:3-9"]
 
     assert result["verdict"] == "changed", result["message"]
     assert result["current"]["path"] == config
@@ -635,7 +630,7 @@ def test_namesakes_in_the_files_its_removal_added_are_listed_not_chosen(
                                             "for await (const line of rl) { await run(line); }"]),
     })  # fmt: skip
 
-    result = _check(project, capsys)[f"n:{cited}:3-8"]
+    result = check_results(project, capsys)[f"n:{cited}:3-8"]
 
     assert result["verdict"] == "missing", result["message"]
     assert result["introduced_by"]["commit"] == removed

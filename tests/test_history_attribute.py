@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from tests.conftest import Project
+from tests.support import check_results
 from watcher.gitbuild import Upstream
 
 LIB = "src/lib.rs"
@@ -24,11 +22,6 @@ equals = "1"
 """
 
 
-def _check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    return {r["id"]: r for r in json.loads(out)["results"]}
-
-
 def test_changes_back_and_again_blames_the_last_change(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -41,7 +34,7 @@ def test_changes_back_and_again_blames_the_last_change(
     again = upstream.commit("second change (#5)", {LIB: V1.replace("legacy\n}", "legacy * 1\n}")})
     upstream.commit("unrelated again (#6)", {"README.md": "y\n"})
 
-    result = _check(project, capsys)[f"n:{LIB}:1-4"]
+    result = check_results(project, capsys)[f"n:{LIB}:1-4"]
 
     assert result["verdict"] == "changed"
     assert result["introduced_by"]["commit"] == again
@@ -60,7 +53,7 @@ def test_broken_blames_the_flip_not_an_earlier_harmless_change(
         "flip (#11)", {LIB: upstream.read(LIB).replace("legacy = 1", "legacy = 2")}
     )
 
-    results = _check(project, capsys)
+    results = check_results(project, capsys)
 
     assert results["legacy-value"]["verdict"] == "broken"
     assert results["legacy-value"]["introduced_by"]["commit"] == flip
@@ -79,7 +72,7 @@ def test_change_merged_from_a_branch_is_blamed_on_the_merge(
     upstream.commit("meanwhile on main", {"README.md": "z\n"})
     merge = upstream.merge("feature", "Merge pull request #77 from acme/feature")
 
-    result = _check(project, capsys)[f"n:{LIB}:1-4"]
+    result = check_results(project, capsys)[f"n:{LIB}:1-4"]
 
     assert result["introduced_by"]["commit"] == merge
     assert result["introduced_by"]["pr"] == 77
@@ -99,7 +92,7 @@ def test_released_in_is_the_earliest_containing_release(
     upstream.tag("v0.9.1", "HEAD")  # a later patch release of the old line, also containing it
     upstream.commit("change other (#21)", {LIB: upstream.read(LIB).replace("    7", "    9")})
 
-    results = _check(project, capsys)
+    results = check_results(project, capsys)
 
     # Version order, not name order: v0.9.1 < v0.10.0 although "v0.10.0" sorts first as text.
     assert results[f"n:{LIB}:1-4"]["released_in"] == "v0.9.1"
@@ -112,11 +105,11 @@ def test_released_in_updates_on_a_new_tag_without_new_commits(
     base = upstream.commit("v1", {LIB: V1})
     project.note("n", f"{base} {LIB}:1-4")
     upstream.commit("change (#30)", {LIB: V1.replace("= 1", "= 5")})
-    assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] is None
+    assert check_results(project, capsys)[f"n:{LIB}:1-4"]["released_in"] is None
 
     upstream.tag("v1.0.0")
 
-    assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v1.0.0"
+    assert check_results(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v1.0.0"
 
 
 def test_missing_blames_the_deleting_commit(
@@ -127,7 +120,7 @@ def test_missing_blames_the_deleting_commit(
     upstream.commit("touch (#40)", {LIB: V1.replace("= 1", "= 2")})
     gone = upstream.commit("remove other (#41)", {LIB: V1.split("pub fn other")[0]})
 
-    result = _check(project, capsys)[f"n:{LIB}:6-8"]
+    result = check_results(project, capsys)[f"n:{LIB}:6-8"]
 
     assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", gone)
 
@@ -142,7 +135,7 @@ def test_a_pre_release_comes_before_its_release(
     upstream.commit("more", {"README.md": "r\n"})
     upstream.tag("v2.0.0")
 
-    assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v2.0.0-beta.1"
+    assert check_results(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v2.0.0-beta.1"
 
 
 def test_a_filtered_run_does_not_hide_a_new_release_from_the_next_run(
@@ -152,14 +145,14 @@ def test_a_filtered_run_does_not_hide_a_new_release_from_the_next_run(
     project.note("n", f"{base} {LIB}:1-4")
     project.note("m", f"{base} {LIB}:6-8")
     upstream.commit("change both (#60)", {LIB: V1.replace("= 1", "= 5").replace("    7", "    9")})
-    _check(project, capsys)
+    check_results(project, capsys)
     upstream.tag("v3.0.0")
 
     project.run(
         "check", "--format", "json", "--note", "m", capsys=capsys
     )  # sees the tag for m only
 
-    assert _check(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v3.0.0"
+    assert check_results(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v3.0.0"
 
 
 def test_citations_of_one_file_walk_its_history_once(
@@ -181,7 +174,7 @@ def test_citations_of_one_file_walk_its_history_once(
         middle.append(upstream.git("rev-parse", f"HEAD:{LIB}"))
     syntax.STATS.reset()
 
-    results = _check(project, capsys)
+    results = check_results(project, capsys)
 
     assert {r["introduced_by"]["pr"] for r in results.values()} == {70}
     counts = Counter(syntax.STATS.parsed_blobs)

@@ -1,4 +1,4 @@
-"""A warm run imports only what it uses (issues 12 item 3, 13 item 6).
+"""A warm run answered by `watcher.state.replay` imports only what it uses.
 
 When the upstream has nothing new, `watch check` reads refs, trees and its state file:
 no tree-sitter, no GitPython, no PyGithub, no APScheduler, and none of the watcher's own

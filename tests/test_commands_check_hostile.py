@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,33 +12,6 @@ from watcher.gitbuild import Upstream
 
 LIB = "src/lib.rs"
 SOURCE = "pub fn a() -> u32 {\n    1\n}\n"
-
-
-@pytest.fixture
-def silent_port() -> Iterator[int]:
-    """A TCP server on 127.0.0.1 that accepts every connection and never says a word."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield int(server.getsockname()[1])
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    server.close()
 
 
 def _two_upstreams(project: Project, upstream: Upstream, url: str, extra: str = "") -> str:
@@ -127,6 +97,7 @@ def test_credentials_in_an_upstream_url_never_leave_the_process(
     project: Project,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    unpaced: None,
 ) -> None:
     from tests.git_http import GitHttpServer
     from tests.github_server import GithubServer
@@ -286,6 +257,7 @@ def test_conflicted_bookkeeping_is_set_aside_and_no_issue_is_opened_twice(
     upstream: Upstream,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    unpaced: None,
 ) -> None:
     from tests.github_server import GithubServer
 

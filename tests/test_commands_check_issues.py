@@ -4,27 +4,19 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.conftest import Project
-from tests.github_server import GithubServer, contract_errors
+from tests.github_server import GithubServer
+from tests.issues_support import assert_inert
 from tests.rust_client import LIST_TOOLS
-from tests.test_issues_render import assert_inert
 from watcher.issues import render
 
 LIB = "src/client.rs"
 SOURCE = LIST_TOOLS
 TOKEN = "ghp_EndToEndTokenNeverShown"
-
-
-@pytest.fixture
-def api() -> Iterator[GithubServer]:
-    with GithubServer(TOKEN) as server:
-        yield server
-        assert contract_errors(server.recorded) == []
 
 
 def setup(project: Project, sink: str, issues: str = "") -> str:

@@ -1,11 +1,11 @@
-"""The cost model (issue 5), pinned by counters rather than timings.
+"""What a `watch check` costs, pinned by counters rather than timings.
 
 - a warm run with the upstream unchanged parses nothing and makes one fetch (the refs);
 - after one upstream commit to one cited file, only that file's versions are parsed;
 - the blobs a partial mirror lacks come in one batch, however many files are cited;
 - a long attribution walk parses each distinct blob at most once and stops at the answer.
 
-And the costs that grow with the site (issue 13): walks of many files fetch in lock-step
+And the costs that grow with the site: walks of many files fetch in lock-step
 (round trips do not grow with the number of stale files), the commit-graph is current
 after every fetch, releases are asked once per (commit, tag set), packs are rolled up
 once they pile up, and state is written one item per line, the same bytes every time.
@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project
+from tests.support import Trace
 from watcher.config import Upstream as UpstreamConfig
 from watcher.config import load
 from watcher.gitbuild import Upstream
@@ -41,52 +42,6 @@ from watcher.mirror.mirrors import Mirror
 from watcher.models import Report, Verdict
 from watcher.parse import syntax
 from watcher.pipeline import CheckOptions, run_check
-
-
-class Trace:
-    """Counts `upload-pack` processes (= fetch round trips) from a fresh trace folder."""
-
-    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.root = root
-        self.monkeypatch = monkeypatch
-        self.runs = 0
-
-    def start(self) -> None:
-        self.runs += 1
-        self.folder = self.root / f"trace-{self.runs}"
-        self.folder.mkdir(parents=True)
-        self.monkeypatch.setenv("GIT_TRACE2_EVENT", str(self.folder))
-
-    def upload_packs(self) -> int:
-        count = 0
-        for file in self.folder.iterdir():
-            for line in file.read_text(encoding="utf-8").splitlines():
-                event = json.loads(line)
-                count += event.get("event") == "cmd_name" and event.get("name") == "upload-pack"
-        return count
-
-    def commands(self, name: str) -> list[list[str]]:
-        """The arguments of every `git NAME` process run since `start`."""
-        found = []
-        for file in self.folder.iterdir():
-            for line in file.read_text(encoding="utf-8").splitlines():
-                event = json.loads(line)
-                if event.get("event") != "start":
-                    continue
-                argv = event["argv"][1:]
-                while argv and argv[0].startswith("-"):  # git's own options come first
-                    argv = argv[2:] if argv[0] in ("-c", "-C") else argv[1:]
-                if argv[:1] == [name]:
-                    found.append(argv[1:])
-        return found
-
-    def release_queries(self) -> int:
-        return sum("--contains" in args for args in self.commands("for-each-ref"))
-
-
-@pytest.fixture
-def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Trace:
-    return Trace(tmp_path / "trace", monkeypatch)
 
 
 def fn(name: str, value: int) -> str:
@@ -343,7 +298,7 @@ def test_check_without_issues_imports_neither_pygithub_nor_apscheduler(
     assert "heavy: none exit: 0" in done.stderr, done.stderr
 
 
-# --- costs that grow with the site (issue 13) -----------------------------------------
+# --- costs that grow with the site ----------------------------------------------------
 
 
 def spread_history(project: Project, upstream: Upstream, files: int, edits: int) -> list[str]:

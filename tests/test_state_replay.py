@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Project
-from tests.test_cost_model import Trace
-from tests.test_unattended import lock_held_elsewhere
-from tests.test_warm_imports import LIB, RULES
+from tests.support import Trace, lock_held_elsewhere
+from tests.test_state_replay_imports import LIB, RULES
 from watcher.commands.status import read_runs
 from watcher.gitbuild import Upstream
 from watcher.state import replay as warm
@@ -32,11 +31,6 @@ CHECK = ("check", "--format", "json")
 def _counted() -> Iterator[None]:
     warmstore.STATS.reset()
     yield
-
-
-@pytest.fixture
-def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Trace:
-    return Trace(tmp_path / "trace", monkeypatch)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A missing citation says where to look (issue 11 item 5): the definition that held it, by
+"""A missing citation says where to look (`relocate.hints`): the definition that held it, by
 kind and name, in the other files the commit that removed it changed. The verdict stays
 `missing` (SPEC follows renames, not moves to unrelated files) and no candidate is chosen."""
 

@@ -7,19 +7,15 @@ Real upstream repositories, the real PyGithub client against the local GitHub se
 
 from __future__ import annotations
 
-import contextlib
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import Project
-from tests.github_server import Fault, GithubServer, contract_errors
-from tests.test_hardening import silent_port  # noqa: F401  (a fixture)
+from tests.github_server import Fault, GithubServer
+from tests.support import lock_held_elsewhere
 from watcher.gitbuild import Upstream
 from watcher.state import store as state
 
@@ -43,13 +39,6 @@ V2 = V2.replace('"arguments": args', '"arguments": args or {}')
 TOKEN = "ghp_UnattendedTokenNeverShown"
 NOTES = {"cursor": "1-4", "call": "7-8", "ping": "11-12"}
 MUTATING = ("POST", "PATCH", "PUT", "DELETE")
-
-
-@pytest.fixture
-def api() -> Iterator[GithubServer]:
-    with GithubServer(TOKEN) as server:
-        yield server
-        assert contract_errors(server.recorded) == []
 
 
 def site(project: Project, issues: str, *, sink: str = "github", upstream: str = "") -> str:
@@ -116,7 +105,7 @@ def test_an_unreachable_upstream_is_one_error_not_an_issue_storm(
     api: GithubServer,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
-    silent_port: int,  # noqa: F811  (the fixture imported above)
+    silent_port: int,
     outage: str,
 ) -> None:
     """`gone`: the URL leads nowhere; `silent`: a server accepts and never answers."""
@@ -279,30 +268,6 @@ def test_watch_check_and_watch_action_record_their_runs(
 
     last = read_runs(project.root / "state").of(project.repo).last
     assert last is not None and last.by == "action" and last.outcome == "fresh"
-
-
-HOLD = """\
-import sys
-from filelock import FileLock
-lock = FileLock(sys.argv[1])
-lock.acquire()
-print("held", flush=True)
-sys.stdin.read()
-"""
-
-
-@contextlib.contextmanager
-def lock_held_elsewhere(path: Path) -> Iterator[None]:
-    """filelock's FileLock on `path`, held by another process until the block ends."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        yield
-    finally:
-        holder.communicate("")
 
 
 def test_read_only_commands_take_no_lock_and_the_lock_message_names_a_flag(

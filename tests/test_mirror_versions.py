@@ -1,5 +1,6 @@
-"""Release order as projects tag (issue 8 item 6): semver and PEP 440 pre-releases before
-their release, `v` prefixes, package-prefixed monorepo tags; unreadable tags skipped."""
+"""Release order as projects tag (`watcher.mirror.versions`): semver and PEP 440
+pre-releases before their release, `v` prefixes, package-prefixed monorepo tags;
+unreadable tags skipped."""
 
 from __future__ import annotations
 

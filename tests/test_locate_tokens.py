@@ -1,4 +1,4 @@
-"""Cost per citation is flat in the size of its file (issue 12, item 2).
+"""`locate`'s token index: the cost per citation is flat in the size of its file.
 
 Each parsed blob gets one token index (token text -> places), shared by every citation of
 that blob; finding a citation compares tokens only where its rarest token occurs. Pinned

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import Project
+from tests.support import git
 from watcher.cli import build_parser
 from watcher.commands.action import OUTPUTS
 from watcher.commands.serve import trigger_for
@@ -154,11 +155,6 @@ def test_workflow_caches_each_shipped_upstreams_mirror_where_watch_keeps_it(
 
 
 # --- the action's script, run locally ---------------------------------------------
-
-
-def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return proc.stdout.strip()
 
 
 def notes_repository(project: Project, tmp_path: Path) -> Path:

@@ -1,5 +1,5 @@
-"""The attribution walk judges only the versions whose commit touched the item (issue 12,
-item 1), and its answers stay exact: pinned by `walk.STATS` and `syntax.STATS`."""
+"""The attribution walk (`watcher.history.walk`) judges only the versions whose commit
+touched the item, and its answers stay exact: pinned by `walk.STATS` and `syntax.STATS`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A rule guards the citations its baseline target overlaps, and a guarded citation
-follows the rule's target (issue 8 item 4)."""
+follows the rule's target (`watcher.inputs.guards`)."""
 
 from __future__ import annotations
 
