@@ -16,7 +16,7 @@ from watcher.report import plural
 from watcher.state import replay as warm
 
 if TYPE_CHECKING:
-    from watcher.commands.status import Run
+    from watcher.state.runs import Run
     from watcher.state import warm as warmstore
 
 
@@ -54,7 +54,7 @@ def checked(
     A dry run, or one filtered to a note or a rule, checks too little to say anything
     about an upstream's health, and is not recorded.
     """
-    from watcher.commands.status import here, record
+    from watcher.state.runs import here, record
 
     started = here(by)
     report = run_check(config, options, progress)
