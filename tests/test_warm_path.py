@@ -20,10 +20,10 @@ from tests.conftest import Project
 from tests.test_cost_model import Trace
 from tests.test_unattended import lock_held_elsewhere
 from tests.test_warm_imports import LIB, RULES
-from watcher.commands.status import read_runs
 from watcher.gitbuild import Upstream
 from watcher.state import replay as warm
 from watcher.state import warm as warmstore
+from watcher.state.runs import read_runs
 
 CHECK = ("check", "--format", "json")
 
