@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import hashlib
 import json
 import re
 from collections import OrderedDict
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from watcher.errors import TooLarge
+from watcher.fingerprint import short
 from watcher.inputs import quotes
 from watcher.inputs.rules import Compiled, compile_rule
 from watcher.mirror.mirrors import FULL_SHA, Mirror
@@ -68,7 +68,7 @@ class Item:
         data: list[Any] = [self.id, self.commit, self.path, self.start_line, self.end_line, rule]
         if self.quote is not None:
             data += [self.quote.language, self.quote.text, [list(s) for s in self.sources]]
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        return short(json.dumps(data, sort_keys=True), 16)
 
 
 def citation_item(citation: CodeCitation, note_file: str) -> Item:
@@ -149,7 +149,7 @@ class Plan:
                  head]  # fmt: skip
         if self.bases:
             parts.append([list(x) for x in self.bases])
-        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+        return short(json.dumps(parts), 24)
 
     @property
     def blobs(self) -> list[str]:
