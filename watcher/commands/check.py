@@ -41,8 +41,20 @@ def check(
     out: TextIO | None = None,
 ) -> int:
     """`watch check`: print the report, exit 0 (fresh), 1 (stale) or 2 (could not judge)."""
-    request = Request(config, upstream, note, rule, fmt, offline, dry_run, no_issues,
-                      implicit_upstreams, wait, verbosity, log_format)  # fmt: skip
+    request = Request(
+        config=config,
+        upstream=upstream,
+        note=note,
+        rule=rule,
+        fmt=fmt,
+        offline=offline,
+        dry_run=dry_run,
+        no_issues=no_issues,
+        implicit_upstreams=implicit_upstreams,
+        wait=wait,
+        verbosity=verbosity,
+        log_format=log_format,
+    )
     out = out or sys.stdout
     return replay.check(request, out, lambda fetched, book, to: _full(request, fetched, book, to))
 

@@ -38,11 +38,11 @@ def _guard_text(config: Config, citation: CodeCitation, rules: list[Rule]) -> st
     it) overlaps the cited lines; a rule not judged yet is named as such."""
     from watcher.inputs import guards
     from watcher.models import Location
-    from watcher.state import store as state
+    from watcher.state.store import read_json, upstream_file
 
     if not rules:
         return ""
-    saved = state.read_json(state.upstream_file(config.state, citation.repo)).get("items", {})
+    saved = read_json(upstream_file(config.state, citation.repo)).get("items", {})
     guarding, unknown = [], []
     for rule in rules:
         found = saved.get(rule.id, {}).get("result", {}).get("baseline")

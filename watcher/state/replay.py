@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, cast
 from watcher import defaults, fingerprint, redact
 from watcher.errors import UpstreamError, WatchError
 from watcher.fingerprint import blake2b, digest
-from watcher.state import store as state
+from watcher.state.store import LOCK_NAME, RUNS_DIR, locked, slug
 from watcher.state.warm import Book, Tee, captured, read, replay, store
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def check(request: Request, out: TextIO, full: FullRun) -> int:
         return full({}, None, out)
     held = contextlib.ExitStack()
     try:
-        held.enter_context(state.locked(site.state, wait=request.wait))
+        held.enter_context(locked(site.state, wait=request.wait))
     except WatchError:  # held by another run: the full run says so, config checked first
         return full({}, None, out)
     with held:
@@ -256,7 +256,7 @@ def _local(site: Site, listings: Listings) -> dict[str, str]:
     for key, folder, suffix, skip in (
         ("notes", site.notes, ".md", ()),
         ("rules", site.rules, ".toml", ()),
-        ("state", site.state, "", (state.RUNS_DIR, state.LOCK_NAME)),
+        ("state", site.state, "", (RUNS_DIR, LOCK_NAME)),
     ):
         files = _listed(folder, suffix, skip)
         known = listings.get(key)
@@ -372,7 +372,7 @@ def _refs(site: Site, upstreams: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def _mirror_path(site: Site, repo: str) -> Path:
-    return site.cache / (state.slug(repo) + ".git")  # as Mirror.path
+    return site.cache / (slug(repo) + ".git")  # as Mirror.path
 
 
 def _mirror_refs(path: Path, refs: tuple[tuple[str, bytes], ...] | None) -> str:
