@@ -37,7 +37,7 @@ class Limits(_Strict):
     stall_seconds: PositiveInt = 60  # an http(s) fetch under 1 KB/s this long is given up
     note_bytes: PositiveInt = 1_000_000  # a larger note is an error, not parsed
     rule_bytes: PositiveInt = 1_000_000  # a larger rule file is an error, not parsed
-    file_bytes: PositiveInt = 10_000_000  # a larger cited upstream file is an error
+    file_bytes: PositiveInt = defaults.FILE_BYTES
     yaml_nodes: PositiveInt = 10_000  # front matter expanding (aliases included) past this
     # Processes judging and walking a big site (watcher.judge.pool); none: one per core, up to 4.
     processes: PositiveInt | None = None
@@ -70,7 +70,7 @@ class Upstream(_Strict):
     @property
     def fetch_url(self) -> str:
         """The URL git fetches from, credentials included: never show or store it."""
-        return self.url or f"https://github.com/{self.repo}.git"
+        return defaults.fetch_url(self.repo, self.url)
 
     @property
     def display_url(self) -> str:

@@ -13,6 +13,12 @@ from typing import Final
 FOLDERS: Final = ("notes", "rules", "state")  # each defaults to its own name beside config.toml
 SINK: Final = "none"  # [issues] sink: where issues go; none files nothing
 TOKEN_ENV: Final = "GITHUB_TOKEN"  # [issues] token_env: the variable holding the GitHub token
+FILE_BYTES: Final = 10_000_000  # [limits] file_bytes: a larger cited upstream file is an error
+
+
+def fetch_url(repo: str, url: str) -> str:
+    """Where an upstream is fetched from: its `url`, else its repository on GitHub."""
+    return url or f"https://github.com/{repo}.git"
 
 
 def cache() -> Path:

@@ -95,7 +95,7 @@ class Bounds(NamedTuple):
 
     fetch_seconds: float
     stall_seconds: int
-    file_bytes: int = 10_000_000  # nothing is read from a mirror here
+    file_bytes: int = defaults.FILE_BYTES  # nothing is read from a mirror here
 
 
 class Site(NamedTuple):
@@ -359,7 +359,7 @@ def _source(site: Site, entry: dict[str, Any]) -> Source | None:
         table: dict[str, Any] = next(
             (t for t in tables if str(t.get("repo", "")).lower() == repo.lower()), {}
         )
-        url = str(table.get("url") or f"https://github.com/{repo}.git")
+        url = defaults.fetch_url(repo, str(table.get("url") or ""))
         source = Source(repo, url, str(entry["branch"]), float(entry["fetch_seconds"]))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
