@@ -1,6 +1,9 @@
 """The command line: parse arguments, call one function per command, return its exit code.
 
-watch keeps a compatibility-notes site honest (see DESCRIPTION)."""
+watch keeps a compatibility-notes site honest (see DESCRIPTION). Each command's handler
+turns the parsed options into explicit arguments of its function in watcher.commands,
+imported only when it runs; the parser is built by a few `_add_*` functions, in the
+order `watch --help` lists the commands."""
 
 from __future__ import annotations
 
@@ -40,8 +43,8 @@ reference:     docs/notes.md, docs/config.md, docs/rules.md; `watch COMMAND --he
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; every option has help and every command an example.
 
-    With `only`, the other commands' parsers are not built: a warm `watch check` spends
-    less on everything else it does than on building twenty parsers it does not use."""
+    With `only="check"`, the other commands' parsers are not built: a warm `watch check`
+    spends less on everything else it does than on building twenty parsers it does not use."""
     parser = argparse.ArgumentParser(
         prog="watch",
         description=DESCRIPTION,

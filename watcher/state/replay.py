@@ -21,7 +21,10 @@ same fingerprint would do and print the same. Every part is taken before the run
 it, so whatever changes during a run shows up as a different fingerprint next time.
 Nothing is stored when a run depends on more than these files: a GitHub issue sink, a
 tracked GitHub issue or pull request read online, an upstream that could not be
-fetched, or log lines with a traceback.
+fetched, or log lines with a traceback (`tell` decides, from what the full run did).
+
+watcher.commands.check is the only way in: it passes a `Request` (the command's options,
+typed) here and to the full run; config.toml's defaults come from watcher.defaults.
 """
 
 from __future__ import annotations
