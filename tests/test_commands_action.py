@@ -19,9 +19,9 @@ from tests.conftest import Project
 from tests.support import git
 from watcher.cli import build_parser
 from watcher.commands.action import OUTPUTS
-from watcher.commands.serve import trigger_for
 from watcher.config import load
 from watcher.mirror.mirrors import Mirror
+from watcher.schedule import trigger_for
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")

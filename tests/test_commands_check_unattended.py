@@ -264,7 +264,7 @@ def test_watch_check_and_watch_action_record_their_runs(
     assert code == 0 and "OK  fresh" in out
 
     run(project, capsys, "action")
-    from watcher.commands.status import read_runs
+    from watcher.state.runs import read_runs
 
     last = read_runs(project.root / "state").of(project.repo).last
     assert last is not None and last.by == "action" and last.outcome == "fresh"

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import Project
 from watcher.commands.rule import draft
-from watcher.commands.ruletest import parse_text
+from watcher.commands.rules import parse_text
 from watcher.errors import WatchError
 from watcher.gitbuild import Upstream
 

@@ -22,18 +22,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Project
-from watcher.commands.serve import (
-    build_scheduler,
-    check_upstream,
-    next_due,
-    serve,
-    trigger_for,
-    triggers,
-)
-from watcher.commands.status import Run, mark_finished, read_runs, stamp
+from watcher.commands.serve import build_scheduler, check_upstream, serve
 from watcher.config import Config, load
 from watcher.errors import ConfigError
 from watcher.logs import configure_logging
+from watcher.schedule import next_due, trigger_for, triggers
+from watcher.state.runs import Run, mark_finished, read_runs, stamp
 
 NOW = datetime(2026, 12, 2, 10, 30, tzinfo=UTC)  # a Wednesday
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from watcher.commands.status import (
+from watcher.commands.status import status
+from watcher.state.runs import (
     Run,
     Started,
     here,
@@ -21,7 +22,6 @@ from watcher.commands.status import (
     read_runs,
     runs_path,
     stamp,
-    status,
     updating,
 )
 from watcher.state.store import dumps

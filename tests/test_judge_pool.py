@@ -154,9 +154,9 @@ def test_a_spread_check_gives_the_same_report_and_counts_as_one_process(
 
 
 def test_checking_on_a_terminal_starts_no_thread_so_workers_can_fork() -> None:
-    from watcher.commands.legacy import _RichProgress
+    from watcher.commands.check import RichProgress
 
-    with _RichProgress().step("checking 1,000 items of openai/codex", forks=True):
+    with RichProgress().step("checking 1,000 items of openai/codex", forks=True):
         assert threading.active_count() == 1
 
 

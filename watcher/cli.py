@@ -1,98 +1,100 @@
 """The command line: parse arguments, call one function per command, return its exit code.
 
-watch keeps a compatibility-notes site honest (see DESCRIPTION)."""
+watch keeps a compatibility-notes site honest (see DESCRIPTION). Each command's handler
+turns the parsed options into explicit arguments of its function in watcher.commands,
+imported only when it runs; the parser is built by a few `_add_*` functions, in the
+order `watch --help` lists the commands."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
+from typing import TypeAlias
 
 from watcher import __version__
 from watcher.errors import WatchError
 from watcher.logs import configure_logging
 from watcher.redact import RedactingStream
 
-if TYPE_CHECKING:
-    from watcher.state import warm as warmstore
-
 Handler = Callable[[argparse.Namespace], int]
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
-def _check(args: argparse.Namespace) -> int:
-    from watcher.state import replay as warm
+DESCRIPTION = """\
+watch keeps a compatibility-notes site honest. Notes cite upstream code (repository,
+commit, FILE:START-END); watch mirrors each upstream (bare, blobless), finds every
+cited construct with tree-sitter at the cited commit and at the branch head, gives it
+a verdict (fresh, moved, changed, broken, missing, error), names the commit and release
+that changed it, and files one stale-verification issue per affected note.
 
-    return warm.check(
-        args, sys.stdout, lambda fetched, book, out: _full_check(args, fetched, book, out)
+exit status: 0 nothing stale, 1 something changed/broke/went missing, 2 something could
+not be judged (bad note, rule or config, unreachable upstream)."""
+
+EPILOG = """\
+start a site:  watch init notes-site --upstream OWNER/NAME
+then:          watch validate && watch check
+reference:     docs/notes.md, docs/config.md, docs/rules.md; `watch COMMAND --help`"""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; every option has help and every command an example.
+
+    With `only="check"`, the other commands' parsers are not built: a warm `watch check`
+    spends less on everything else it does than on building twenty parsers it does not use."""
+    parser = argparse.ArgumentParser(
+        prog="watch",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-
-
-def _full_check(
-    args: argparse.Namespace,
-    fetched: dict[str, str | None],
-    book: warmstore.Book | None,
-    out: TextIO,
-) -> int:
-    from watcher.commands import legacy as commands
-    from watcher.pipeline import CheckOptions
-
-    options = CheckOptions(
-        upstream=args.upstream,
-        note=tuple(args.note),
-        rule=tuple(args.rule),
-        offline=args.offline,
-        dry_run=args.dry_run,
-        no_issues=args.no_issues,
-        implicit_upstreams=not args.no_implicit_upstreams,
-        wait=args.wait,
-        fetched=fetched,
+    parser.add_argument("--version", action="version", version=f"watch {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines")
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="fewer log lines")
+    parser.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="log lines on stderr as text (default) or one JSON object each",
     )
-    return commands.check(args.config, options, args.format, out, book)
-
-
-def _sync(args: argparse.Namespace) -> int:
-    from watcher.commands import legacy as commands
-
-    return commands.sync(args.config, args.upstream, sys.stdout)
-
-
-def _upstreams(args: argparse.Namespace) -> int:
-    from watcher.commands import legacy as commands
-
-    return commands.upstreams(args.config, args.json, sys.stdout)
-
-
-def _notes(args: argparse.Namespace) -> int:
-    from watcher.commands import legacy as commands
-
-    return commands.notes(args.config, sys.stdout)
-
-
-def _rules_lint(args: argparse.Namespace) -> int:
-    from watcher.commands import legacy as commands
-
-    return commands.rules_lint(args.config, args.offline, sys.stdout, show=args.show)
-
-
-def _rules_test(args: argparse.Namespace) -> int:
-    from watcher.commands import legacy as commands
-
-    return commands.rules_test(args.config, args.rule, sys.stdout)
-
-
-def _validate(args: argparse.Namespace) -> int:
-    from watcher.commands import legacy as commands
-
-    return commands.validate(args.config, sys.stdout)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in [_add_check] if only == "check" else ADDERS:
+        add(sub)
+    return parser
 
 
 def _init(args: argparse.Namespace) -> int:
     from watcher.commands.init import init
 
     return init(args.directory, args.upstream, args.url, out=sys.stdout)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from watcher.commands.check import check
+
+    return check(
+        args.config,
+        upstream=args.upstream,
+        note=tuple(args.note),
+        rule=tuple(args.rule),
+        fmt=args.format,
+        offline=args.offline,
+        dry_run=args.dry_run,
+        no_issues=args.no_issues,
+        implicit_upstreams=not args.no_implicit_upstreams,
+        wait=args.wait,
+        verbosity=args.verbose - args.quiet,
+        log_format=args.log_format,
+    )
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from watcher.commands.validate import validate
+
+    return validate(args.config, sys.stdout)
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -102,11 +104,34 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _completion(args: argparse.Namespace) -> int:
-    import shtab
+def _sync(args: argparse.Namespace) -> int:
+    from watcher.commands.sync import sync
 
-    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
-    return 0
+    return sync(args.config, args.upstream, sys.stdout)
+
+
+def _notes(args: argparse.Namespace) -> int:
+    from watcher.commands.notes import notes
+
+    return notes(args.config, sys.stdout)
+
+
+def _upstreams(args: argparse.Namespace) -> int:
+    from watcher.commands.upstreams import upstreams
+
+    return upstreams(args.config, args.json, sys.stdout)
+
+
+def _rules_lint(args: argparse.Namespace) -> int:
+    from watcher.commands.rules import rules_lint
+
+    return rules_lint(args.config, args.offline, sys.stdout, show=args.show)
+
+
+def _rules_test(args: argparse.Namespace) -> int:
+    from watcher.commands.rules import rules_test
+
+    return rules_test(args.config, args.rule, sys.stdout)
 
 
 def _rule_new(args: argparse.Namespace) -> int:
@@ -151,23 +176,16 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _action(args: argparse.Namespace) -> int:
-    import os
-
     from watcher.commands.action import action
 
-    env = {
-        name: Path(os.environ[name])
-        for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")
-        if os.environ.get(name)
-    }
     return action(
         args.config,
         upstream=args.upstream,
         cache_dir=args.cache_dir,
         fail_on=args.fail_on,
         wait=args.wait,
-        summary_file=args.summary_file or env.get("GITHUB_STEP_SUMMARY"),
-        output_file=args.output_file or env.get("GITHUB_OUTPUT"),
+        summary_file=args.summary_file,
+        output_file=args.output_file,
         commit_state=args.commit_state,
         list_upstreams=args.list_upstreams,
     )
@@ -179,44 +197,15 @@ def _demo(args: argparse.Namespace) -> int:
     return demo.run(sys.stdout, keep=args.keep)
 
 
-DESCRIPTION = """\
-watch keeps a compatibility-notes site honest. Notes cite upstream code (repository,
-commit, FILE:START-END); watch mirrors each upstream (bare, blobless), finds every
-cited construct with tree-sitter at the cited commit and at the branch head, gives it
-a verdict (fresh, moved, changed, broken, missing, error), names the commit and release
-that changed it, and files one stale-verification issue per affected note.
+def _completion(args: argparse.Namespace) -> int:
+    import shtab
 
-exit status: 0 nothing stale, 1 something changed/broke/went missing, 2 something could
-not be judged (bad note, rule or config, unreachable upstream)."""
-
-EPILOG = """\
-start a site:  watch init notes-site --upstream OWNER/NAME
-then:          watch validate && watch check
-reference:     docs/notes.md, docs/config.md, docs/rules.md; `watch COMMAND --help`"""
+    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    return 0
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; every option has help and every command an example.
-
-    With `only`, the other commands' parsers are not built: a warm `watch check` spends
-    less on everything else it does than on building twenty parsers it does not use."""
-    parser = argparse.ArgumentParser(
-        prog="watch",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"watch {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines")
-    parser.add_argument("-q", "--quiet", action="count", default=0, help="fewer log lines")
-    parser.add_argument(
-        "--log-format",
-        choices=("text", "json"),
-        default="text",
-        help="log lines on stderr as text (default) or one JSON object each",
-    )
-    sub = _Commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"), only)
-
+def _add_init(sub: Subparsers) -> None:
+    """Starting a site."""
     init = _command(
         sub,
         "init",
@@ -245,6 +234,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="where to fetch it (default: its GitHub URL); file:// and paths work",
     )
 
+
+def _add_check(sub: Subparsers) -> None:
     check = _command(
         sub,
         "check",
@@ -269,14 +260,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="a cited repository without an [[upstream]] is an error, not fetched from GitHub",
     )
-    check.add_argument(
-        "--wait",
-        type=float,
-        default=0,
-        metavar="SECONDS",
-        help="wait this long for another run's state lock (default: fail at once)",
-    )
+    _wait(check)
 
+
+def _add_site_files(sub: Subparsers) -> None:
+    """The site's own files: checked offline, and their formats."""
     _command(
         sub,
         "validate",
@@ -284,7 +272,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "check config, notes and rules offline in one pass (also a pre-commit hook)",
         "watch validate --config config.toml",
     )
-
     schema = _command(
         sub,
         "schema",
@@ -293,12 +280,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "watch schema note > note.schema.json",
         config=False,
     )
-    schema.add_argument(
-        "kind",
-        choices=("config", "note", "rule"),
-        help="which file format",
-    )
+    schema.add_argument("kind", choices=("config", "note", "rule"), help="which file format")
 
+
+def _add_upstreams(sub: Subparsers) -> None:
+    """What the site cites, and the mirrors of it."""
     sync = _command(
         sub,
         "sync",
@@ -323,6 +309,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     ups.add_argument("--json", action="store_true", help="one JSON line for strategy.matrix")
 
+
+def _add_rule_commands(sub: Subparsers) -> None:
+    """Writing, linting and testing rules."""
     rules = sub.add_parser("rules", help="lint and test rules", description="lint and test rules")
     rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
     lint = _command(
@@ -352,7 +341,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         metavar="ID",
         help="test only this rule (repeat for several)",
     )
-
     rule = sub.add_parser("rule", help="write rules", description="write rules")
     rule_sub = rule.add_subparsers(dest="rule_command", required=True, metavar="COMMAND")
     new = _command(
@@ -372,6 +360,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     _offline(new)
 
+
+def _add_history(sub: Subparsers) -> None:
+    """What changed upstream: moved citations, a rule over history, an item's log."""
     fix = _command(
         sub,
         "fix",
@@ -386,7 +377,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="after re-verifying the note: re-base all it tracks on HEAD, bump lastVerified",
     )
     _offline(fix)
-
     back = _command(
         sub,
         "backtest",
@@ -398,7 +388,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     back.add_argument("--note", metavar="ID", help="replay a note's citations and rules instead")
     back.add_argument("--since", metavar="COMMIT", help="start here instead of the baseline")
     _offline(back)
-
     itemlog = _command(
         sub,
         "log",
@@ -409,6 +398,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     itemlog.add_argument("item_id", metavar="ITEM_ID", help="a rule id, or NOTE:FILE:LINES")
     _offline(itemlog)
 
+
+def _add_unattended(sub: Subparsers) -> None:
+    """Running unattended: the daemon, its health, GitHub Actions."""
     serve = _command(
         sub,
         "serve",
@@ -449,17 +441,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         default="error",
         help="fail the step on errors only (default), or on stale notes too",
     )
-    action.add_argument(
-        "--wait",
-        type=float,
-        default=0,
-        metavar="SECONDS",
-        help="wait this long for another run's state lock (default: fail at once)",
-    )
-    action.add_argument(
-        "--summary-file", type=Path, metavar="FILE", help="default: $GITHUB_STEP_SUMMARY"
-    )
-    action.add_argument("--output-file", type=Path, metavar="FILE", help="default: $GITHUB_OUTPUT")
+    _wait(action)
+    for option, variable in (
+        ("--summary-file", "GITHUB_STEP_SUMMARY"),
+        ("--output-file", "GITHUB_OUTPUT"),
+    ):
+        default = Path(os.environ[variable]) if os.environ.get(variable) else None
+        action.add_argument(
+            option, type=Path, default=default, metavar="FILE", help=f"default: ${variable}"
+        )
     action.add_argument("--commit-state", action="store_true", help="commit and push state/ after")
     action.add_argument(
         "--list-upstreams",
@@ -467,6 +457,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="check nothing; write the upstreams (as `upstreams --json`) to the `upstreams` output",
     )
 
+
+def _add_tools(sub: Subparsers) -> None:
+    """The demo, and shell completion."""
     demo = _command(
         sub,
         "demo",
@@ -476,7 +469,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         config=False,
     )
     demo.add_argument("--keep", action="store_true", help="keep the demo folder and print its path")
-
     completion = _command(
         sub,
         "completion",
@@ -486,42 +478,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         config=False,
     )
     completion.add_argument("shell", choices=("bash", "zsh", "tcsh"), help="the shell")
-    return parser
 
 
-class _Commands:
-    """The subcommands' registry, building only `only` when it is set."""
-
-    def __init__(
-        self, sub: argparse._SubParsersAction[argparse.ArgumentParser], only: str | None
-    ) -> None:
-        self.sub = sub
-        self.only = only
-
-    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        if self.only is not None and name != self.only:
-            return cast(argparse.ArgumentParser, _Unbuilt())
-        return self.sub.add_parser(name, **kwargs)
-
-
-class _Unbuilt:
-    """A parser this run does not need: what it is told is dropped."""
-
-    def add_argument(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def set_defaults(self, **kwargs: Any) -> None:
-        return None
-
-    def add_subparsers(self, **kwargs: Any) -> _Unbuilt:
-        return self
-
-    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return cast(argparse.ArgumentParser, self)
-
-
-class _Registry(Protocol):
-    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
+ADDERS = (
+    _add_init,
+    _add_check,
+    _add_site_files,
+    _add_upstreams,
+    _add_rule_commands,
+    _add_history,
+    _add_unattended,
+    _add_tools,
+)
 
 
 def _only(argv: Sequence[str]) -> str | None:
@@ -536,13 +504,7 @@ def _only(argv: Sequence[str]) -> str | None:
 
 
 def _command(
-    sub: _Registry,
-    name: str,
-    handler: Handler,
-    text: str,
-    example: str,
-    *,
-    config: bool = True,
+    sub: Subparsers, name: str, handler: Handler, text: str, example: str, *, config: bool = True
 ) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         name,
@@ -563,6 +525,16 @@ def _command(
     return parser
 
 
+def _wait(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="wait this long for another run's state lock (default: fail at once)",
+    )
+
+
 def _offline(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--offline", action="store_true", help="no fetch: use the mirrors as they are"
@@ -570,20 +542,14 @@ def _offline(parser: argparse.ArgumentParser) -> None:
 
 
 def _selectors(parser: argparse.ArgumentParser, verb: str) -> None:
-    parser.add_argument(
-        "--note",
-        action="append",
-        default=[],
-        metavar="ID",
-        help=f"{verb} this note (repeat for several)",
-    )
-    parser.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="ID",
-        help=f"{verb} this rule (repeat for several)",
-    )
+    for kind in ("note", "rule"):
+        parser.add_argument(
+            f"--{kind}",
+            action="append",
+            default=[],
+            metavar="ID",
+            help=f"{verb} this {kind} (repeat for several)",
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -606,7 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        code: int = args.handler(args)
+        return int(args.handler(args))
     except WatchError as exc:
         print(f"watch: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -623,4 +589,3 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return code

@@ -18,7 +18,7 @@ from pydantic import (
     field_validator,
 )
 
-from watcher import redact
+from watcher import defaults, redact
 from watcher.errors import ConfigError
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -37,7 +37,7 @@ class Limits(_Strict):
     stall_seconds: PositiveInt = 60  # an http(s) fetch under 1 KB/s this long is given up
     note_bytes: PositiveInt = 1_000_000  # a larger note is an error, not parsed
     rule_bytes: PositiveInt = 1_000_000  # a larger rule file is an error, not parsed
-    file_bytes: PositiveInt = 10_000_000  # a larger cited upstream file is an error
+    file_bytes: PositiveInt = defaults.FILE_BYTES
     yaml_nodes: PositiveInt = 10_000  # front matter expanding (aliases included) past this
     # Processes judging and walking a big site (watcher.judge.pool); none: one per core, up to 4.
     processes: PositiveInt | None = None
@@ -70,7 +70,7 @@ class Upstream(_Strict):
     @property
     def fetch_url(self) -> str:
         """The URL git fetches from, credentials included: never show or store it."""
-        return self.url or f"https://github.com/{self.repo}.git"
+        return defaults.fetch_url(self.repo, self.url)
 
     @property
     def display_url(self) -> str:
@@ -82,10 +82,10 @@ OpenOn = Literal["moved", "changed", "broken", "missing", "error"]
 
 
 class IssuesConfig(_Strict):
-    sink: Literal["github", "files", "none"] = "none"
+    sink: Literal["github", "files", "none"] = defaults.SINK
     repo: str | None = None
     labels: tuple[str, ...] = ("stale-verification",)
-    token_env: str = "GITHUB_TOKEN"
+    token_env: str = defaults.TOKEN_ENV
     api_url: str = "https://api.github.com"
     open_on: tuple[OpenOn, ...] = ("changed", "broken", "missing", "error")
     dashboard: StrictBool = False
@@ -179,12 +179,6 @@ def display_path(path: Path, root: Path) -> str:
         return str(path)
 
 
-def default_cache() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("watch", appauthor=False)) / "mirrors"
-
-
 def load(file: Path) -> Config:
     """Read config.toml; every problem becomes one ConfigError naming the key."""
     try:
@@ -200,10 +194,7 @@ def load(file: Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, f"TOML error: {exc}; fix the syntax at that position") from None
     root = file.resolve().parent
-    data = dict(raw)
-    for key, default in (("notes", "notes"), ("rules", "rules"), ("state", "state")):
-        data[key] = _resolve(root, data.get(key, default))
-    data["cache"] = _resolve(root, data["cache"]) if "cache" in data else default_cache()
+    data = {**raw, **defaults.paths(root, raw)}
     try:
         config = Config(root=root, file=file.resolve(), **data)
     except ValidationError as exc:
@@ -242,12 +233,6 @@ def _check_folders(config: Config, explicit: set[str]) -> None:
                 f"key {key}: folder {shown} does not exist; create it, or fix the path "
                 "(relative to config.toml)",
             )
-
-
-def _resolve(root: Path, value: object) -> object:
-    if not isinstance(value, str):
-        return value  # pydantic reports the wrong type with the key
-    return (root / Path(value).expanduser()).resolve()
 
 
 def _explain(exc: ValidationError) -> str:

@@ -65,7 +65,7 @@ def action(
     out = out or sys.stdout
     config = _config(config_file, cache_dir)
     if list_upstreams:  # the first job of a matrix workflow: what to fan out over
-        from watcher.commands.legacy import upstream_matrix
+        from watcher.commands.upstreams import upstream_matrix
 
         matrix = json.dumps(upstream_matrix(config), separators=(",", ":"))
         out.write(matrix + "\n")
@@ -104,7 +104,7 @@ def _config(config_file: Path, cache_dir: Path | None) -> Config:
 
 
 def _check(config: Config, upstream: str | None, wait: float) -> Report:
-    from watcher.commands.legacy import checked
+    from watcher.commands.check import checked
     from watcher.pipeline import CheckOptions
 
     return checked(config, CheckOptions(upstream=upstream, wait=wait), "action")

@@ -292,13 +292,13 @@ def _fill(text: str, fields: dict[str, str]) -> str:
 
 def run(out: TextIO, *, keep: bool = False) -> int:
     """Build the demo in a temp folder, check it, print the report and one issue."""
-    from watcher import config as config_mod
+    from watcher.config import load
     from watcher.pipeline import CheckOptions, run_check
     from watcher.report import render
 
     root = Path(tempfile.mkdtemp(prefix="watch-demo-"))
     try:
-        config = config_mod.load(prepare(root))
+        config = load(prepare(root))
         report = run_check(config, CheckOptions())
         render(report, "table", out)
         issue = _first_issue(config.state)

@@ -14,8 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from watcher import config as config_mod
-from watcher.config import Config, Upstream
+from watcher.config import Config, Upstream, load
 from watcher.errors import WatchError
 from watcher.inputs import edit
 from watcher.inputs.notes import site_notes
@@ -75,7 +74,7 @@ def fix(
     """`watch fix [--accept NOTE_ID] [--write]`: show the edits as a diff, or write them.
 
     Exit 0 when done, 1 when something still needs a human (listed on `out`)."""
-    config = config_mod.load(config_file)
+    config = load(config_file)
     date = today or datetime.now(UTC).date().isoformat()
     changes = plan(config, accept, offline=offline, date=date)
     changes.show(out)

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from watcher import config as config_mod
+from watcher.config import load
 from watcher.errors import WatchError
 from watcher.inputs.notes import site_notes
 from watcher.inputs.rules import compile_rule
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def rule_new(config_file: Path, note_id: str, source: int, *, offline: bool, out: TextIO) -> int:
     """Write a rule for the note's `source`-th code citation (1-based) and print it."""
-    config = config_mod.load(config_file)
+    config = load(config_file)
     note = site_notes(config).notes.get(note_id)
     if note is None:
         raise WatchError(f"no note with id {note_id!r}; `watch notes` lists them")

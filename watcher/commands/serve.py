@@ -13,7 +13,7 @@
   and the process exits 0. A second signal exits at once; state files are written
   atomically, so even then they stay whole (the run is recorded as interrupted).
 - Each run logs one line (what was checked, what changed, how long) and is recorded in
-  `state/runs.json`, which `watch status` reads.
+  `state/runs/`, which `watch status` reads.
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from watcher.commands.status import (
+from watcher.config import Config, load
+from watcher.errors import ConfigError, LockedError, WatchError
+from watcher.schedule import next_due, triggers
+from watcher.state.runs import (
     Run,
     here,
     mark_finished,
@@ -43,12 +46,9 @@ from watcher.commands.status import (
     updating,
     utcnow,
 )
-from watcher.config import EVERY_RE, Config, load
-from watcher.errors import ConfigError, LockedError, WatchError
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.background import BackgroundScheduler
-    from apscheduler.triggers.base import BaseTrigger
 
     from watcher.models import Report
     from watcher.pipeline import Progress
@@ -60,80 +60,6 @@ DEFAULT_LOCK_WAIT = 600.0
 
 Job = Callable[[Config, str], Run]
 """Runs and records one upstream's check; the seam tests use to wrap the real job."""
-
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
-_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
-
-
-# --- schedules --------------------------------------------------------------------
-
-
-def trigger_for(schedule: str) -> BaseTrigger:
-    """The trigger for `@every N[smhd]` or a 5-field cron line; ValueError says what is wrong.
-
-    Cron is read as crontab(5) and GitHub Actions read it: UTC, day of week 0 or 7 =
-    Sunday. APScheduler 3 counts weekdays from Monday, so that field goes in as names.
-    """
-    from apscheduler.triggers.cron import CronTrigger
-    from apscheduler.triggers.interval import IntervalTrigger
-
-    every = EVERY_RE.match(schedule.strip())
-    if every:
-        if int(every.group(1)) < 1:
-            raise ValueError(f"{schedule!r}: the interval must be at least 1")
-        return IntervalTrigger(timezone=UTC, **{_UNITS[every.group(2)]: int(every.group(1))})
-    fields = schedule.split()
-    if len(fields) != 5:
-        raise ValueError(f"{schedule!r}: expected 5 cron fields or '@every 30s'")
-    fields[4] = _day_of_week(fields[4])
-    return CronTrigger.from_crontab(" ".join(fields), timezone=UTC)
-
-
-def _day_of_week(field: str) -> str:
-    """Crontab's day-of-week field (lists, ranges, steps; 0/7 = Sunday) as day names."""
-    if field in ("*", "?"):
-        return "*"
-    days: set[int] = set()
-    for part in field.lower().split(","):
-        span, _, step_text = part.partition("/")
-        step = int(step_text) if step_text.isdigit() else 0
-        if span == "*":
-            first, last = 0, 6
-        else:
-            low, _, high = span.partition("-")
-            first = _day_number(low)
-            last = _day_number(high) if high else (6 if step_text else first)
-        if (step_text and step < 1) or last < first:
-            raise ValueError(f"day of week {field!r}: bad range or step in {part!r}")
-        days.update(d % 7 for d in range(first, last + 1, step or 1))
-    return ",".join(_DAYS[d] for d in sorted(days))
-
-
-def _day_number(text: str) -> int:
-    if text in _DAYS:
-        return _DAYS.index(text)
-    if text.isdigit() and int(text) <= 7:
-        return int(text)
-    raise ValueError(f"day of week {text!r}: expected 0-7 or sun..sat")
-
-
-def next_due(trigger: BaseTrigger, after: datetime) -> datetime | None:
-    """The first firing strictly after `after` (the start of a previous run)."""
-    due: datetime | None = trigger.get_next_fire_time(after, after + timedelta(microseconds=1))
-    return due
-
-
-def triggers(config: Config) -> dict[str, BaseTrigger]:
-    """Every upstream's trigger; a bad schedule is a ConfigError naming the upstream."""
-    found: dict[str, BaseTrigger] = {}
-    for upstream in config.upstream:
-        try:
-            found[upstream.repo] = trigger_for(upstream.schedule)
-        except ValueError as exc:
-            raise ConfigError(
-                config.file, f"upstream {upstream.repo}: schedule {exc}; use cron or '@every 30s'"
-            ) from None
-    return found
 
 
 # --- one run ----------------------------------------------------------------------
@@ -147,7 +73,7 @@ def check_upstream(
     by: str = "serve",
     progress: Progress | None = None,
 ) -> Run:
-    """Check one upstream, record the run in `state/runs.json`, log one line about it.
+    """Check one upstream, record the run in `state/runs/`, log one line about it.
 
     Expected failures (a held lock, an unreachable upstream) become the run's outcome;
     an unexpected exception is logged with its traceback and recorded, and the daemon

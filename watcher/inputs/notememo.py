@@ -11,12 +11,10 @@ error are remembered; an unreadable or damaged memo only costs parsing again.
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from watcher import models
+from watcher import fingerprint, models
 from watcher.errors import WatchError
 from watcher.inputs import frontmatter, notes, quotes
 from watcher.parse import languages
@@ -24,10 +22,15 @@ from watcher.state import store as state
 
 FILE = "notes.json"
 SCHEMA = "watch.notes-memo/1"
+# The parsing code's own source: a new watch never reads an older one's notes (None when
+# it cannot be read: then nothing is remembered).
+CODE = fingerprint.code(m.__file__ for m in (notes, frontmatter, quotes, languages, models))
 
 
 def load(cache: Path) -> dict[str, str]:
     """The remembered notes: key -> the Note as JSON."""
+    if CODE is None:
+        return {}
     try:
         data = state.read_json(cache / FILE)
     except WatchError:
@@ -40,7 +43,7 @@ def load(cache: Path) -> dict[str, str]:
 
 def save(cache: Path, before: dict[str, str], used: dict[str, str]) -> None:
     """Keep the entries this run used; written only when they changed."""
-    if used == before:
+    if used == before or CODE is None:
         return
     with contextlib.suppress(WatchError, OSError):  # a read-only cache costs parsing again
         state.update_json(cache / FILE, {"schema": SCHEMA, "notes": used})
@@ -48,18 +51,5 @@ def save(cache: Path, before: dict[str, str], used: dict[str, str]) -> None:
 
 def key(raw: bytes, shown: str, max_nodes: int, extra: Iterable[str]) -> str:
     """What a parse depends on: the bytes, the file as shown, the limits, the code."""
-    digest = hashlib.sha256(_code().encode())
-    for part in (shown, str(max_nodes), "\0".join(sorted(extra))):
-        digest.update(part.encode() + b"\0")
-    digest.update(raw)
-    return digest.hexdigest()[:32]
-
-
-@functools.cache
-def _code() -> str:
-    """The parsing code's own source: a new watch never reads an older one's notes."""
-    digest = hashlib.sha256()
-    for module in (notes, frontmatter, quotes, languages, models):
-        with contextlib.suppress(OSError, TypeError):
-            digest.update(Path(module.__file__ or "").read_bytes())
-    return digest.hexdigest()
+    told = "".join(f"{part}\0" for part in (shown, str(max_nodes), "\0".join(sorted(extra))))
+    return fingerprint.short(f"{CODE}{told}".encode() + raw, 32)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 import tomllib
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from watcher.config import display_path
 from watcher.errors import RuleError
+from watcher.fingerprint import short
 from watcher.models import Claim, Rule, RuleTest
 from watcher.parse import languages
 
@@ -144,7 +144,7 @@ class Compiles:
 
     def fingerprint(self, rule: Rule, language: str) -> str:
         parts = [rule.query, rule.inside, language, *_versions(language)]
-        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+        return short(json.dumps(parts), 24)
 
     def changed(self) -> bool:
         """Whether the rules seen this run differ from the known ones (worth saving)."""

@@ -13,19 +13,20 @@ therefore stays closed until upstream changes again.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Literal
 
+from watcher import fingerprint
 from watcher.issues import markdown, markers, render
 from watcher.issues.sinks import IssueDoc, State
 from watcher.models import Note, Result, worst
 from watcher.redact import redact
 
 Outcome = Literal["opened", "commented", "closed", "reopened", "unchanged"]
+
+# The renderer's own source: a new watch renders open issues afresh.
+RENDERER = fingerprint.code(m.__file__ for m in (render, markdown, markers))
 
 
 @dataclass(frozen=True)
@@ -134,30 +135,16 @@ def stamp(note: Note, results: Sequence[Result], keys: frozenset[str]) -> str | 
     Taken of the redacted text, as state stores results: the run after the one that
     judged reads them back redacted (`plugin://user@host` without its user) and must
     find the same stamp."""
-    source = _renderer()
-    if source is None:
+    if RENDERER is None:
         return None
-    digest = hashlib.sha256(source.encode())
-    for part in (note, *results):  # pydantic's own JSON: the same model, the same bytes
-        digest.update(b"\0" + redact(part.model_dump_json()).encode())
-    digest.update("\0".join(sorted(keys)).encode())
-    return digest.hexdigest()[:24]
+    told = b"".join(b"\0" + redact(part.model_dump_json()).encode() for part in (note, *results))
+    return fingerprint.short(RENDERER.encode() + told + "\0".join(sorted(keys)).encode(), 24)
 
 
 def recorded(mark: str, body: str) -> dict[str, str]:
     """What the bookkeeping keeps about an open issue's body: its stamp and its digest,
     of the body as a sink stores it (redacted), not as rendered."""
-    digest = hashlib.sha256(redact(body).rstrip().encode("utf-8", "replace")).hexdigest()[:24]
-    return {"stamp": mark, "body": digest}
-
-
-@functools.cache
-def _renderer() -> str | None:
-    try:
-        code = b"".join(Path(m.__file__ or "").read_bytes() for m in (render, markdown, markers))
-    except OSError:
-        return None
-    return hashlib.sha256(code).hexdigest()
+    return {"stamp": mark, "body": fingerprint.short(redact(body).rstrip(), 24)}
 
 
 def _close(

@@ -7,12 +7,12 @@ comment. Upstream text can contain any string, but never reaches those places.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import re
 from collections.abc import Iterable
 from typing import Any
 
+from watcher import fingerprint
 from watcher.models import Result
 
 DASHBOARD = "<!-- watch:dashboard -->"
@@ -47,7 +47,7 @@ def news_key(result: Result) -> str:
     if latest != commit:
         commit += f"+{latest}"
     raw = "\0".join((result.id, result.verdict.value, commit, result.released_in or ""))
-    return hashlib.sha256(raw.encode("utf-8", "replace")).hexdigest()[:12]
+    return fingerprint.short(raw, 12)
 
 
 def news_keys(results: Iterable[Result]) -> frozenset[str]:
@@ -93,4 +93,4 @@ def comment_key(body: str | None) -> str | None:
 
 
 def digest(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "replace")).hexdigest()[:12]
+    return fingerprint.short("\0".join(parts), 12)

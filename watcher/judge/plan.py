@@ -5,11 +5,11 @@ blobs at baseline and HEAD), keyed so that the same plan gives the same verdict.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from watcher.fingerprint import short
 from watcher.models import Verdict
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class Item:
         data: list[Any] = [self.id, self.commit, self.path, self.start_line, self.end_line, rule]
         if self.quote is not None:
             data += [self.quote.language, self.quote.text, [list(s) for s in self.sources]]
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        return short(json.dumps(data, sort_keys=True), 16)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class Plan:
                  head]  # fmt: skip
         if self.bases:
             parts.append([list(x) for x in self.bases])
-        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+        return short(json.dumps(parts), 24)
 
     @property
     def blobs(self) -> list[str]:

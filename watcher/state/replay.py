@@ -21,7 +21,10 @@ same fingerprint would do and print the same. Every part is taken before the run
 it, so whatever changes during a run shows up as a different fingerprint next time.
 Nothing is stored when a run depends on more than these files: a GitHub issue sink, a
 tracked GitHub issue or pull request read online, an upstream that could not be
-fetched, or log lines with a traceback.
+fetched, or log lines with a traceback (`tell` decides, from what the full run did).
+
+watcher.commands.check is the only way in: it passes a `Request` (the command's options,
+typed) here and to the full run; config.toml's defaults come from watcher.defaults.
 """
 
 from __future__ import annotations
@@ -31,22 +34,22 @@ import json
 import logging
 import os
 import stat
-import sys
 import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, cast
 
-from watcher import redact
+from watcher import defaults, fingerprint, redact
 from watcher.errors import UpstreamError, WatchError
-from watcher.state import store as state
+from watcher.fingerprint import blake2b, digest
+from watcher.state.store import LOCK_NAME, RUNS_DIR, locked, slug
 from watcher.state.warm import Book, Tee, captured, read, replay, store
 
-try:  # blake2b without hashlib, whose OpenSSL costs a warm run more than hashing does
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - another Python
-    from hashlib import blake2b
+if TYPE_CHECKING:
+    from watcher.config import Config
+    from watcher.models import Report
+    from watcher.state.runs import Run
 
 PREFIX = "warm-"  # cache/warm-DIGEST.json: one record per config file
 log = logging.getLogger("watch")
@@ -54,6 +57,29 @@ log = logging.getLogger("watch")
 
 # Plain classes and tuples, not dataclasses: importing dataclasses (and inspect with
 # it) is a measurable part of what this stage exists to save.
+class Request(NamedTuple):
+    """What `watch check` was asked, as watcher.commands.check passes it to this stage and
+    to the full run."""
+
+    config: Path
+    upstream: str | None = None
+    note: tuple[str, ...] = ()
+    rule: tuple[str, ...] = ()
+    fmt: str | None = None  # None: table on a terminal, json when piped
+    offline: bool = False
+    dry_run: bool = False
+    no_issues: bool = False
+    implicit_upstreams: bool = True
+    wait: float = 0.0  # seconds to wait for another run's state lock
+    verbosity: int = 0  # -v counted up, -q down
+    log_format: str = "text"
+
+    @property
+    def replayable(self) -> bool:
+        """Filtered, dry or debugging runs are always run in full."""
+        return not (self.note or self.rule or self.dry_run or self.verbosity > 0)
+
+
 class Source(NamedTuple):
     """What a mirror reads of an [[upstream]] (watcher.config.Upstream, without pydantic)."""
 
@@ -72,7 +98,7 @@ class Bounds(NamedTuple):
 
     fetch_seconds: float
     stall_seconds: int
-    file_bytes: int = 10_000_000  # nothing is read from a mirror here
+    file_bytes: int = defaults.FILE_BYTES  # nothing is read from a mirror here
 
 
 class Site(NamedTuple):
@@ -86,6 +112,7 @@ class Site(NamedTuple):
     cache: Path
     options: str  # the options that change what a run does or prints
     filing: bool  # issues are filed: snoozes are compared with today's date
+    code: str  # this watch as installed (fingerprint.installed)
 
     @property
     def record(self) -> Path:
@@ -96,23 +123,23 @@ class Site(NamedTuple):
 FullRun = Callable[[dict[str, str | None], Book | None, TextIO], int]
 
 
-def check(args: Any, out: TextIO, full: FullRun) -> int:
+def check(request: Request, out: TextIO, full: FullRun) -> int:
     """`watch check`: the stored report when nothing changed, else `full` (recorded).
 
     The state lock is held from the first fingerprint to the record's last write; the
     full run takes it again (the lock is re-entrant within a thread).
     """
     started = time.time()
-    site = _site(args, out)
+    site = _site(request, out)
     if site is None:
         return full({}, None, out)
     held = contextlib.ExitStack()
     try:
-        held.enter_context(state.locked(site.state, wait=args.wait))
+        held.enter_context(locked(site.state, wait=request.wait))
     except WatchError:  # held by another run: the full run says so, config checked first
         return full({}, None, out)
     with held:
-        return _under_lock(site, args.offline, started, Tee(out), full)
+        return _under_lock(site, request.offline, started, Tee(out), full)
 
 
 def _under_lock(site: Site, offline: bool, started: float, tee: Tee, full: FullRun) -> int:
@@ -151,40 +178,65 @@ def _covers(fetched: dict[str, str | None], book: Book) -> bool:
     return repos == set(fetched) and all(v is None for v in fetched.values())
 
 
+def tell(
+    book: Book, config: Config, request: Request, report: Report, runs: list[tuple[str, Run]]
+) -> None:
+    """What a full run leaves in `book` for the record: the upstreams it fetched, the run
+    records without their times, and whether the report depends on anything but files
+    this stage fingerprints (only then may it be given again)."""
+    from watcher.config import Upstream
+
+    book.state, book.cache = config.state, config.cache
+    book.started_at, book.code = report.started_at, report.exit_code
+    fetched = [u for u in report.upstreams if u.url]
+    for status in fetched:
+        upstream = config.upstream_for(status.repo) or Upstream(repo=status.repo)
+        book.upstreams.append({
+            "repo": status.repo,
+            "branch": upstream.branch,
+            "fetch_seconds": config.fetch_seconds(upstream),
+            "stall_seconds": config.limits.stall_seconds,
+            "url": digest(upstream.fetch_url),
+        })  # fmt: skip
+    timeless = {"started_at", "finished_at", "duration_s"}
+    book.runs = [
+        {"repo": repo, "run": run.model_dump(mode="json", exclude_none=True, exclude=timeless)}
+        for repo, run in runs
+    ]
+    filing = not request.no_issues and config.issues.sink != "none"
+    online = not request.offline and any(r.kind == "issue" for r in report.results)
+    book.storable = (
+        not (report.errors or any(u.error for u in report.upstreams))
+        and not (filing and config.issues.sink == "github")  # GitHub's issues are its truth
+        and not online  # tracked issues and pull requests are read from GitHub
+        and len(runs) == len(fetched)
+    )
+
+
 # --- what a run reads -------------------------------------------------------------
 
 
-def _site(args: Any, out: TextIO) -> Site | None:
+def _site(request: Request, out: TextIO) -> Site | None:
     """The site, when this run may be answered from a record; None runs it in full."""
-    if args.note or args.rule or args.dry_run or args.verbose > args.quiet or out.isatty():
-        return None  # filtered, dry, debugging, or a terminal's table: always in full
-    try:
-        config = args.config.resolve()
-        raw = tomllib.loads(config.read_text(encoding="utf-8"))
-        root = config.parent
-        paths = {k: _path(root, raw.get(k, k)) for k in ("notes", "rules", "state")}
-        cache = _path(root, raw["cache"]) if "cache" in raw else _default_cache()
-    except (OSError, ValueError, TypeError):  # the full run explains what is wrong
+    if not request.replayable or out.isatty():  # a terminal's table: always in full
         return None
-    options = [args.format or "json", args.offline, args.no_issues, args.no_implicit_upstreams,
-               args.upstream, args.verbose - args.quiet, args.log_format, str(config),
-               *map(str, (*paths.values(), cache))]  # fmt: skip
+    try:
+        config = request.config.resolve()
+        raw = tomllib.loads(config.read_text(encoding="utf-8"))
+        found = defaults.paths(config.parent, raw)
+    except (OSError, ValueError):  # the full run explains what is wrong
+        return None
+    paths = {k: v for k, v in found.items() if isinstance(v, Path)}
+    if len(paths) != len(found):
+        return None
+    options = [request.fmt or "json", request.offline, request.no_issues,
+               not request.implicit_upstreams, request.upstream, request.verbosity,
+               request.log_format, str(config), *map(str, paths.values())]  # fmt: skip
     issues = raw.get("issues")
-    sink = issues.get("sink", "none") if isinstance(issues, dict) else "none"
-    filing = sink != "none" and not args.no_issues
-    return Site(config, raw, cache=cache, options=json.dumps(options), filing=filing, **paths)
-
-
-def _path(root: Path, value: object) -> Path:
-    if not isinstance(value, str):
-        raise TypeError(value)
-    return (root / Path(value).expanduser()).resolve()
-
-
-def _default_cache() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("watch", appauthor=False)) / "mirrors"
+    sink = issues.get("sink", defaults.SINK) if isinstance(issues, dict) else defaults.SINK
+    filing = sink != "none" and not request.no_issues
+    return Site(config, raw, options=json.dumps(options), filing=filing,
+                code=fingerprint.installed(), **paths)  # fmt: skip
 
 
 # A folder's files as `_listed` finds them: (path, name below the folder, what `stat`
@@ -202,12 +254,12 @@ def _local(site: Site, listings: Listings) -> dict[str, str]:
     citations, and 500 notes and issue files, not read twice)."""
     issues = site.raw.get("issues", {})
     issues = issues if isinstance(issues, dict) else {}
-    token = os.environ.get(str(issues.get("token_env", "GITHUB_TOKEN")), "")
-    found = {"site": digest(site.options, site.config.read_bytes(), _code())}
+    token = os.environ.get(str(issues.get("token_env", defaults.TOKEN_ENV)), "")
+    found = {"site": digest(site.options, site.config.read_bytes(), site.code)}
     for key, folder, suffix, skip in (
         ("notes", site.notes, ".md", ()),
         ("rules", site.rules, ".toml", ()),
-        ("state", site.state, "", (state.RUNS_DIR, state.LOCK_NAME)),
+        ("state", site.state, "", (RUNS_DIR, LOCK_NAME)),
     ):
         files = _listed(folder, suffix, skip)
         known = listings.get(key)
@@ -221,14 +273,6 @@ def _local(site: Site, listings: Listings) -> dict[str, str]:
 def today() -> str:
     """The UTC date, as the issue sync compares snoozes with it."""
     return time.strftime("%Y-%m-%d", time.gmtime())
-
-
-def digest(*parts: str | bytes) -> str:
-    hashed = blake2b(digest_size=32)
-    for part in parts:
-        data = part.encode() if isinstance(part, str) else part
-        hashed.update(len(data).to_bytes(8, "big") + data)
-    return hashed.hexdigest()
 
 
 def _listed(folder: Path, suffix: str, skip: tuple[str, ...]) -> Listed:
@@ -281,31 +325,6 @@ def _hash_file(hashed: Any, file: str, name: str) -> None:
         raise OSError(f"{file}: changed while read")
 
 
-_CODE: list[str] = []
-
-
-def _code() -> str:
-    """This watch's own files (by name, size and modification time: installing or
-    checking out another version rewrites them), Python, and the installed packages'
-    versions (their metadata folders are named by version)."""
-    if not _CODE:
-        files = []
-        for folder, dirs, names in os.walk(Path(__file__).parent.parent):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(names):
-                info = os.stat(os.path.join(folder, name))
-                files.append(f"{folder}/{name} {info.st_size} {info.st_mtime_ns}")
-        installed = [
-            name
-            for entry in sys.path
-            if os.path.isdir(entry)
-            for name in sorted(os.listdir(entry))
-            if name.endswith((".dist-info", ".egg-info", ".pth"))
-        ]
-        _CODE.append(digest(sys.version, sys.executable, *files, *installed))
-    return _CODE[0]
-
-
 # --- the mirrors ------------------------------------------------------------------
 
 
@@ -343,7 +362,7 @@ def _source(site: Site, entry: dict[str, Any]) -> Source | None:
         table: dict[str, Any] = next(
             (t for t in tables if str(t.get("repo", "")).lower() == repo.lower()), {}
         )
-        url = str(table.get("url") or f"https://github.com/{repo}.git")
+        url = defaults.fetch_url(repo, str(table.get("url") or ""))
         source = Source(repo, url, str(entry["branch"]), float(entry["fetch_seconds"]))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
@@ -356,7 +375,7 @@ def _refs(site: Site, upstreams: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def _mirror_path(site: Site, repo: str) -> Path:
-    return site.cache / (state.slug(repo) + ".git")  # as Mirror.path
+    return site.cache / (slug(repo) + ".git")  # as Mirror.path
 
 
 def _mirror_refs(path: Path, refs: tuple[tuple[str, bytes], ...] | None) -> str:

@@ -4,7 +4,7 @@ The record (`cache/warm-DIGEST.json`) is one line of JSON (the fingerprint, the 
 code, the log lines, the run records without their times, the upstreams to fetch) and
 then the report exactly as printed. Giving it again prints that report with this run's
 start time, replays the log lines and records the run in `state/runs/` as
-watcher.commands.status would; nothing here imports pydantic.
+watcher.state.runs would; nothing here imports pydantic.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from watcher import redact
 from watcher.state import store as state
 
 SCHEMA = "watch.warm/1"
-HEALTHY = ("fresh", "stale")  # as watcher.commands.status.HEALTHY: a run that did its job
+HEALTHY = ("fresh", "stale")  # as watcher.state.runs.HEALTHY: a run that did its job
 
 
 # Plain classes, not dataclasses: importing dataclasses (and inspect with it) costs a
@@ -138,7 +138,7 @@ def replay(record: dict[str, Any], state_dir: Path, started: float, out: TextIO)
 def _runs(
     folder: Path, runs: list[dict[str, Any]], started: float
 ) -> dict[Path, dict[str, Any]] | None:
-    """The run record (watcher.commands.status.record) of this run: one shard per upstream.
+    """The run record (watcher.state.runs.record) of this run: one shard per upstream.
 
     None, for a full run to record it, when the record is not one this stage knows: the
     one-file record of earlier versions, a serve daemon's marker, a shard it cannot read.
@@ -177,7 +177,7 @@ def _read_shard(path: Path) -> dict[str, Any] | None:
 
 
 def _stamp(moment: float) -> str:
-    """As watcher.commands.status.stamp: microseconds, UTC."""
+    """As watcher.state.runs.stamp: microseconds, UTC."""
     seconds, micro = divmod(round(moment * 1_000_000), 1_000_000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micro:06d}Z"
 

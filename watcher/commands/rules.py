@@ -1,25 +1,84 @@
-"""Rules you can see and test: `[[rule.tests]]` snippets run with the watcher's own
-matcher (`watch rules test`), and every capture of a rule's match with its lines
+"""`watch rules lint` and `watch rules test`: rules you can see and test.
+
+`[[rule.tests]]` snippets run with the watcher's own matcher (`watch rules test`, and
+`watch validate`), and every capture of a rule's match is shown with its lines
 (`watch rules lint --show`)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
-from watcher.inputs.rules import Compiled, compile_rule
+from watcher.config import Config, load
+from watcher.errors import WatchError
+from watcher.inputs.rules import Compiled, compile_rule, load_rules
 from watcher.judge.claims import claims
 from watcher.locate import targets
 from watcher.locate.anchors import Found
-from watcher.models import Result, Rule, RuleTest
+from watcher.models import Result, Rule, RuleTest, Verdict
 from watcher.parse import syntax
+from watcher.pipeline import CheckOptions, run_check
+from watcher.report import plural
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-    from watcher.config import Config
+
+def rules_lint(config_file: Path, offline: bool, out: TextIO, *, show: bool = False) -> int:
+    """`watch rules lint`: compile every rule and check it at its note's baseline;
+    with `show`, print what each capture matched there."""
+    config = load(config_file)
+    options = CheckOptions(offline=offline, no_issues=True, citations=False, read_only=True)
+    report = run_check(config, options, None)
+    rule_ids = {r.id for r in report.results if r.kind == "rule"}
+    bad = [
+        r
+        for r in report.results
+        if r.verdict is Verdict.ERROR
+        and (r.kind == "rule" or r.error in ("rule-invalid", "query-invalid"))
+    ]
+    if show:
+        holding = rule_ids - {b.id for b in bad}
+        out.write(baseline_captures(config, holding, offline=True))
+    for result in bad:
+        out.write(f"error: {result.message}\n")
+    holding_count = len(rule_ids) - len([b for b in bad if b.id in rule_ids])
+    verb = "holds at its" if len(rule_ids) == 1 else "hold at their"
+    out.write(
+        f"{holding_count} of {plural(len(rule_ids), 'rule')} {verb} baseline; "
+        f"{plural(len(bad), 'error')}\n"
+    )
+    return 2 if bad else 0
+
+
+def rules_test(config_file: Path, rule_ids: Sequence[str], out: TextIO) -> int:
+    """`watch rules test`: run every `[[rule.tests]]` case; 1 if one fails, 2 if a rule
+    does not load."""
+    config = load(config_file)
+    loaded = load_rules(config.rules, display_root=config.root, max_bytes=config.limits.rule_bytes)
+    unknown = [r for r in rule_ids if r not in loaded.rules]
+    if unknown:
+        raise WatchError(f"--rule {unknown[0]}: no rule has this id (or it failed to load)")
+    rules = [r for r in loaded.rules.values() if not rule_ids or r.id in rule_ids]
+    outcomes = run_all(rules)
+    for outcome in outcomes:
+        out.write(outcome.describe() + "\n")
+    for err in loaded.errors:
+        out.write(f"error: {err}\n")
+    failed = sum(not o.passed for o in outcomes)
+    untested = sum(not r.tests for r in rules)
+    out.write(
+        f"{plural(len(outcomes), 'test')} of {plural(len(rules), 'rule')}: "
+        f"{len(outcomes) - failed} passed, {failed} failed"
+        + (f"; {plural(untested, 'rule')} without tests" if untested else "")
+        + "\n"
+    )
+    if loaded.errors:
+        return 2
+    return 1 if failed else 0
 
 
 @dataclass(frozen=True)
@@ -130,7 +189,7 @@ def baseline_captures(config: Config, rule_ids: set[str], *, offline: bool) -> s
     Rules that do not hold at their baseline are skipped: lint has already said why."""
     from watcher.judge.classify import parse_at, plan, rule_baseline
     from watcher.mirror.mirrors import Mirror
-    from watcher.pipeline import CheckOptions, gather, group
+    from watcher.pipeline import gather, group
 
     inputs = gather(config, CheckOptions(offline=offline, citations=False))
     items = [i for i in inputs.items if i.rule is not None and i.rule.id in rule_ids]

@@ -1,0 +1,134 @@
+"""`watch check`: the last run's report again when nothing changed (watcher.state.replay),
+else the whole pipeline, recorded in `state/runs/`.
+
+Imported by a warm run before anything heavy: pydantic, the models and the pipeline are
+imported only when the full run starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from watcher.state import replay
+from watcher.state.replay import Request
+
+if TYPE_CHECKING:
+    from watcher.config import Config
+    from watcher.models import Report
+    from watcher.pipeline import CheckOptions, Progress
+    from watcher.state.runs import Run
+    from watcher.state.warm import Book
+
+
+def check(
+    config: Path,
+    *,
+    upstream: str | None = None,
+    note: tuple[str, ...] = (),
+    rule: tuple[str, ...] = (),
+    fmt: str | None = None,
+    offline: bool = False,
+    dry_run: bool = False,
+    no_issues: bool = False,
+    implicit_upstreams: bool = True,
+    wait: float = 0.0,
+    verbosity: int = 0,
+    log_format: str = "text",
+    out: TextIO | None = None,
+) -> int:
+    """`watch check`: print the report, exit 0 (fresh), 1 (stale) or 2 (could not judge)."""
+    request = Request(
+        config=config,
+        upstream=upstream,
+        note=note,
+        rule=rule,
+        fmt=fmt,
+        offline=offline,
+        dry_run=dry_run,
+        no_issues=no_issues,
+        implicit_upstreams=implicit_upstreams,
+        wait=wait,
+        verbosity=verbosity,
+        log_format=log_format,
+    )
+    out = out or sys.stdout
+    return replay.check(request, out, lambda fetched, book, to: _full(request, fetched, book, to))
+
+
+def _full(request: Request, fetched: dict[str, str | None], book: Book | None, out: TextIO) -> int:
+    """The whole run; with `book`, tell watcher.state.replay what it read and did, to
+    answer the next run without one."""
+    from watcher.config import load
+    from watcher.pipeline import CheckOptions
+    from watcher.report import render
+
+    config = load(request.config)
+    options = CheckOptions(
+        upstream=request.upstream,
+        note=request.note,
+        rule=request.rule,
+        offline=request.offline,
+        dry_run=request.dry_run,
+        no_issues=request.no_issues,
+        implicit_upstreams=request.implicit_upstreams,
+        wait=request.wait,
+        fetched=fetched,
+    )
+    fmt = request.fmt or ("table" if out.isatty() else "json")
+    runs: list[tuple[str, Run]] = []
+    report = checked(config, options, "check", _progress(fmt), runs)
+    render(report, fmt, out)
+    if book is not None:
+        replay.tell(book, config, request, report, runs)
+    return report.exit_code
+
+
+def checked(
+    config: Config,
+    options: CheckOptions,
+    by: str,
+    progress: Progress | None = None,
+    runs: list[tuple[str, Run]] | None = None,
+) -> Report:
+    """Run a check and record it in `state/runs/` (so `watch status` sees every run);
+    the runs recorded are added to `runs`.
+
+    A dry run, or one filtered to a note or a rule, checks too little to say anything
+    about an upstream's health, and is not recorded.
+    """
+    from watcher.pipeline import run_check
+    from watcher.state.runs import here, record
+
+    started = here(by)
+    report = run_check(config, options, progress)
+    if not (options.dry_run or options.read_only or options.note or options.rule):
+        recorded = record(config.state, report, started, wait=options.wait)
+        if runs is not None:
+            runs += recorded
+    return report
+
+
+def _progress(fmt: str) -> RichProgress | None:
+    return RichProgress() if fmt == "table" and sys.stderr.isatty() else None
+
+
+class RichProgress:
+    """A spinner on stderr while mirrors are fetched, a plain line while items are
+    checked (terminals only). The spinner runs in a thread of its own, and a step that
+    forks workers must start none (`watcher.pipeline.Progress`)."""
+
+    @contextlib.contextmanager
+    def step(self, message: str, *, forks: bool = False) -> Iterator[None]:
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        if forks:
+            console.print(f"{message}…", style="dim", highlight=False)
+            yield
+            return
+        with console.status(message):
+            yield

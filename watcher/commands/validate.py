@@ -1,0 +1,28 @@
+"""`watch validate`: config, notes and rules checked offline in one pass (a pre-commit hook)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from watcher.commands.rules import run_all
+from watcher.config import load
+from watcher.pipeline import CheckOptions, gather
+from watcher.report import plural
+
+
+def validate(config_file: Path, out: TextIO) -> int:
+    """`watch validate`: config, notes and rules (and rule tests) checked offline in one
+    pass, as a pre-commit hook would; exit 2 when anything is wrong."""
+    config = load(config_file)
+    inputs = gather(config, CheckOptions(offline=True))
+    problems = [r.message for r in inputs.errors]
+    rules = {i.rule.id: i.rule for i in inputs.items if i.rule is not None}
+    problems += [o.describe() for o in run_all(rules.values()) if not o.passed]
+    for problem in problems:
+        out.write(f"{problem}\n")
+    summary = f"{plural(len(inputs.notes), 'note')}, {plural(len(rules), 'rule')}: " + (
+        f"{plural(len(problems), 'problem')}" if problems else "valid"
+    )
+    out.write(f"{config.display(config.file)}: {summary}\n")
+    return 2 if problems else 0
