@@ -184,7 +184,7 @@ def run_walks(
             pool=pool,
         )
     finally:
-        lines.close_batches()
+        mirror.close_batch()
     return [told or Told([], []) for told in found]
 
 

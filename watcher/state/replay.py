@@ -363,7 +363,7 @@ def _mirror_refs(path: Path, refs: tuple[tuple[str, bytes], ...] | None) -> str:
     """The refs as stored (a fetch that brought nothing leaves them byte for byte; `refs`
     when the fetch read them already), and the mirror's config (its default branch, its
     URL) and HEAD."""
-    from watcher.mirror.mirrors import stored_refs
+    from watcher.mirror.clone import stored_refs
 
     found = stored_refs(path) if refs is None else refs
     files = [f"{name}\0".encode() + data for name, data in found]
