@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from watcher.errors import UpstreamError
 from watcher.mirror.git import plain, run
 from watcher.mirror.objects import Presence
+from watcher.state.store import slug
 
 if TYPE_CHECKING:
     import subprocess
@@ -48,6 +49,11 @@ SETTINGS = {
     "remote.origin.partialclonefilter": "blob:none",
     "gc.auto": "0",
 }
+
+
+def mirror_path(cache: Path, repo: str) -> Path:
+    """Where the mirror of upstream `repo` (OWNER/NAME) lives in the cache folder."""
+    return cache / (slug(repo) + ".git")
 
 
 def fetch_url(url: str) -> tuple[str, bool]:

@@ -30,7 +30,6 @@ from watcher.mirror import clone, objects, packs
 from watcher.mirror.clone import TREES, stored_refs
 from watcher.mirror.git import NO_FETCH, READING, GitTimeout, credentials, run, run_all
 from watcher.mirror.releases import Releases
-from watcher.state.store import slug
 
 if TYPE_CHECKING:
     import subprocess
@@ -100,7 +99,7 @@ class Mirror:
         self.fetch_seconds = upstream.fetch_seconds or self.limits.fetch_seconds
         self.url, self.local = clone.fetch_url(upstream.fetch_url)
         self.stored_url, self.env = credentials(self.url, self.limits.stall_seconds)
-        self.path = cache / (slug(upstream.repo) + ".git")
+        self.path = clone.mirror_path(cache, upstream.repo)
         # Counters for the cost model (tests pin them, the bench prints them).
         self.round_trips = 0
         self.blobs_fetched = 0

@@ -356,7 +356,9 @@ def _refs(site: Site, upstreams: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def _mirror_path(site: Site, repo: str) -> Path:
-    return site.cache / (state.slug(repo) + ".git")  # as Mirror.path
+    from watcher.mirror.clone import mirror_path
+
+    return mirror_path(site.cache, repo)
 
 
 def _mirror_refs(path: Path, refs: tuple[tuple[str, bytes], ...] | None) -> str:
