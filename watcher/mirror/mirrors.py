@@ -404,13 +404,13 @@ class Mirror:
 
     def commits_like(self, prefix: str) -> list[str]:
         """Every commit whose id starts with `prefix` (more than one: it is ambiguous)."""
-        from git import GitCommandError
-
+        self.require()
         try:
-            out = str(self.repo.git.rev_parse(f"--disambiguate={prefix}"))
-        except GitCommandError:
+            out = run(self.path, "rev-parse", f"--disambiguate={prefix}", env=self.env)
+        except UpstreamError:
             return []
-        return [o for o in out.split() if self.repo.git.cat_file("-t", o).strip() == "commit"]
+        kinds = [run(self.path, "cat-file", "-t", o, env=self.env).strip() for o in out.split()]
+        return [o for o, kind in zip(out.split(), kinds, strict=True) if kind == "commit"]
 
     def blob_id(self, commit: str, path: str) -> str | None:
         """The blob of `path` at `commit`, from the trees alone (no blob is fetched)."""
