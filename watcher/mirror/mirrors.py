@@ -330,6 +330,7 @@ class Mirror:
 
     @property
     def repo(self) -> Repo:
+        """GitPython's view of the mirror: what `info` reads commits with."""
         if self._repo is None:
             from git import Repo
 
@@ -340,6 +341,7 @@ class Mirror:
         return self._repo
 
     def require(self) -> None:
+        """Refuse to read a mirror that was never made (offline, before a sync)."""
         if not self.exists:
             raise UpstreamError(
                 f"{self.upstream.repo}: no mirror at {self.path}; run `watch sync` "
