@@ -89,7 +89,7 @@ def walked(mirror: Mirror, plan: Plan, result: Result) -> tuple[str | None, Chan
     except StopIteration as stop:
         told: attribute.Told = stop.value
     finally:
-        walk.close_batches()
+        mirror.close_batch()
     return told.commits[0], told.changes[0] or []
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.runner import run
+from watcher.state.store import slug
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (10, 100, 500, 1000, 5000)
@@ -185,7 +186,7 @@ def _first_warm(folder: Path, config: Path) -> tuple[float, dict[str, Any]]:
 def measure_warm(folder: Path, config: Path, size: int) -> Measured:
     """Warm runs only, on a site a cold run left (`--warm-only`): one run to settle what a
     newer watch records, then the fastest of three."""
-    if not (folder / "state" / f"{REPO.replace('/', '__')}.json").exists():
+    if not (folder / "state" / f"{slug(REPO)}.json").exists():
         raise SystemExit(f"{folder}: no state from a cold run; run without --warm-only first")
     _, _, report = _probe(folder, config)
     runs = [_probe(folder, config) for _ in range(3)]
@@ -215,7 +216,7 @@ def _probe(folder: Path, config: Path) -> tuple[float, dict[str, Any], dict[str,
     state_dir = folder / "state"
     written = [Path(w) for w in data.pop("writes")]  # cache files (the notes memo) aside
     writes = [w.relative_to(state_dir).as_posix() for w in written if w.is_relative_to(state_dir)]
-    data["state_writes"] = sum(w == f"{REPO.replace('/', '__')}.json" for w in writes)
+    data["state_writes"] = sum(w == f"{slug(REPO)}.json" for w in writes)
     data["issue_docs"] = sum(w.startswith("issues/") and w.endswith(".md") for w in writes)
     data["bookkeeping"] = len(writes) - data["state_writes"] - data["issue_docs"]
     report = json.loads(done.stdout) if done.stdout.strip() else {}

@@ -36,7 +36,7 @@ from watcher.gitbuild import Upstream
 from watcher.history import walk
 from watcher.judge import relocate
 from watcher.locate import anchors, matching
-from watcher.mirror import mirrors
+from watcher.mirror import clone
 from watcher.mirror import renames as paths
 from watcher.mirror.mirrors import Mirror
 from watcher.models import Report, Verdict
@@ -372,7 +372,7 @@ def _graph_commits(folder: Path) -> tuple[int, bool]:
 def made_with_every_tree(mirror: Mirror) -> None:
     """Make a new mirror one that watch made before it fetched trees by range (its graph
     is written anew by the next fetch; git fetches the trees the filters read)."""
-    mirror.repo.git.config("--unset", mirrors.TREES)
+    mirror.repo.git.config("--unset", clone.TREES)
     shutil.rmtree(mirror.path / "objects" / "info" / "commit-graphs")
 
 
@@ -466,7 +466,7 @@ def test_releases_are_asked_once_per_commit_and_tag_set(
 def test_packs_are_rolled_up_once_they_pile_up(
     project: Project, upstream: Upstream, trace: Trace
 ) -> None:
-    from watcher.mirror.mirrors import PACK_LIMIT
+    from watcher.mirror.packs import PACK_LIMIT
 
     base = cite_everything(project, upstream, FILES)
     config = load(project.config_file)
@@ -547,7 +547,7 @@ def test_one_pass_places_many_commits_as_contains_queries_do(
 
 
 def test_a_long_run_rolls_its_packs_up_as_it_goes(upstream: Upstream, tmp_path: Path) -> None:
-    from watcher.mirror.mirrors import MID_RUN_PACKS
+    from watcher.mirror.packs import MID_RUN_PACKS
 
     files = {f"src/f{i}.rs": module(NAMES, salt=10 * i) for i in range(24)}
     head = upstream.commit("base (#1)", files)
@@ -566,7 +566,7 @@ def test_a_long_run_rolls_its_packs_up_as_it_goes(upstream: Upstream, tmp_path: 
 
 
 def test_a_roll_up_leaves_the_big_packs_alone(upstream: Upstream, tmp_path: Path) -> None:
-    from watcher.mirror.mirrors import PACK_LIMIT
+    from watcher.mirror.packs import PACK_LIMIT
 
     files = {f"src/f{i}.rs": module(NAMES, salt=10 * i) for i in range(40)}
     head = upstream.commit("base (#1)", files)

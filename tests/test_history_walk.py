@@ -14,6 +14,7 @@ from tests.conftest import Project
 from watcher.gitbuild import Upstream
 from watcher.history import spots, walk
 from watcher.locate import anchors, matching, probes
+from watcher.mirror import objects
 from watcher.parse import syntax
 
 LIB = "src/session.rs"
@@ -600,7 +601,7 @@ def test_one_cat_file_serves_more_asked_than_its_pipes_hold(upstream: Upstream) 
     upstream.commit("base (#1)", texts)
     ids = {upstream.git("rev-parse", f"HEAD:{p}"): t.encode() for p, t in texts.items()}
     order = list(ids) * 50  # 2,000 requests: 82 KB of ids, 80 MB of answers
-    batch = walk._Batch(upstream.path)
+    batch = objects.Batch(upstream.path)
     mine, theirs = _asker(), _asker()
     got: dict[str, bytes | None] = {}
 
@@ -620,7 +621,7 @@ def test_one_cat_file_serves_more_asked_than_its_pipes_hold(upstream: Upstream) 
         batch.close()
     assert not stuck, "the walk and git waited on each other"
     assert got == {blob: ids[blob] for blob in got} and len(got) == 10
-    assert not mine.closed and len(batch.asked) <= walk.UNANSWERED
+    assert not mine.closed and len(batch.asked) <= objects.UNANSWERED
 
 
 def test_asking_a_cat_file_that_died_fails_rather_than_waits(upstream: Upstream) -> None:
@@ -631,9 +632,9 @@ def test_asking_a_cat_file_that_died_fails_rather_than_waits(upstream: Upstream)
 
     upstream.commit("base (#1)", {"src/a.rs": "fn a() {}\n"})
     blob = upstream.git("rev-parse", "HEAD:src/a.rs")
-    batch = walk._Batch(upstream.path)
+    batch = objects.Batch(upstream.path)
     sources = _asker()
-    batch.ask(sources, [blob] * walk.UNANSWERED)
+    batch.ask(sources, [blob] * objects.UNANSWERED)
     batch.process.kill()
     batch.process.wait()
     failed: list[BaseException] = []

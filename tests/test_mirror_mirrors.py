@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import Project
 from watcher.config import Upstream as UpstreamConfig
 from watcher.gitbuild import Upstream
-from watcher.mirror import mirrors
+from watcher.mirror import clone, objects
 from watcher.mirror.mirrors import Mirror
 from watcher.parse import syntax
 
@@ -189,7 +189,7 @@ def _on_main(upstream: Upstream, tmp_path: Path) -> Mirror:
 
 def _with_trees(mirror: Mirror, commits: list[str]) -> list[str]:
     """Those of `commits` whose root tree is in the mirror (asking git would fetch it)."""
-    presence = mirrors._Presence(mirror.path / "objects")
+    presence = objects.Presence(mirror.path / "objects")
     tree = {c: _git(mirror.path, "log", "-1", "--format=%T", c).strip() for c in commits}
     return [c for c in commits if presence.has(tree[c])]
 
@@ -204,7 +204,7 @@ def test_a_new_mirror_fetches_the_trees_of_the_cited_history_only(
 
     assert mirror.round_trips == 2  # the commits, then their trees in one fetch
     assert _with_trees(mirror, history) == history[2:]
-    assert _git(mirror.path, "config", mirrors.TREES).strip() == history[2]
+    assert _git(mirror.path, "config", clone.TREES).strip() == history[2]
 
     mirror.sync([history[2]])  # nothing new: no trees to fetch
     assert mirror.round_trips == 3
@@ -256,7 +256,7 @@ def test_a_commit_fetched_by_id_comes_with_every_tree_it_names(
 
     assert mirror.resolve_or_fetch(pr, offline=False) == pr
 
-    presence = mirrors._Presence(mirror.path / "objects")
+    presence = objects.Presence(mirror.path / "objects")
     trees = [upstream.git("rev-parse", f"{pr}:{p}").strip() for p in ("", "src", "src/b")]
     assert all(presence.has(t) for t in trees)
     assert mirror.round_trips == 4  # the commits, their trees; the commit, its trees
@@ -275,7 +275,7 @@ def test_a_rewritten_branch_gets_the_trees_of_its_new_history(
     mirror.sync([old[2]])  # still cited: its history now joins the branch at c1
 
     assert _with_trees(mirror, [old[1], *new]) == [old[1], *new]
-    assert _git(mirror.path, "config", mirrors.TREES).strip() == old[1]
+    assert _git(mirror.path, "config", clone.TREES).strip() == old[1]
     mirror.close()
 
 
@@ -283,7 +283,7 @@ def test_a_mirror_made_with_every_tree_fetches_no_more(upstream: Upstream, tmp_p
     history = _commits(upstream, 3)
     mirror = _on_main(upstream, tmp_path)
     mirror.sync()
-    _git(mirror.path, "config", "--unset", mirrors.TREES)  # as an older watch made it
+    _git(mirror.path, "config", "--unset", clone.TREES)  # as an older watch made it
 
     mirror.sync([history[0]])
 

@@ -85,7 +85,8 @@ def test_released_in_is_the_first_pep440_pre_release(
 
 def test_the_one_pass_release_walk_uses_the_same_order(upstream: Upstream, tmp_path: Path) -> None:
     from watcher.config import Upstream as UpstreamConfig
-    from watcher.mirror.mirrors import RELEASE_PASS, Mirror
+    from watcher.mirror.mirrors import Mirror
+    from watcher.mirror.releases import RELEASE_PASS
 
     commits = [upstream.commit(f"c{i}", {"f.py": f"x = {i}\n"}) for i in range(RELEASE_PASS + 2)]
     for tag in ("v2.0.0", "v2.0.0rc1", "v2.0.0b1", "v2.0.0a1"):  # newest tag name first

@@ -13,13 +13,13 @@ import io
 import json
 import logging
 import sys
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
 from watcher.config import Config, load
 from watcher.errors import WatchError
+from watcher.inputs import checkout
 from watcher.models import Report
 from watcher.redact import redact
 
@@ -164,8 +164,6 @@ def _outputs(file: Path | None, values: dict[str, str]) -> None:
 
 # --- keeping state/ between workflow runs ------------------------------------------
 
-BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
-
 
 def _commit_state(config: Config) -> str:
     """Commit state/ (not its lock, temp files or run records) and push; "" if unchanged.
@@ -176,64 +174,31 @@ def _commit_state(config: Config) -> str:
     (never merged as text), then pushed again. Any other failure says git's own words,
     and leaves neither a local commit nor a rebase in progress.
     """
-    top = Path(_git(config.root, "rev-parse", "--show-toplevel"))
+    top = checkout.toplevel(config.root)
     if not config.state.is_relative_to(top):
         raise WatchError(f"{config.state}: outside the repository {top}; cannot commit it")
     rel = config.state.relative_to(top).as_posix()
-    branch = _git(top, "rev-parse", "--abbrev-ref", "HEAD")
+    branch = checkout.git(top, "rev-parse", "--abbrev-ref", "HEAD")
     if branch == "HEAD":
         raise WatchError(f"{top}: detached HEAD; check out a branch to commit state/ back")
     if not _stage(top, rel):
         log.info("state/ unchanged: nothing to commit")
         return ""
-    name, email = BOT
-    _git(top, "-c", f"user.name={name}", "-c", f"user.email={email}", "commit", "--quiet",
-         "-m", "watch: save state after a check", "--", rel)  # fmt: skip
+    message = "watch: save state after a check"
+    checkout.git(top, *checkout.AS_BOT, "commit", "--quiet", "-m", message, "--", rel)
     try:
-        _push(top, lambda: _catch_up(config, top, rel, branch))
+        checkout.push(top, lambda: _catch_up(config, top, rel, branch))
     except WatchError:
-        _git(top, "reset", "--quiet", "--soft", "HEAD~1")  # state/ stays as the run left it
+        checkout.git(top, "reset", "--quiet", "--soft", "HEAD~1")  # state/ as the run left it
         raise
-    return _git(top, "rev-parse", "HEAD")
+    return checkout.git(top, "rev-parse", "HEAD")
 
 
 def _stage(top: Path, rel: str) -> bool:
     """Stage state/ as the run left it; whether anything differs from HEAD."""
-    _git(top, "add", "--all", "--", rel, f":(exclude){rel}/.lock", f":(exclude){rel}/**/.*.tmp",
-         f":(exclude){rel}/.*.tmp", f":(exclude){rel}/runs")  # fmt: skip
-    return bool(_git(top, "diff", "--cached", "--name-only", "--", rel))
-
-
-# What git says when another push got there first (or at the same moment).
-RACED = ("fetch first", "non-fast-forward", "cannot lock ref", "failed to update ref")
-
-
-def _push(top: Path, catch_up: Callable[[], None] | None = None, attempts: int = 8) -> None:
-    """Push HEAD to its branch on origin. A push that lost a race with another push is
-    caught up (`catch_up`, by default a rebase on the branch as pushed) and retried; any
-    other refusal raises with git's own words."""
-    branch = _git(top, "rev-parse", "--abbrev-ref", "HEAD")
-    for attempt in range(1, attempts + 1):
-        code, text = _try_git(top, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}")
-        if code == 0:
-            return
-        raced = any(words in text for words in RACED)
-        if not raced or attempt == attempts:
-            raise WatchError(f"push to origin {branch} failed: {text}")
-        log.warning("push lost a race with another run; rebasing on it (%s)", attempt)
-        (catch_up or (lambda: _rebase(top, branch)))()
-
-
-def _rebase(top: Path, branch: str) -> None:
-    """Rebase HEAD on the branch as pushed; on a conflict, leave no rebase behind."""
-    _git(top, "fetch", "--quiet", "origin", branch)
-    name, email = BOT
-    identity = ("-c", f"user.name={name}", "-c", f"user.email={email}")
-    code, text = _try_git(top, *identity, "rebase", "--quiet", "--autostash", "-X", "theirs",
-                          "FETCH_HEAD")  # fmt: skip
-    if code != 0:
-        _try_git(top, "rebase", "--abort")
-        raise WatchError(f"could not rebase on origin {branch}: {text}")
+    excluded = (f"{rel}/.lock", f"{rel}/**/.*.tmp", f"{rel}/.*.tmp", f"{rel}/runs")
+    checkout.git(top, "add", "--all", "--", rel, *(f":(exclude){x}" for x in excluded))
+    return bool(checkout.git(top, "diff", "--cached", "--name-only", "--", rel))
 
 
 def _catch_up(config: Config, top: Path, rel: str, branch: str) -> None:
@@ -242,28 +207,9 @@ def _catch_up(config: Config, top: Path, rel: str, branch: str) -> None:
     Shards are written by one job each, so only shared files (the dashboard) can
     conflict; ours is taken by the rebase and then rebuilt from every shard here.
     """
-    _rebase(top, branch)
+    checkout.rebase(top, branch)
     from watcher.issues import rebuild_dashboard
 
     rebuild_dashboard(config, log=log.info)
     if _stage(top, rel):
-        name, email = BOT
-        _git(top, "-c", f"user.name={name}", "-c", f"user.email={email}",
-             "commit", "--quiet", "--amend", "--no-edit")  # fmt: skip
-
-
-def _try_git(cwd: Path, *args: str) -> tuple[int, str]:
-    import subprocess
-
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
-    text = " ".join(line.strip() for line in proc.stderr.splitlines() if line.strip())
-    return proc.returncode, text
-
-
-def _git(cwd: Path, *args: str) -> str:
-    import subprocess
-
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
-    if proc.returncode:
-        raise WatchError(f"{cwd}: git {args[0]} failed: {proc.stderr.strip()}")
-    return proc.stdout.strip()
+        checkout.git(top, *checkout.AS_BOT, "commit", "--quiet", "--amend", "--no-edit")

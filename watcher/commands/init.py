@@ -16,6 +16,7 @@ from typing import TextIO
 
 from watcher.config import REPO_RE
 from watcher.errors import WatchError
+from watcher.state.store import slug
 
 LS_REMOTE_SECONDS = 10.0
 EXAMPLE_REPO = "openai/codex"  # the repository examples/workflows/watch.yml is written for
@@ -126,8 +127,7 @@ def site_files(repo: str, url: str | None, remote: Remote, today: datetime.date)
 def workflow(repo: str, action: str) -> str:
     """examples/workflows/watch.yml, written for `repo` and using the action `action`."""
     text = resources.files("watcher").joinpath("templates/workflow.yml").read_text("utf-8")
-    key = repo.replace("/", "__")
-    text = text.replace(EXAMPLE_REPO, repo).replace(EXAMPLE_REPO.replace("/", "__"), key)
+    text = text.replace(EXAMPLE_REPO, repo).replace(slug(EXAMPLE_REPO), slug(repo))
     return text.replace("        uses: ./\n", f"        uses: {action}\n")
 
 

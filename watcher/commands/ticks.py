@@ -16,22 +16,17 @@ The dashboard is rendered afresh by the check that follows, with its boxes untic
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import tempfile
 from datetime import date, timedelta
-from pathlib import Path
 
 from watcher.commands import fix
 from watcher.config import Config
 from watcher.errors import WatchError
-from watcher.inputs import edit
+from watcher.inputs import checkout, edit
 from watcher.inputs.notes import site_notes
 from watcher.issues import boxes
 from watcher.state.store import write_text
 
 log = logging.getLogger("watcher.action")
-BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
 
 
 def carry_out(config: Config, *, today: date, upstream: str | None = None) -> list[str]:
@@ -83,19 +78,19 @@ def _accept(config: Config, sink: object, note_id: str, today: date) -> str:
     changed = {p: new for p, (old, new) in changes.texts.items() if old != new}
     if not changed:
         return f"accept {note_id}: nothing to change"
-    top = Path(_git(config.root, "rev-parse", "--show-toplevel"))
+    top = checkout.toplevel(config.root)
     summary = [*changes.done, *(f"todo: {t}" for t in changes.todo)]
     message = f"Accept {note_id}: re-verified, re-based on upstream HEAD\n\n" + "\n".join(summary)
     open_pull = getattr(sink, "open_pull", None)
     if config.issues.accept == "commit" or open_pull is None:
         changes.write()
-        _git(top, "add", "--", *(str(p) for p in changed))
-        commit = _commit(top, message)
+        checkout.git(top, "add", "--", *(str(p) for p in changed))
+        commit = checkout.commit(top, message)
         return f"accept {note_id}: committed {commit[:12]}"
     branch = f"watch/accept/{note_id}"
-    commit = _commit_off_tree(top, changed, message)
-    _git(top, "push", "--force", "--quiet", "origin", f"{commit}:refs/heads/{branch}")
-    base = _git(top, "rev-parse", "--abbrev-ref", "HEAD")
+    commit = checkout.commit_off_tree(top, changed, message)
+    checkout.git(top, "push", "--force", "--quiet", "origin", f"{commit}:refs/heads/{branch}")
+    base = checkout.git(top, "rev-parse", "--abbrev-ref", "HEAD")
     body = (
         f"Ticked **accept** for `{note_id}` on the watch dashboard: `watch fix --accept "
         f"{note_id}` re-based it on upstream HEAD.\n\n" + "\n".join(f"- {s}" for s in summary)
@@ -111,43 +106,7 @@ def _snooze(config: Config, note_id: str, today: date) -> str:
     until = (today + timedelta(days=boxes.SNOOZE_DAYS)).isoformat()
     path = config.root / notes[note_id].file
     write_text(path, edit.set_key(path.read_text(encoding="utf-8"), "snooze_until", until))
-    top = Path(_git(config.root, "rev-parse", "--show-toplevel"))
-    _git(top, "add", "--", str(path))
-    commit = _commit(top, f"Snooze {note_id} until {until} (ticked on the watch dashboard)")
+    top = checkout.toplevel(config.root)
+    checkout.git(top, "add", "--", str(path))
+    commit = checkout.commit(top, f"Snooze {note_id} until {until} (ticked on the watch dashboard)")
     return f"snooze {note_id}: until {until}, committed {commit[:12]}"
-
-
-def _commit(top: Path, message: str) -> str:
-    from watcher.commands.action import _push
-
-    name, email = BOT
-    _git(top, "-c", f"user.name={name}", "-c", f"user.email={email}", "commit", "--quiet",
-         "-m", message)  # fmt: skip
-    _push(top)
-    return _git(top, "rev-parse", "HEAD")
-
-
-def _commit_off_tree(top: Path, files: dict[Path, str], message: str) -> str:
-    """A commit on top of HEAD with `files` changed, made in a scratch index: the work
-    tree and the checked-out branch stay as they are."""
-    name, email = BOT
-    with tempfile.TemporaryDirectory() as scratch:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        _git(top, "read-tree", "HEAD", env=env)
-        for path, text in files.items():
-            blob = _git(top, "hash-object", "-w", "--stdin", stdin=text)
-            rel = path.resolve().relative_to(top.resolve()).as_posix()
-            _git(top, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=env)
-        tree = _git(top, "write-tree", env=env)
-    env = {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
-           "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}  # fmt: skip
-    return _git(top, "commit-tree", tree, "-p", "HEAD", "-m", message, env=env)
-
-
-def _git(cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
-    proc = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=env, input=stdin
-    )
-    if proc.returncode:
-        raise WatchError(f"{cwd}: git {args[0]} failed: {proc.stderr.strip()}")
-    return proc.stdout.strip()

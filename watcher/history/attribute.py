@@ -182,7 +182,7 @@ def run_walks(mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], pool: 
             pool=pool,
         )
     finally:
-        walk.close_batches()
+        mirror.close_batch()
     return [told or Told([], []) for told in found]
 
 

@@ -22,14 +22,10 @@ versions parsed are those that touched the item, not all the versions of its fil
 from __future__ import annotations
 
 import functools
-import os
-import subprocess
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from watcher.errors import TooLarge, UpstreamError
 from watcher.history import follow, spots
 from watcher.inputs import quotes
 from watcher.judge import classify
@@ -38,14 +34,13 @@ from watcher.judge.plan import Plan
 from watcher.judge.pool import Last
 from watcher.locate import probes
 from watcher.locate.targets import best_target, literals, targets
+from watcher.mirror import objects
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
 from watcher.models import Result
 from watcher.parse import languages, syntax
 
 AHEAD = 16  # versions asked of git ahead of the one being read
-UNANSWERED = 512  # requests out at once: 512 ids take at most 33 KB of git's 64 KB stdin
-PIPE_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -108,116 +103,13 @@ class Stats:
 STATS = Stats()
 
 
-class _Batch:
-    """One `git cat-file --batch` of a mirror, shared by this process's walks. Git answers
-    in the order asked; an answer is read when a walk needs it, or one asked after it, and
-    kept for the walk that asked. Git inflates the versions asked ahead while the walks
-    scan or parse, as many as its widened pipe holds (`_widen`). (A process per walk cost
-    2.6 ms of CPU each: 759 walks at 5,000 codex citations. A reader thread handing each
-    answer over made a walk through 1,200 versions 10% slower.)
-
-    At most UNANSWERED requests are out at once: their text then always fits in git's
-    stdin, so writing one never waits on git, which may itself be waiting for its answers
-    to be read."""
-
-    def __init__(self, path: Path) -> None:
-        self.process = subprocess.Popen(
-            ["git", "-C", str(path), "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        _widen(self.process)
-        self.asked: deque[tuple[_Sources, str]] = deque()  # not answered yet, oldest first
-        self.alive = True
-
-    def ask(self, walk: _Sources, blobs: list[str]) -> None:
-        assert self.process.stdin is not None
-        for low in range(0, len(blobs), UNANSWERED):
-            chunk = blobs[low : low + UNANSWERED]
-            while self.alive and self.asked and len(self.asked) + len(chunk) > UNANSWERED:
-                self._answer()  # git gone: the write below fails, as it would have
-            walk.pending.update(chunk)
-            self.asked.extend((walk, blob) for blob in chunk)
-            self.process.stdin.write("".join(f"{b}\n" for b in chunk).encode())
-            self.process.stdin.flush()
-
-    def wait(self, walk: _Sources, blob: str) -> bytes | None:
-        """The blob's bytes once git has answered for it (None: git has no such blob, or
-        stopped): the answers asked before it are read first, for their walks."""
-        while blob not in walk.arrived and blob in walk.pending and self.alive:
-            self._answer()
-        return walk.arrived.pop(blob, None)
-
-    def _answer(self) -> None:
-        """Read git's next answer and keep it for the walk that asked (unless it closed)."""
-        assert self.process.stdout is not None
-        stdout = self.process.stdout
-        header = stdout.readline().split()
-        if not header:  # git stopped: nothing more will come
-            self.alive = False
-            return
-        data = None
-        if len(header) == 3:
-            data = stdout.read(int(header[2]))
-            stdout.read(1)  # the newline after each object
-        walk, blob = self.asked.popleft()
-        walk.pending.discard(blob)
-        if not walk.closed:
-            walk.arrived[blob] = data
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.kill()  # read-only: nothing to finish, and nobody reads what is left
-        self.process.wait()
-
-
-_BATCHES: dict[tuple[str, int], _Batch] = {}  # by mirror path and process id
-
-
-def _batch(mirror: Mirror) -> _Batch:
-    key = (str(mirror.path), os.getpid())  # a forked worker starts its own
-    batch = _BATCHES.get(key)
-    if batch is None or not batch.alive:
-        batch = _BATCHES[key] = _Batch(mirror.path)
-    return batch
-
-
-def close_batches() -> None:
-    """End this process's `cat-file` of every mirror (a run's walks are over)."""
-    for key in [k for k in _BATCHES if k[1] == os.getpid()]:
-        _BATCHES.pop(key).close()
-
-
-class _Sources:
-    """Blob bytes for a walk, through its process's `git cat-file --batch` (`_Batch`).
-    Versions are asked for ahead of use (`request`) and read as git answers. Holds the
-    last few versions: a walk in lock-step reads each version once."""
+class _Sources(objects.Blobs):
+    """Blob bytes for a walk (`watcher.mirror.objects.Blobs`), and the last two versions
+    read without a tree, for `_stays`."""
 
     def __init__(self, mirror: Mirror, size: int = 2 * AHEAD + 4) -> None:
-        self.mirror = mirror
-        self.size = size
-        self.held: OrderedDict[str, bytes] = OrderedDict()
-        self.pending: set[str] = set()  # asked for, not read yet
-        self.arrived: dict[str, bytes | None] = {}  # read, not used yet (None: no such blob)
-        self.batch: _Batch | None = None
-        self.closed = False
-        self.count = 0  # blobs read from git
+        super().__init__(mirror, size)
         self.bare: OrderedDict[str, syntax.Parsed] = OrderedDict()
-
-    def __call__(self, blob: str) -> bytes:
-        if blob not in self.held:
-            self.request([blob])  # unless asked for already
-            assert self.batch is not None
-            data = self.batch.wait(self, blob)
-            if data is None:
-                raise UpstreamError(f"{self.mirror.upstream.repo}: cannot read blob {blob}")
-            self.count += 1
-            self.held[blob] = data
-            if len(self.held) > self.size:
-                self.held.popitem(last=False)
-        self.held.move_to_end(blob)
-        return self.held[blob]
 
     def unparsed(self, blob: str) -> syntax.Parsed:
         """A version with its word counts and line starts and no tree, for `_stays`: the
@@ -233,38 +125,9 @@ class _Sources:
 
     def checked(self, blob: str) -> bytes:
         """A version to parse: above `[limits] file_bytes`, TooLarge, as `Mirror.read`."""
-        data, limit = self(blob), self.mirror.limits.file_bytes
-        if len(data) > limit:
-            raise TooLarge(len(data), limit)
+        data = super().checked(blob)
         STATS.handed += 1
         return data
-
-    def request(self, blobs: Iterable[str]) -> None:
-        """Ask git for these blobs now; they are read as git answers. Only blobs the
-        mirror holds: in a partial clone, git would fetch a missing one by itself."""
-        if self.batch is None:
-            self.batch = _batch(self.mirror)
-        known = {*self.held, *self.pending, *self.arrived}
-        wanted = [b for b in dict.fromkeys(blobs) if b not in known]
-        if wanted:
-            self.batch.ask(self, wanted)
-
-    def close(self) -> None:
-        """Answers still to come for this walk are dropped as they arrive."""
-        self.closed = True
-        self.arrived.clear()
-
-
-def _widen(process: subprocess.Popen[bytes]) -> None:
-    """A larger pipe for git's answers (Linux): git can then inflate a few big versions
-    ahead of the reader instead of stopping at the first 64 KB."""
-    try:
-        import fcntl
-
-        assert process.stdout is not None
-        fcntl.fcntl(process.stdout.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
-    except (ImportError, OSError):
-        pass
 
 
 @dataclass

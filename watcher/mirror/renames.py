@@ -18,13 +18,14 @@ moved HEAD continues from the last one.
 
 from __future__ import annotations
 
-import bisect
 import logging
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from watcher.errors import UpstreamError
+from watcher.mirror import pathlog
+from watcher.mirror.pathlog import Entry, Logged
 from watcher.parse.languages import kin
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("watch")
 
 Files = tuple[tuple[str, str], ...]  # (path, blob) of a followed file, best first
-Entry = tuple[str, str, str | None, str]  # commit, path, blob after (None: deleted), before
 # Past this many paths, one log of every file is cheaper than git matching each path in
 # every commit (a pathspec of one path diffs only the trees on its way, or reads the
 # commit-graph's Bloom filters where the mirror has them).
@@ -212,7 +212,7 @@ class Paths:
         point, for the walks to come: each walk's first log of a path is read there."""
         groups: dict[str, list[str]] = {}
         for since, path in dict.fromkeys(wanted):
-            if _literal(path) and self._answer(since, head, [path]) is None:
+            if pathlog.literal(path) and self._answer(since, head, [path]) is None:
                 groups.setdefault(since, []).append(path)
         for since, paths in groups.items():
             if len(paths) > 1:  # one path: the walk's own log costs the same
@@ -222,8 +222,8 @@ class Paths:
         """The entries of the logs of `paths` (each path's in log order), from one `git
         log` kept for the logs of fewer paths to read: of every file, read here by path,
         when there are many. Paths git would not read as they are get a log of their own."""
-        literal = [p for p in paths if _literal(p)]
-        others = [p for p in paths if not _literal(p)]
+        literal = [p for p in paths if pathlog.literal(p)]
+        others = [p for p in paths if not pathlog.literal(p)]
         found = self._log(since, head, others) if others else []
         if not literal:
             return found
@@ -347,7 +347,7 @@ class Paths:
         if paths and (known := self._answer(since, head, paths)) is not None:
             return known
         found, _ = self._run(since, head, paths)
-        if paths and all(_literal(p) for p in paths):
+        if paths and all(pathlog.literal(p) for p in paths):
             self._logged.setdefault((since, head), []).append(Logged.of(paths, found))
         return found
 
@@ -362,19 +362,7 @@ class Paths:
             "--no-abbrev", "--no-renames", "--format=%x00%H", f"{since}..{head}",
             *(["--", *paths] if paths else []),
         )  # fmt: skip
-        found: list[Entry] = []
-        after: dict[str, int] = {}
-        for chunk in out.split("\x00")[1:]:
-            lines = chunk.strip().splitlines()
-            for raw in lines[1:]:
-                meta, _, path = raw.partition("\t")
-                parts = meta.split()
-                if len(parts) < 5:
-                    continue
-                blob = None if parts[4].startswith("D") else parts[3]
-                found.append((lines[0], path, blob, parts[2]))
-            after[lines[0]] = len(found)
-        return found, after
+        return pathlog.read_log(out)
 
     def _candidates(self, commit: str, path: str) -> dict[str, str]:
         """The files `commit` added that `path` may have gone to (languages.family)."""
@@ -498,7 +486,9 @@ class Paths:
         diffs = [("diff", "--raw", "-z", "--no-abbrev", "--no-renames", "--diff-filter=A",
                   f"{c}^1", c) for c in wanted]  # fmt: skip
         outs = self.mirror.gits(diffs)
-        self._added |= {commit: _added(raw) for commit, raw in zip(wanted, outs, strict=True)}
+        self._added |= {
+            commit: pathlog.added(raw) for commit, raw in zip(wanted, outs, strict=True)
+        }
 
     def touched(self, commits: Iterable[str]) -> dict[str, frozenset[str]]:
         """The files each commit added or changed against its first parent (a root
@@ -512,70 +502,8 @@ class Paths:
             raw = self.mirror.git("diff-tree", "--stdin", "-r", "-z", "--name-only", "--always",
                                   "--root", "--no-renames", "--diff-filter=AM",
                                   stdin="".join(" ".join(p) + "\n" for p in pairs))  # fmt: skip
-            self._touched |= dict.fromkeys(wanted, frozenset()) | _touched(raw, wanted)
+            self._touched |= dict.fromkeys(wanted, frozenset()) | pathlog.touched(raw, wanted)
         return {c: self._touched[c] for c in dict.fromkeys(commits)}
-
-
-def _touched(raw: str, commits: list[str]) -> dict[str, frozenset[str]]:
-    """`git diff-tree --stdin -z --name-only --always` read back: each commit's id (in
-    the order asked), then the paths its diff names."""
-    found: dict[str, set[str]] = {}
-    ahead = iter(commits)
-    upcoming, current = next(ahead, None), None
-    for field_ in raw.split("\0"):
-        if field_ and field_ == upcoming:
-            current, upcoming = field_, next(ahead, None)
-            found[current] = set()
-        elif field_ and current is not None:
-            found[current].add(field_)
-    return {c: frozenset(paths) for c, paths in found.items()}
-
-
-@dataclass(frozen=True)
-class Logged:
-    """One `git log` of many paths, or of every file: its entries, and which of them each
-    path's own log would list (the entries at that path or, a pathspec being a prefix,
-    below it)."""
-
-    covered: frozenset[str] | None  # None: every file (a log with no pathspec)
-    entries: tuple[Entry, ...]  # those of the covered paths, in the log's order
-    by_path: dict[str, list[int]]  # path (or folder) -> indexes of its entries, ascending
-    after: dict[str, int] = field(default_factory=dict)  # of every file: commit -> index past it
-
-    @classmethod
-    def of(cls, paths: Sequence[str], logged: Sequence[Entry]) -> Logged:
-        covered = frozenset(paths)
-        entries: list[Entry] = []
-        by_path: dict[str, list[int]] = {}
-        for entry in logged:
-            given = [g for g in _prefixes(entry[1]) if g in covered]
-            for path in given:
-                by_path.setdefault(path, []).append(len(entries))
-            if given:
-                entries.append(entry)
-        return cls(covered, tuple(entries), by_path)
-
-    @classmethod
-    def every(cls, logged: Sequence[Entry], after: dict[str, int]) -> Logged:
-        by_path: dict[str, list[int]] = {}
-        for index, entry in enumerate(logged):
-            for path in _prefixes(entry[1]):
-                by_path.setdefault(path, []).append(index)
-        return cls(None, tuple(logged), by_path, after)
-
-    def covers(self, paths: Sequence[str]) -> bool:
-        if self.covered is None:
-            return all(_literal(p) for p in paths)
-        return self.covered.issuperset(paths)
-
-    def read(self, paths: Sequence[str], start: int = 0) -> list[Entry]:
-        """The entries a log of `paths` (all covered) lists, in this log's order, from
-        the `start`th on."""
-        if len(paths) == 1:
-            found = self.by_path.get(paths[0], [])
-            return [self.entries[i] for i in found[bisect.bisect_left(found, start) :]]
-        indexes = sorted({i for p in paths for i in self.by_path.get(p, ()) if i >= start})
-        return [self.entries[i] for i in indexes]
 
 
 def _similarity(commit: str, path: str, candidates: Iterable[str]) -> tuple[str, ...]:
@@ -583,36 +511,6 @@ def _similarity(commit: str, path: str, candidates: Iterable[str]) -> tuple[str,
     `path` among `candidates` (files it added)."""
     return ("diff", "--name-status", "-M", "-C", "--diff-filter=RC", f"{commit}^1", commit,
             "--", path, *candidates)  # fmt: skip
-
-
-def _prefixes(path: str) -> list[str]:
-    """A logged path and the folders above it: what a literal pathspec matching it may be.
-    git quotes a path with special characters; the plain folders above it read the same
-    inside the quotes (and a literal path never equals a quoted one)."""
-    parts = (path[1:-1] if path.startswith('"') else path).split("/")
-    return ["/".join(parts[: n + 1]) for n in range(len(parts))]
-
-
-def _literal(path: str) -> bool:
-    """Whether a log writes `path` as it is given (a literal pathspec: the file, or the
-    files below it): nothing git would quote (core.quotePath is off) or normalize."""
-    return (
-        path.isprintable()
-        and '"' not in path
-        and "\\" not in path
-        and all(part not in ("", ".", "..") for part in path.split("/"))
-    )
-
-
-def _added(raw: str) -> dict[str, str]:
-    """Paths and new blobs from `git diff --raw -z`: meta and path alternate."""
-    fields = raw.split("\0")
-    added = {}
-    for meta, path in zip(fields[::2], fields[1::2], strict=False):
-        parts = meta.split()
-        if len(parts) >= 5:
-            added[path] = parts[3]
-    return added
 
 
 def _ordered(files: dict[str, str], rank: dict[str, tuple[int, int]]) -> Files:

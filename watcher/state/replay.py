@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, cast
 from watcher import defaults, fingerprint, redact
 from watcher.errors import UpstreamError, WatchError
 from watcher.fingerprint import blake2b, digest
-from watcher.state.store import LOCK_NAME, RUNS_DIR, locked, slug
+from watcher.state.store import LOCK_NAME, RUNS_DIR, locked
 from watcher.state.warm import Book, Tee, captured, read, replay, store
 
 if TYPE_CHECKING:
@@ -375,14 +375,16 @@ def _refs(site: Site, upstreams: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def _mirror_path(site: Site, repo: str) -> Path:
-    return site.cache / (slug(repo) + ".git")  # as Mirror.path
+    from watcher.mirror.clone import mirror_path
+
+    return mirror_path(site.cache, repo)
 
 
 def _mirror_refs(path: Path, refs: tuple[tuple[str, bytes], ...] | None) -> str:
     """The refs as stored (a fetch that brought nothing leaves them byte for byte; `refs`
     when the fetch read them already), and the mirror's config (its default branch, its
     URL) and HEAD."""
-    from watcher.mirror.mirrors import stored_refs
+    from watcher.mirror.clone import stored_refs
 
     found = stored_refs(path) if refs is None else refs
     files = [f"{name}\0".encode() + data for name, data in found]
