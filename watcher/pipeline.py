@@ -637,7 +637,7 @@ def _file_issues(
     """Sync the issues of the notes this run owns; never those a run-level failure touched."""
     if options.no_issues or options.read_only or config.issues.sink == "none":
         return []
-    from watcher.issues import sync_issues
+    from watcher.issues.sync import sync_issues
 
     scope = issue_scope(config, options, inputs.notes, statuses)
     failed = {s.repo.lower() for s in statuses if s.error}

@@ -127,7 +127,9 @@ def config_table() -> str:
             default = _default(key, field)
             kind = _type(field.annotation)
             if key not in CONFIG_HELP:  # a new key: say what it means, for docs and editors
-                raise KeyError(f"config key {key} has no entry in CONFIG_HELP (watcher/inputs/schema.py)")
+                raise KeyError(
+                    f"config key {key} has no entry in CONFIG_HELP (watcher/inputs/schema.py)"
+                )
             rows.append(f"| `{key}` | {kind} | {default} | {CONFIG_HELP[key]} |")
     return "\n".join(rows) + "\n"
 

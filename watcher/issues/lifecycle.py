@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from watcher.issues import markdown, markers, render
-from watcher.issues.sinks import IssueDoc, State
+from watcher.issues.sink import IssueDoc, State
 from watcher.models import Note, Result, worst
 from watcher.redact import redact
 

@@ -1,4 +1,11 @@
-"""Run the issue lifecycle for every checked note through one sink, then the dashboard.
+"""Stale-verification issues (SPEC 6.2): one per affected note, plus a dashboard.
+
+`sync_issues` is the one entry point of a check, `rebuild_dashboard` of a job that only
+redraws the dashboard. Behind them: `render` (titles, bodies, comments; markdown safety
+in `markdown`), `markers` (the hidden markers that deduplicate), `lifecycle` (what to do
+for one note), `sink` (the Protocol and its documents), `sinks` (the registry), `github`
+and `files` (the sinks). This module runs the lifecycle for every checked note through
+one sink, then the dashboard.
 
 Bookkeeping (`state/bookkeeping/`, see `book`) is only a cache of where each note's
 issue is; the marker in the issue body is the truth, so losing it costs lookups, not
@@ -18,7 +25,8 @@ from typing import Any
 from watcher.config import Config
 from watcher.issues import dashboard, lifecycle, markers
 from watcher.issues.book import Book, Scope
-from watcher.issues.sinks import SINKS, DryRunSink, IssueDoc, Sink, SinkError
+from watcher.issues.sink import DryRunSink, IssueDoc, Sink, SinkError
+from watcher.issues.sinks import SINKS
 from watcher.models import IssueAction, Note, Result, UpstreamStatus
 
 Log = Callable[[str], None]
@@ -63,6 +71,42 @@ def make_sink(config: Config, dry_run: bool, log: Log) -> tuple[Sink, bool]:
         return DryRunSink(None, log), True
     sink = SINKS[kind](config, token)
     return (DryRunSink(sink, log), True) if dry_run else (sink, False)
+
+
+def sync_issues(
+    config: Config,
+    notes: Mapping[str, Note],
+    results: Sequence[Result],
+    upstreams: Sequence[UpstreamStatus],
+    *,
+    dry_run: bool,
+    log: Log,
+    scope: Scope | None = None,
+    failures: list[str] | None = None,
+) -> list[IssueAction]:
+    """File, update, close or reopen each checked note's issue through the configured sink.
+
+    Called with the state lock held. Only the notes present in `results` are touched.
+    A failed note yields `IssueAction(action="failed")` and is retried by the next run;
+    run-level failures are appended to `failures`. A `WatchError` is raised only when
+    nothing can be done (e.g. a wrong `[issues] repo`).
+    """
+    if config.issues.sink == "none" or not (results or any(u.error for u in upstreams)):
+        return []
+    sink, dry = make_sink(config, dry_run, log)
+    return sync(
+        config, notes, results, upstreams, sink=sink, dry_run=dry, log=log, scope=scope,
+        failures=failures,
+    )  # fmt: skip
+
+
+def rebuild_dashboard(config: Config, *, log: Log) -> None:
+    """Render the dashboard again from every bookkeeping shard (after another job's push)."""
+    if config.issues.sink == "none" or not config.issues.dashboard:
+        return
+    sink, dry = make_sink(config, False, log)
+    if not dry:
+        refresh_dashboard(config, sink, log)
 
 
 def sync(
