@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError, WatchError
 from watcher.inputs import guards
-from watcher.inputs.notes import site_notes
+from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import Compiles, load_rules
 from watcher.judge import classify, tracked_issues
 from watcher.judge import pool as cores

@@ -174,7 +174,7 @@ def _same(repo: str, other: str | None) -> bool:
 
 def notes(config_file: Path, out: TextIO) -> int:
     """`watch notes`: every note, its citations, and which are guarded by rules."""
-    from watcher.inputs.notes import site_notes
+    from watcher.inputs.notememo import site_notes
     from watcher.inputs.rules import load_rules
 
     config = config_mod.load(config_file)

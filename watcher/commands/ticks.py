@@ -26,7 +26,7 @@ from watcher.commands import fix
 from watcher.config import Config
 from watcher.errors import WatchError
 from watcher.inputs import edit
-from watcher.inputs.notes import site_notes
+from watcher.inputs.notememo import site_notes
 from watcher.issues import boxes
 from watcher.state.store import write_text
 

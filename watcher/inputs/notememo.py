@@ -1,4 +1,5 @@
-"""Notes parsed before, remembered by their bytes: a run re-reads only edited notes.
+"""A site's notes, as `notes` reads them, remembered by their bytes: a run re-reads only
+edited notes.
 
 Parsing a note (YAML, then validation) is most of loading a big site, and on a warm run
 every note is as it was. The memo sits next to the mirrors (`cache/notes.json`, a fact
@@ -14,16 +15,59 @@ import contextlib
 import functools
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from watcher import models
-from watcher.errors import WatchError
+from watcher.config import Config
+from watcher.errors import NoteError, WatchError
 from watcher.inputs import frontmatter, notes, quotes
 from watcher.parse import languages
 from watcher.state import store as state
 
 FILE = "notes.json"
 SCHEMA = "watch.notes-memo/1"
+
+
+def site_notes(config: Config) -> notes.Notes:
+    """The notes of a site, read as its config says (limits, ignored files, extra keys);
+    notes whose bytes are as a run on this machine saw them are not parsed again."""
+    memo = Memo(load(config.cache))
+    found = notes.load_notes(
+        config.notes,
+        display_root=config.root,
+        limits=config.limits,
+        ignore=config.notes_ignore,
+        extra_keys=config.notes_extra_keys,
+        parse=memo.parse,
+    )
+    save(config.cache, memo.remembered, memo.used)
+    return found
+
+
+@dataclass
+class Memo:
+    """The notes parsed before (`remembered`, by `key`) and those this load used."""
+
+    remembered: dict[str, str]
+    used: dict[str, str] = field(default_factory=dict)
+
+    def parse(
+        self, raw: bytes, shown: str, max_nodes: int, extra: tuple[str, ...]
+    ) -> tuple[models.Note, list[NoteError]]:
+        """`notes.parse_note`, or the note as remembered from the same bytes."""
+        found = key(raw, shown, max_nodes, extra)
+        if found in self.remembered:
+            with contextlib.suppress(ValidationError):  # damaged: parsed again below
+                note = models.Note.model_validate_json(self.remembered[found])
+                self.used[found] = self.remembered[found]
+                return note, []
+        note, errors = notes.parse_note(raw, shown, max_nodes=max_nodes, extra_keys=extra)
+        if not errors:
+            self.used[found] = note.model_dump_json()
+        return note, errors
 
 
 def load(cache: Path) -> dict[str, str]:
