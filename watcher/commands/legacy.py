@@ -200,16 +200,14 @@ def _guard_text(config: config_mod.Config, citation: CodeCitation, rules: list[R
     """Which rules guard the citation: those whose baseline target (as the last run saw
     it) overlaps the cited lines; a rule not judged yet is named as such."""
     from watcher.inputs import guards
-    from watcher.models import Location
-    from watcher.state import store as state
+    from watcher.state.upstream import last_baselines
 
     if not rules:
         return ""
-    saved = state.read_json(state.upstream_file(config.state, citation.repo)).get("items", {})
+    baselines = last_baselines(config.state, citation.repo, [r.id for r in rules])
     guarding, unknown = [], []
     for rule in rules:
-        found = saved.get(rule.id, {}).get("result", {}).get("baseline")
-        target = Location.model_validate(found) if found and found.get("start_line") else None
+        target = baselines.get(rule.id)
         commit = target.commit if target and target.commit.startswith(citation.commit) else ""
         covers = guards.covers(target, citation, commit) if target else None
         if covers:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -15,15 +16,17 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from watcher.config import display_path
-from watcher.errors import RuleError
+from watcher.errors import RuleError, WatchError
 from watcher.models import Claim, Rule, RuleTest
 from watcher.parse import languages
+from watcher.state import store
 
 if TYPE_CHECKING:
     from tree_sitter import Query
 
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 QUERY_POSITION = re.compile(r"row (\d+)(?:, column (\d+))?")
+COMPILED = "compiled-queries.json"  # in the cache folder: see Compiles
 
 
 class _RawClaim(BaseModel):
@@ -141,6 +144,22 @@ class Compiles:
     def __init__(self, known: Iterable[str] = ()) -> None:
         self.known = set(known)
         self.seen: set[str] = set()
+
+    @classmethod
+    def load(cls, cache: Path) -> Compiles:
+        """What compiled before on this machine; an unreadable cache only costs compiling."""
+        try:
+            known = store.read_json(cache / COMPILED).get("compiled", [])
+        except WatchError:
+            return cls()
+        return cls([k for k in known if isinstance(k, str)] if isinstance(known, list) else [])
+
+    def save(self, cache: Path) -> None:
+        """Remember what compiled, when it changed: next to the mirrors, not in state/,
+        for it is a fact about this machine's grammars."""
+        if self.changed():
+            with contextlib.suppress(OSError):  # a read-only cache only costs compiling again
+                store.write_json(cache / COMPILED, {"compiled": sorted(self.seen)})
 
     def fingerprint(self, rule: Rule, language: str) -> str:
         parts = [rule.query, rule.inside, language, *_versions(language)]
