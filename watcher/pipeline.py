@@ -7,7 +7,7 @@ import logging
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -24,10 +24,8 @@ from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, Upstr
 from watcher.parse import languages
 from watcher.report import plural
 from watcher.state import store as state
+from watcher.state.bookkeeping import Scope, run_scope
 from watcher.state.upstream import Memo, UpstreamState, last_results
-
-if TYPE_CHECKING:
-    from watcher.issues.book import Scope
 
 log = logging.getLogger("watch")
 
@@ -506,7 +504,14 @@ def _file_issues(
         return []
     from watcher.issues.sync import sync_issues
 
-    scope = issue_scope(config, options, inputs.notes, statuses)
+    scope = run_scope(
+        config,
+        inputs.notes,
+        statuses,
+        upstream=options.upstream,
+        partial=options.partial,
+        filtered=options.filtered,
+    )
     failed = {s.repo.lower() for s in statuses if s.error}
     touched = {r.note for r in results if r.repo.lower() in failed or _run_level(r)}
     mine = [
@@ -524,48 +529,6 @@ def _file_issues(
         log=_log_line,
         scope=scope,
         failures=errors,
-    )
-
-
-def issue_scope(
-    config: Config,
-    options: CheckOptions,
-    notes: dict[str, Note],
-    statuses: Sequence[UpstreamStatus],
-) -> Scope:
-    """Which bookkeeping shards this run writes, and which shard owns each note.
-
-    A note's owner is the first upstream it cites (config order, then by name), so
-    that jobs of a matrix over upstreams never file the same note's issue twice.
-    """
-    from watcher.issues.book import Scope
-
-    order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
-
-    def canonical(repo: str) -> str:
-        configured = config.upstream_for(repo)
-        return configured.repo if configured else repo.lower()
-
-    home = canonical(config.upstream[0].repo) if config.upstream else ""
-    owners: dict[str, str] = {}
-    for note in notes.values():
-        cited = {c.repo for c in note.citations} | {c.repo for c in note.issue_citations}
-        first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
-        owners[note.id] = state.slug(canonical(first)) if first else state.slug(home) or state.HOME
-    repos = {state.slug(canonical(s.repo)): canonical(s.repo) for s in statuses}
-    failure = {state.slug(canonical(s.repo)): s.error for s in statuses}
-    if options.upstream is not None:
-        shards = {state.slug(canonical(options.upstream)): None}
-    else:
-        shards = dict.fromkeys(sorted({*owners.values(), *repos}))
-        if not shards:
-            shards = {state.slug(home) or state.HOME: None}
-    return Scope(
-        owners=owners,
-        shards={name: failure.get(name) for name in shards},
-        repos=repos,
-        prune=not options.partial,
-        complete=not options.filtered,
     )
 
 

@@ -1,7 +1,7 @@
 """The `watch dashboard` issue: one row per note, edited in place, never closed.
 
 Its rows are rebuilt on every run from the bookkeeping shards of every upstream
-(`watcher.issues.book`), never merged as text, and they hold no per-run time: a run
+(`watcher.state.bookkeeping`), never merged as text, and they hold no per-run time: a run
 with no news renders the same body and so edits nothing. "Last seen fresh" is the
 date of the upstream commit at which the note was last fresh.
 """

@@ -7,11 +7,11 @@ for one note), `sink` (the Protocol and its documents), `sinks` (the registry), 
 and `files` (the sinks). This module runs the lifecycle for every checked note through
 one sink, then the dashboard.
 
-Bookkeeping (`state/bookkeeping/`, see `book`) is only a cache of where each note's
-issue is; the marker in the issue body is the truth, so losing it costs lookups, not
-issues. It is saved once, at the end of the run, and only when it changed: a run killed
-halfway leaves the previous bookkeeping, and the next run finds by marker whatever the
-killed run had opened.
+Bookkeeping (`state/bookkeeping/`, see `watcher.state.bookkeeping`) is only a cache of
+where each note's issue is; the marker in the issue body is the truth, so losing it costs
+lookups, not issues. It is saved once, at the end of the run, and only when it changed: a
+run killed halfway leaves the previous bookkeeping, and the next run finds by marker
+whatever the killed run had opened.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 
 from watcher.config import Config
 from watcher.issues import dashboard, lifecycle, markers
-from watcher.issues.book import Book, Scope
 from watcher.issues.sink import DryRunSink, IssueDoc, Sink, SinkError
 from watcher.issues.sinks import SINKS
 from watcher.models import IssueAction, Note, Result, UpstreamStatus
+from watcher.state.bookkeeping import Book, Scope
 
 Log = Callable[[str], None]
 _DRY = {

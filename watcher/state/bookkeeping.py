@@ -12,13 +12,17 @@ news leaves it byte-identical.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watcher.errors import WatchError
 from watcher.state import store as state
+
+if TYPE_CHECKING:
+    from watcher.config import Config
+    from watcher.models import Note, UpstreamStatus
 
 SCHEMA = "watch.bookkeeping/1"
 LEGACY = "issues.json"  # the one-file bookkeeping of earlier versions, read as a hint
@@ -41,6 +45,51 @@ class Scope:
 
     def owner(self, note_id: str) -> str:
         return self.owners.get(note_id) or next(iter(self.shards))
+
+
+def run_scope(
+    config: Config,
+    notes: Mapping[str, Note],
+    statuses: Sequence[UpstreamStatus],
+    *,
+    upstream: str | None,
+    partial: bool,
+    filtered: bool,
+) -> Scope:
+    """Which shards a run writes, and which shard owns each note.
+
+    A note's owner is the first upstream it cites (config order, then by name), so
+    that jobs of a matrix over upstreams never file the same note's issue twice.
+    `upstream` is the one upstream the run checks (`--upstream`); a `partial` run checks
+    part of each upstream's items (prunes nothing), a `filtered` one part of the items.
+    """
+    order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
+
+    def canonical(repo: str) -> str:
+        configured = config.upstream_for(repo)
+        return configured.repo if configured else repo.lower()
+
+    home = canonical(config.upstream[0].repo) if config.upstream else ""
+    owners: dict[str, str] = {}
+    for note in notes.values():
+        cited = {c.repo for c in note.citations} | {c.repo for c in note.issue_citations}
+        first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
+        owners[note.id] = state.slug(canonical(first)) if first else state.slug(home) or state.HOME
+    repos = {state.slug(canonical(s.repo)): canonical(s.repo) for s in statuses}
+    failure = {state.slug(canonical(s.repo)): s.error for s in statuses}
+    if upstream is not None:
+        shards = {state.slug(canonical(upstream)): None}
+    else:
+        shards = dict.fromkeys(sorted({*owners.values(), *repos}))
+        if not shards:
+            shards = {state.slug(home) or state.HOME: None}
+    return Scope(
+        owners=owners,
+        shards={name: failure.get(name) for name in shards},
+        repos=repos,
+        prune=not partial,
+        complete=not filtered,
+    )
 
 
 @dataclass
