@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from watcher.issues import markdown, markers, render
 from watcher.issues.sink import IssueDoc, State
@@ -71,7 +71,7 @@ def decide(
     docs: Sequence[IssueDoc],
     policy: Policy,
     heads: Sequence[tuple[str, str]],
-    rendered: Mapping[str, Any] | None = None,
+    rendered: Mapping[str, str] | None = None,
 ) -> Plan | None:
     """The plan for one note; None when it has no issue and needs none.
 
@@ -108,7 +108,7 @@ def _refresh(
     policy: Policy,
     keys: frozenset[str],
     mark: str | None,
-    rendered: Mapping[str, Any],
+    rendered: Mapping[str, str],
 ) -> Plan:
     news = keys - markers.parse_seen(doc.body)
     if news:

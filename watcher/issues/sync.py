@@ -20,14 +20,13 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from watcher.config import Config
 from watcher.issues import dashboard, lifecycle, markers
 from watcher.issues.sink import DryRunSink, IssueDoc, Sink, SinkError
 from watcher.issues.sinks import SINKS
 from watcher.models import IssueAction, Note, Result, UpstreamStatus
-from watcher.state.bookkeeping import Book, Scope
+from watcher.state.bookkeeping import Board, Book, Entry, Scope
 
 Log = Callable[[str], None]
 _DRY = {
@@ -50,7 +49,7 @@ class Run:
     log: Log
     book: Book
     scope: Scope
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # this run's notes
+    entries: dict[str, Entry] = field(default_factory=dict)  # this run's notes
     closed: set[str] = field(default_factory=set)  # notes whose issue is closed after this run
     failures: list[str] = field(default_factory=list)  # run-level: the sink failed
     handles: dict[str, str] = field(default_factory=dict)  # note -> issue handle, this run
@@ -290,14 +289,14 @@ def refresh_dashboard(config: Config, sink: Sink, log: Log) -> None:
     _render(run, book)
 
 
-def _dashboard(run: Run) -> dict[str, Any] | None:
+def _dashboard(run: Run) -> Board | None:
     """Rebuild the dashboard from every shard (this run's notes folded in); its handle."""
-    book = Book(run.book.folder, {k: dict(v) for k, v in run.book.shards.items()})
+    book = run.book.copy()
     book.update(run.scope, run.entries, None)
     return _render(run, book)
 
 
-def _render(run: Run, book: Book) -> dict[str, Any] | None:
+def _render(run: Run, book: Book) -> Board | None:
     rows = book.rows(run.scope.owners)
     try:
         docs = run.sink.find(dashboard.HANDLE, markers.DASHBOARD, run.book.dashboard_hint())
@@ -314,7 +313,7 @@ def _render(run: Run, book: Book) -> dict[str, Any] | None:
     return {"handle": doc.handle, "url": doc.url}
 
 
-def _boxes(run: Run, rows: Mapping[str, Mapping[str, Any]]) -> str:
+def _boxes(run: Run, rows: Mapping[str, Entry]) -> str:
     """Accept and snooze boxes for the notes whose issue is open, from every shard's rows."""
     from watcher.issues import boxes
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from watcher.errors import WatchError
 from watcher.state import store as state
@@ -26,6 +26,39 @@ if TYPE_CHECKING:
 
 SCHEMA = "watch.bookkeeping/1"
 LEGACY = "issues.json"  # the one-file bookkeeping of earlier versions, read as a hint
+
+
+class Seen(TypedDict):
+    """Where a note was last seen fresh at one upstream: its head then, and that date."""
+
+    commit: str | None
+    date: str | None
+
+
+class OpenIssue(TypedDict):
+    url: str | None
+    number: int | None
+
+
+class Entry(TypedDict, total=False):
+    """A note's row: its last status and title, where it was last seen fresh (by
+    upstream), its open issue, the sink's handle of that issue, what the issue's body was
+    rendered from (`watcher.issues.lifecycle.recorded`), and until when it is snoozed."""
+
+    status: str
+    title: str
+    fresh: dict[str, Seen]
+    issue: OpenIssue
+    handle: str
+    rendered: dict[str, str]
+    snooze_until: str
+
+
+class Board(TypedDict):
+    """Where the dashboard issue is."""
+
+    handle: str
+    url: str | None
 
 
 @dataclass(frozen=True)
@@ -117,15 +150,19 @@ class Book:
                 shards[name] = data
         return cls(folder, shards)
 
-    def entry(self, note_id: str, owner: str) -> dict[str, Any]:
+    def copy(self) -> Book:
+        """A copy whose `update` leaves this book as it is."""
+        return Book(self.folder, {k: dict(v) for k, v in self.shards.items()})
+
+    def entry(self, note_id: str, owner: str) -> Entry:
         """The note's entry: from its owner's shard, else from any shard that has one."""
         mine = self.shards.get(owner, {}).get("notes", {}).get(note_id)
         if isinstance(mine, dict):
-            return mine
+            return cast(Entry, mine)
         for shard in self.shards.values():
             other = shard.get("notes", {}).get(note_id)
             if isinstance(other, dict):
-                return other
+                return cast(Entry, other)
         return {}
 
     def dashboard_hint(self) -> str | None:
@@ -135,15 +172,15 @@ class Book:
                 return str(handle)
         return None
 
-    def rows(self, owners: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    def rows(self, owners: Mapping[str, str]) -> dict[str, Entry]:
         """Every note's entry across the shards; a note's owner wins over stale copies."""
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, Entry] = {}
         for name, shard in sorted(self.shards.items()):
             for note_id, entry in (shard.get("notes") or {}).items():
                 if not isinstance(entry, dict) or "status" not in entry:
                     continue
                 if note_id not in rows or owners.get(note_id) == name:
-                    rows[note_id] = entry
+                    rows[note_id] = cast(Entry, entry)
         return rows
 
     def failures(self) -> dict[str, str]:
@@ -158,8 +195,8 @@ class Book:
     def update(
         self,
         scope: Scope,
-        entries: Mapping[str, dict[str, Any]],
-        dashboard: dict[str, Any] | None,
+        entries: Mapping[str, Entry],
+        dashboard: Board | None,
     ) -> None:
         """Fold this run's entries into its own shards (in memory)."""
         for name, failure in scope.shards.items():
