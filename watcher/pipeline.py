@@ -16,14 +16,13 @@ from watcher.errors import InputError, UpstreamError, WatchError
 from watcher.inputs import guards
 from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import Compiles, load_rules
-from watcher.judge import classify, tracked_issues
-from watcher.judge import pool as cores
+from watcher.judge import classify, pool, tracked_issues
 from watcher.judge.classify import Item, Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.parse import languages
 from watcher.report import plural
-from watcher.state import store as state
+from watcher.state import store
 from watcher.state.bookkeeping import Scope, run_scope
 from watcher.state.upstream import Memo, UpstreamState, last_results
 
@@ -105,12 +104,12 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
     lock = (
         contextlib.nullcontext()
         if options.read_only  # reads a consistent snapshot: state files are replaced whole
-        else state.locked(config.state, wait=options.wait)
+        else store.locked(config.state, wait=options.wait)
     )
     errors: list[str] = []
     with lock:
         if not options.read_only:
-            state.remove_leftovers(config.state)
+            store.remove_leftovers(config.state)
         inputs = gather(config, options)
         statuses: list[UpstreamStatus] = []
         results: list[Result] = list(inputs.errors)
@@ -333,7 +332,7 @@ def check_upstream(
     return status, results
 
 
-def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], pool: cores.Pool) -> list[Result]:
+def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], workers: pool.Pool) -> list[Result]:
     """The verdicts of these plans, spread over the pool (one file's in one process).
     What the history walks of stale citations need again comes back with each verdict:
     the citation's anchor, and its place at HEAD, told while HEAD's parse is at hand."""
@@ -347,7 +346,7 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], pool: cores.Pool) -
         spot = walk.head_spot(mirror, plan, verdict) if stale else None
         return verdict, classify.known_anchor(plan), spot
 
-    judged = cores.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=pool)
+    judged = pool.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=workers)
     for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
         classify.remember_anchor(plan, anchor)
         walk.remember_spot(mirror, plan, spot)
@@ -422,8 +421,8 @@ def judge_all(
     # parse cache (a few files' worth) would drop them between citations in note order.
     # A big site's files are dealt out to worker processes, one core each.
     waiting.sort(key=lambda pp: (pp[1].base_blob, pp[1].files))
-    pool = cores.pool(mirror, config.limits.processes)
-    for (position, _), verdict in zip(waiting, _judged(mirror, waiting, pool), strict=True):
+    workers = pool.pool(mirror, config.limits.processes)
+    for (position, _), verdict in zip(waiting, _judged(mirror, waiting, workers), strict=True):
         found[position] = verdict
     judged = {position: (planned, found[position]) for position, planned in waiting}
     results = [found[position] for position in range(len(plans))]
@@ -432,7 +431,9 @@ def judge_all(
         from watcher.judge import relocate
 
         relocate.forget(mirror)
-        attributed = attribute.attribute(mirror, list(judged.values()), upstream.release_tags, pool)
+        attributed = attribute.attribute(
+            mirror, list(judged.values()), upstream.release_tags, workers
+        )
         for position, result in zip(judged, attributed, strict=True):
             results[position] = result
     if not options.read_only:

@@ -25,7 +25,7 @@ from watcher.config import Config
 from watcher.errors import NoteError, WatchError
 from watcher.inputs import frontmatter, notes, quotes
 from watcher.parse import languages
-from watcher.state import store as state
+from watcher.state import store
 
 FILE = "notes.json"
 SCHEMA = "watch.notes-memo/1"
@@ -73,7 +73,7 @@ class Memo:
 def load(cache: Path) -> dict[str, str]:
     """The remembered notes: key -> the Note as JSON."""
     try:
-        data = state.read_json(cache / FILE)
+        data = store.read_json(cache / FILE)
     except WatchError:
         return {}
     found = data.get("notes") if data.get("schema") == SCHEMA else None
@@ -87,7 +87,7 @@ def save(cache: Path, before: dict[str, str], used: dict[str, str]) -> None:
     if used == before:
         return
     with contextlib.suppress(WatchError, OSError):  # a read-only cache costs parsing again
-        state.update_json(cache / FILE, {"schema": SCHEMA, "notes": used})
+        store.update_json(cache / FILE, {"schema": SCHEMA, "notes": used})
 
 
 def key(raw: bytes, shown: str, max_nodes: int, extra: Iterable[str]) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from watcher.errors import WatchError
-from watcher.state import store as state
+from watcher.state import store
 
 if TYPE_CHECKING:
     from watcher.config import Config
@@ -71,7 +71,7 @@ class Scope:
     """
 
     owners: Mapping[str, str] = field(default_factory=dict)
-    shards: Mapping[str, str | None] = field(default_factory=lambda: {state.HOME: None})
+    shards: Mapping[str, str | None] = field(default_factory=lambda: {store.HOME: None})
     repos: Mapping[str, str] = field(default_factory=dict)  # shard -> upstream OWNER/NAME
     prune: bool = False
     complete: bool = False  # the run checked everything: shards it does not write are stale
@@ -107,15 +107,15 @@ def run_scope(
     for note in notes.values():
         cited = {c.repo for c in note.citations} | {c.repo for c in note.issue_citations}
         first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
-        owners[note.id] = state.slug(canonical(first)) if first else state.slug(home) or state.HOME
-    repos = {state.slug(canonical(s.repo)): canonical(s.repo) for s in statuses}
-    failure = {state.slug(canonical(s.repo)): s.error for s in statuses}
+        owners[note.id] = store.slug(canonical(first)) if first else store.slug(home) or store.HOME
+    repos = {store.slug(canonical(s.repo)): canonical(s.repo) for s in statuses}
+    failure = {store.slug(canonical(s.repo)): s.error for s in statuses}
     if upstream is not None:
-        shards = {state.slug(canonical(upstream)): None}
+        shards = {store.slug(canonical(upstream)): None}
     else:
         shards = dict.fromkeys(sorted({*owners.values(), *repos}))
         if not shards:
-            shards = {state.slug(home) or state.HOME: None}
+            shards = {store.slug(home) or store.HOME: None}
     return Scope(
         owners=owners,
         shards={name: failure.get(name) for name in shards},
@@ -134,17 +134,17 @@ class Book:
 
     @classmethod
     def load(cls, state_dir: Path, log: Callable[[str], None]) -> Book:
-        folder = state_dir / state.BOOK_DIR
+        folder = state_dir / store.BOOK_DIR
         shards: dict[str, dict[str, Any]] = {}
         legacy = state_dir / LEGACY
-        for name, path in [("", legacy), *state.shards(folder).items()]:
+        for name, path in [("", legacy), *store.shards(folder).items()]:
             try:
-                data = state.read_json(path)
+                data = store.read_json(path)
             except WatchError as exc:  # corrupt cache: markers still find every issue
                 log(f"issues: {exc}; starting that shard afresh")
                 data = {}
             if data and not isinstance(data.setdefault("notes", {}), dict):
-                state.set_aside(path, "`notes` is not an object")  # valid JSON, wrong shape
+                store.set_aside(path, "`notes` is not an object")  # valid JSON, wrong shape
                 data = {}
             if data:
                 shards[name] = data
@@ -218,9 +218,9 @@ class Book:
         written = 0
         for name in scope.shards:
             if name in self.shards:
-                written += state.update_json(self.folder / f"{name}.json", self.shards[name])
+                written += store.update_json(self.folder / f"{name}.json", self.shards[name])
         if scope.complete:  # upstreams no note cites any more
-            for name, path in state.shards(self.folder).items():
+            for name, path in store.shards(self.folder).items():
                 if name not in scope.shards:
                     path.unlink()
         return written
