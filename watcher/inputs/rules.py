@@ -124,6 +124,15 @@ class _RawRule(BaseModel):
         return self
 
 
+# What `watch schema rule` describes (its docstring is the schema's description); loading
+# reads the tables one by one (`_RawFile`), so that one bad rule is one error.
+class RuleFile(BaseModel):
+    """A rule file: `[[rule]]` tables."""
+
+    model_config = ConfigDict(extra="forbid")
+    rule: list[_RawRule] = Field([], description="the rules; see docs/rules.md")
+
+
 class _RawFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rule: list[dict[str, object]] = []
