@@ -10,6 +10,7 @@ when it ends, and only when something changed. A value or an entry of the wrong 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,12 +87,17 @@ class UpstreamState:
         key = entry.get("key")
         return key == plan.key or key == plan.searched_key  # the second only when needed
 
+    def _saved(self, item_id: str) -> dict[str, Any] | None:
+        """The item's saved result as JSON, if its entry has one."""
+        data = self._entries.get(item_id, {}).get("result")
+        return data if isinstance(data, dict) else None
+
     def result(self, item_id: str, head: str) -> Result | None:
         """The item's saved result, at this HEAD (None when the entry is damaged: the item
         is judged again)."""
-        data = self._entries.get(item_id, {}).get("result")
-        current = data.get("current") if isinstance(data, dict) else None
-        if isinstance(data, dict) and isinstance(current, dict):  # at this HEAD: set, not copied
+        data = self._saved(item_id)
+        current = data.get("current") if data is not None else None
+        if data is not None and isinstance(current, dict):  # at this HEAD: set, not copied
             data = {**data, "current": {**current, "commit": head}}
         try:
             return Result.model_validate(data)
@@ -102,10 +108,8 @@ class UpstreamState:
         """The introducing commits of the saved results that hold for these plans."""
         commits = []
         for item_id, plan in plans:
-            if not self.holds(item_id, plan):
-                continue
-            result = self._entries[item_id].get("result")
-            if not isinstance(result, dict):
+            result = self._saved(item_id) if self.holds(item_id, plan) else None
+            if result is None:
                 continue
             history = result.get("history")
             told = [result.get("introduced_by"), *(history if isinstance(history, list) else ())]
@@ -175,28 +179,28 @@ def _named(blamed: dict[str, Any]) -> bool:
 
 
 def last_results(state_dir: Path, repo: str, ids: Iterable[str]) -> list[Result]:
-    """The results the last run saved for these items (those it judged), unchanged."""
+    """The results the last run saved for these items (those it judged), unchanged;
+    none when the file cannot be read, and none for a damaged entry."""
     try:
-        saved = store.read_json(store.upstream_file(state_dir, repo))
+        saved = UpstreamState.read(state_dir, repo)
     except WatchError:
         return []
-    cache: dict[str, Any] = saved.get("items", {}) if saved.get("schema") == SCHEMA else {}
     found = []
     for item_id in ids:
-        entry = cache.get(item_id)
-        if isinstance(entry, dict) and "result" in entry:
-            found.append(Result.model_validate(entry["result"]))
+        data = saved._saved(item_id)
+        if data is not None:
+            with contextlib.suppress(ValidationError):
+                found.append(Result.model_validate(data))
     return found
 
 
 def last_baselines(state_dir: Path, repo: str, ids: Iterable[str]) -> dict[str, Location]:
     """Where the last run found these items at their baseline (those it located)."""
-    items = store.read_json(store.upstream_file(state_dir, repo)).get("items", {})
+    saved = UpstreamState.read(state_dir, repo)
     found = {}
     for item_id in ids:
-        entry = items.get(item_id, {}) if isinstance(items, dict) else {}
-        result = entry.get("result", {}) if isinstance(entry, dict) else {}
-        baseline = result.get("baseline") if isinstance(result, dict) else None
+        baseline = (saved._saved(item_id) or {}).get("baseline")
         if isinstance(baseline, dict) and baseline.get("start_line"):
-            found[item_id] = Location.model_validate(baseline)
+            with contextlib.suppress(ValidationError):
+                found[item_id] = Location.model_validate(baseline)
     return found
