@@ -410,10 +410,7 @@ def judge_all(
     for position, planned in enumerate(plans):
         if isinstance(planned, Result):
             found[position] = planned
-        elif saved.holds(planned.item.id, planned) and (
-            hit := _from_cache(mirror, upstream, saved.result(planned.item.id, planned.head),
-                               same_tags=same_tags)
-        ):  # fmt: skip
+        elif hit := _from_cache(mirror, upstream, saved, planned, same_tags=same_tags):
             found[position] = hit
         else:
             waiting.append((position, planned))
@@ -437,24 +434,42 @@ def judge_all(
         for position, result in zip(judged, attributed, strict=True):
             results[position] = result
     if not options.read_only:
-        # Remembered per (commit, tag set): a re-judged item blamed on a known commit
-        # asks git nothing; new tags start the memo afresh.
-        blamed = {r.introduced_by.commit: r.released_in for r in results if r.introduced_by}
-        blamed |= {c.commit: c.released_in for r in results for c in r.history}
-        paths = mirror.paths.remembered((p.base, p.item.path) for p in plans if isinstance(p, Plan))
-        memo = saved.remembered(Memo(tags, releases, paths), blamed, partial=options.partial)
-        keyed = [
-            (p.key_for(r), r) for p, r in zip(plans, results, strict=True) if isinstance(p, Plan)
-        ]
-        saved.save(upstream, head, keyed, memo, prune=not options.partial)
+        memo = Memo(tags, releases, mirror.paths.remembered(_followed(plans)))
+        _save(saved, upstream, head, plans, results, memo, partial=options.partial)
     return results
 
 
+def _followed(plans: Sequence[Plan | Result]) -> Iterator[tuple[str, str]]:
+    return ((p.base, p.item.path) for p in plans if isinstance(p, Plan))
+
+
+def _save(
+    saved: UpstreamState,
+    upstream: Upstream,
+    head: str,
+    plans: Sequence[Plan | Result],
+    results: Sequence[Result],
+    memo: Memo,
+    *,
+    partial: bool,
+) -> None:
+    """Save each planned item's result under its key, and what later runs reuse."""
+    # Remembered per (commit, tag set): a re-judged item blamed on a known commit
+    # asks git nothing; new tags start the memo afresh.
+    blamed = {r.introduced_by.commit: r.released_in for r in results if r.introduced_by}
+    blamed |= {c.commit: c.released_in for r in results for c in r.history}
+    keyed = [(p.key_for(r), r) for p, r in zip(plans, results, strict=True) if isinstance(p, Plan)]
+    memo = saved.remembered(memo, blamed, partial=partial)
+    saved.save(upstream, head, keyed, memo, prune=not partial)
+
+
 def _from_cache(
-    mirror: Mirror, upstream: Upstream, result: Result | None, *, same_tags: bool
+    mirror: Mirror, upstream: Upstream, saved: UpstreamState, plan: Plan, *, same_tags: bool
 ) -> Result | None:
     """A result from an earlier run with the same key: same item, baseline and blobs
-    (None when the entry was damaged); its releases asked again when the tags moved."""
+    (None when there is none, or it is damaged); its releases asked again when the tags
+    moved."""
+    result = saved.result(plan.item.id, plan.head) if saved.holds(plan.item.id, plan) else None
     if result is None or same_tags:
         return result
     from watcher.history import attribute
