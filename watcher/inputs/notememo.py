@@ -34,7 +34,7 @@ SCHEMA = "watch.notes-memo/1"
 def site_notes(config: Config) -> notes.Notes:
     """The notes of a site, read as its config says (limits, ignored files, extra keys);
     notes whose bytes are as a run on this machine saw them are not parsed again."""
-    memo = Memo(load(config.cache))
+    memo = Memo.load(config.cache)
     found = notes.load_notes(
         config.notes,
         display_root=config.root,
@@ -43,7 +43,7 @@ def site_notes(config: Config) -> notes.Notes:
         extra_keys=config.notes_extra_keys,
         parse=memo.parse,
     )
-    save(config.cache, memo.remembered, memo.used)
+    memo.save(config.cache)
     return found
 
 
@@ -53,6 +53,25 @@ class Memo:
 
     remembered: dict[str, str]
     used: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, cache: Path) -> Memo:
+        """The remembered notes: key -> the Note as JSON."""
+        try:
+            data = store.read_json(cache / FILE)
+        except WatchError:
+            return cls({})
+        found = data.get("notes") if data.get("schema") == SCHEMA else None
+        if not isinstance(found, dict):
+            return cls({})
+        return cls({k: v for k, v in found.items() if isinstance(v, str)})
+
+    def save(self, cache: Path) -> None:
+        """Keep the entries this load used; written only when they changed."""
+        if self.used == self.remembered:
+            return
+        with contextlib.suppress(WatchError, OSError):  # a read-only cache costs parsing again
+            store.update_json(cache / FILE, {"schema": SCHEMA, "notes": self.used})
 
     def parse(
         self, raw: bytes, shown: str, max_nodes: int, extra: tuple[str, ...]
@@ -68,26 +87,6 @@ class Memo:
         if not errors:
             self.used[found] = note.model_dump_json()
         return note, errors
-
-
-def load(cache: Path) -> dict[str, str]:
-    """The remembered notes: key -> the Note as JSON."""
-    try:
-        data = store.read_json(cache / FILE)
-    except WatchError:
-        return {}
-    found = data.get("notes") if data.get("schema") == SCHEMA else None
-    if not isinstance(found, dict):
-        return {}
-    return {k: v for k, v in found.items() if isinstance(v, str)}
-
-
-def save(cache: Path, before: dict[str, str], used: dict[str, str]) -> None:
-    """Keep the entries this run used; written only when they changed."""
-    if used == before:
-        return
-    with contextlib.suppress(WatchError, OSError):  # a read-only cache costs parsing again
-        store.update_json(cache / FILE, {"schema": SCHEMA, "notes": used})
 
 
 def key(raw: bytes, shown: str, max_nodes: int, extra: Iterable[str]) -> str:

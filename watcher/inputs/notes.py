@@ -33,7 +33,7 @@ COMMIT = re.compile(r"^[0-9a-fA-F]{4,40}$")
 LINES = re.compile(r"^(\d+)(?:-(\d+))?$")
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # One note's bytes, as shown, its YAML node limit and extra keys -> the note and its errors.
-Parse = Callable[[bytes, str, int, tuple[str, ...]], tuple["Note", list[NoteError]]]
+Parse = Callable[[bytes, str, int, tuple[str, ...]], tuple[Note, list[NoteError]]]
 
 
 @dataclass(frozen=True)
