@@ -17,7 +17,7 @@ from tests.conftest import Project
 from tests.github_server import Fault, GithubServer
 from tests.support import lock_held_elsewhere
 from watcher.gitbuild import Upstream
-from watcher.state import store as state
+from watcher.state import store
 
 LIB = "src/client.py"
 V1 = """\
@@ -212,19 +212,19 @@ def test_a_run_with_no_news_writes_nothing_and_calls_nothing_that_writes(
     site(project, f'api_url = "{api.url}"\n')
     project.upstream.commit("Send the cursor in legacy mode too (#42)", {LIB: V2})
     book = project.root / "state" / "bookkeeping" / "acme__client.json"
-    state.WRITES.clear()
+    store.WRITES.clear()
 
     assert check(project, capsys)[0] == 1
     first = state_files(project)
-    assert state.WRITES[book] == 1  # three notes, two issues, one dashboard: one save
-    state.WRITES.clear()
+    assert store.WRITES[book] == 1  # three notes, two issues, one dashboard: one save
+    store.WRITES.clear()
     api.recorded.clear()
 
     assert check(project, capsys)[0] == 1
 
     assert mutations(api) == []
     assert state_files(project) == first
-    written = {p.relative_to(project.root / "state").as_posix() for p in state.WRITES}
+    written = {p.relative_to(project.root / "state").as_posix() for p in store.WRITES}
     assert written == {"runs/acme__client.json"}  # only the run record: times by design
 
 
@@ -242,9 +242,9 @@ def test_bookkeeping_is_saved_once_per_run_however_many_notes(
 
     saves = []
     for _ in range(3):
-        state.WRITES.clear()
+        store.WRITES.clear()
         check(project, capsys)
-        saves.append(state.WRITES[book])
+        saves.append(store.WRITES[book])
 
     assert saves == [1, 0, 0]
     assert len(json.loads(book.read_text())["notes"]) == 12

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import Project
 from watcher.config import load
-from watcher.inputs import notes
+from watcher.inputs import notememo, notes
 
 
 class Parses:
@@ -39,18 +39,18 @@ def test_unchanged_notes_are_not_parsed_again(
     project.note("bad", raw=bad + "    path: src/x.rs:9-2\n---\n")
     config = load(project.config_file)
     parses = Parses(monkeypatch)
-    first = notes.site_notes(config)
+    first = notememo.site_notes(config)
     assert sorted(parses.files) == ["notes/bad.md", "notes/one.md", "notes/two.md"]
 
     parses.files.clear()
-    second = notes.site_notes(config)
+    second = notememo.site_notes(config)
     assert parses.files == ["notes/bad.md"]  # its error is reported again, never remembered
     assert second.notes == first.notes
     assert [str(e) for e in second.errors] == [str(e) for e in first.errors]
 
     project.note("two", "abc1234 src/c.rs:5-7")
     parses.files.clear()
-    third = notes.site_notes(config)
+    third = notememo.site_notes(config)
     assert sorted(parses.files) == ["notes/bad.md", "notes/two.md"]
     assert third.notes["two"].citations[0].end_line == 7
     assert third.notes["one"] == first.notes["one"]
@@ -61,14 +61,14 @@ def test_a_damaged_memo_costs_only_parsing(
 ) -> None:
     project.note("one", "abc1234 src/a.rs:1-4")
     config = load(project.config_file)
-    first = notes.site_notes(config)
+    first = notememo.site_notes(config)
     memo = config.cache / "notes.json"
     data = json.loads(memo.read_text(encoding="utf-8"))
     data["notes"] = {k: v.replace('"id"', '"ident"') for k, v in data["notes"].items()}
     memo.write_text(json.dumps(data), encoding="utf-8")  # valid JSON, not a note
     parses = Parses(monkeypatch)
 
-    assert notes.site_notes(config).notes == first.notes
+    assert notememo.site_notes(config).notes == first.notes
     assert parses.files == ["notes/one.md"]
     Path(memo).write_text("not json", encoding="utf-8")
-    assert notes.site_notes(config).notes == first.notes
+    assert notememo.site_notes(config).notes == first.notes

@@ -13,7 +13,7 @@ from tests.issues_support import Lines, config, note, result, upstreams
 from watcher.config import Config
 from watcher.issues import lifecycle, render
 from watcher.issues.files import FilesSink
-from watcher.issues.sinks import DryRunSink
+from watcher.issues.sink import DryRunSink
 from watcher.issues.sync import sync
 from watcher.models import IssueAction, Result, Verdict
 

@@ -15,9 +15,9 @@ from tests.github_server import Fault, GithubServer, contract_errors
 from tests.issues_support import INTRO, Lines, config, note, result, upstreams
 from watcher.config import Config
 from watcher.errors import WatchError
-from watcher.issues import markers, sync_issues
+from watcher.issues import markers
 from watcher.issues.github import GithubSink, Retrying
-from watcher.issues.sync import sync
+from watcher.issues.sync import sync, sync_issues
 from watcher.models import IssueAction, Note, Result, Verdict
 
 TOKEN = "ghp_S3cretTokenThatMustNeverBePrinted"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from watcher.redact import redact
-from watcher.state import store as state
+from watcher.state import store
 from watcher.state.store import dumps
 
 
@@ -49,16 +49,16 @@ def test_update_json_writes_item_by_item(tmp_path: Path, monkeypatch: pytest.Mon
         redacted.append(len(text))
         return redact(text)
 
-    monkeypatch.setattr(state, "redact", measured)
+    monkeypatch.setattr(store, "redact", measured)
     file = tmp_path / "state.json"
-    assert state.update_json(file, data)
+    assert store.update_json(file, data)
     assert file.read_text(encoding="utf-8") == dumps(data)
     entry = max(len(json.dumps({k: v})) for k, v in items.items())
     assert len(redacted) > len(items) and max(redacted) <= entry + len(",\n    ")
-    assert not state.update_json(file, data)  # the same bytes: compared, not written again
+    assert not store.update_json(file, data)  # the same bytes: compared, not written again
     changed = {**data, "items": {**items, "note-0499:src/lib.rs:1-9": {"key": "new"}}}
-    assert state.update_json(file, changed)  # differs only in its last item
+    assert store.update_json(file, changed)  # differs only in its last item
     assert json.loads(file.read_text(encoding="utf-8")) == changed
     file.write_text(dumps(changed) + " ", encoding="utf-8")  # the same, and then more
-    assert state.update_json(file, changed)
+    assert store.update_json(file, changed)
     assert file.read_text(encoding="utf-8") == dumps(changed)

@@ -7,31 +7,26 @@ import logging
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError, WatchError
 from watcher.inputs import guards
-from watcher.inputs.notes import site_notes
+from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import Compiles, load_rules
-from watcher.judge import classify, tracked_issues
-from watcher.judge import pool as cores
+from watcher.judge import classify, pool, tracked_issues
 from watcher.judge.plan import Item, Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.parse import languages
 from watcher.report import plural
-from watcher.state import store as state
-
-if TYPE_CHECKING:
-    from watcher.issues.book import Scope
+from watcher.state import store
+from watcher.state.bookkeeping import Scope, run_scope
+from watcher.state.upstream import Memo, UpstreamState, last_results
 
 log = logging.getLogger("watch")
-STATE_SCHEMA = "watch.state/1"
-COMPILED = "compiled-queries.json"  # rules whose queries compiled (see rules.Compiles)
 
 
 class CheckOptions(BaseModel):
@@ -109,12 +104,12 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
     lock = (
         contextlib.nullcontext()
         if options.read_only  # reads a consistent snapshot: state files are replaced whole
-        else state.locked(config.state, wait=options.wait)
+        else store.locked(config.state, wait=options.wait)
     )
     errors: list[str] = []
     with lock:
         if not options.read_only:
-            state.remove_leftovers(config.state)
+            store.remove_leftovers(config.state)
         inputs = gather(config, options)
         statuses: list[UpstreamStatus] = []
         results: list[Result] = list(inputs.errors)
@@ -151,17 +146,14 @@ def _run_level(result: Result) -> bool:
 def gather(config: Config, options: CheckOptions) -> Inputs:
     """Load notes and rules and turn them into items; bad input becomes error results."""
     notes = site_notes(config)
-    compiles = Compiles(_compiled(config.cache / COMPILED))
+    compiles = Compiles.load(config.cache)
     rules = load_rules(
         config.rules,
         display_root=config.root,
         compiles=compiles,
         max_bytes=config.limits.rule_bytes,
     )
-    if compiles.changed():
-        # Next to the mirrors, not in state/: it is a fact about this machine's grammars.
-        with contextlib.suppress(OSError):  # a read-only cache only costs compiling again
-            state.write_json(config.cache / COMPILED, {"compiled": sorted(compiles.seen)})
+    compiles.save(config.cache)
     selected = [n for n in notes.notes.values() if _picked(options.note, n.id)]
     inputs = Inputs(notes.notes, selected, [])
     inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
@@ -189,15 +181,6 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
 
 def _picked(chosen: tuple[str, ...], item_id: str) -> bool:
     return not chosen or item_id in chosen
-
-
-def _compiled(file: Path) -> list[str]:
-    """What compiled before on this machine; an unreadable cache only costs compiling."""
-    try:
-        known = state.read_json(file).get("compiled", [])
-    except WatchError:
-        return []
-    return [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
 
 
 def _check_filters(
@@ -349,7 +332,7 @@ def check_upstream(
     return status, results
 
 
-def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], pool: cores.Pool) -> list[Result]:
+def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], workers: pool.Pool) -> list[Result]:
     """The verdicts of these plans, spread over the pool (one file's in one process).
     What the history walks of stale citations need again comes back with each verdict:
     the citation's anchor, and its place at HEAD, told while HEAD's parse is at hand."""
@@ -363,7 +346,7 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], pool: cores.Pool) -
         spot = spots.head_spot(mirror, plan, verdict) if stale else None
         return verdict, classify.known_anchor(plan), spot
 
-    judged = cores.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=pool)
+    judged = pool.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=workers)
     for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
         classify.remember_anchor(plan, anchor)
         spots.remember_spot(mirror, plan, spot)
@@ -392,21 +375,6 @@ def _dashboard(config: Config, options: CheckOptions) -> bool:
     return wanted and not (options.no_issues or options.read_only)
 
 
-def last_results(config: Config, repo: str, items: Sequence[Item]) -> list[Result]:
-    """The verdicts the last run saved for these items (those it judged), unchanged."""
-    try:
-        saved = state.read_json(state.upstream_file(config.state, repo))
-    except WatchError:
-        return []
-    cache: dict[str, Any] = saved.get("items", {}) if saved.get("schema") == STATE_SCHEMA else {}
-    found = []
-    for item in items:
-        entry = cache.get(item.id)
-        if isinstance(entry, dict) and "result" in entry:
-            found.append(Result.model_validate(entry["result"]))
-    return found
-
-
 def judge_all(
     config: Config,
     mirror: Mirror,
@@ -416,18 +384,14 @@ def judge_all(
     options: CheckOptions,
 ) -> list[Result]:
     """Plan every item, fetch the blobs the new ones need in one batch, judge, save state."""
-    file = state.upstream_file(config.state, upstream.repo)
-    saved = _well_formed(state.read_json(file))
-    ours = saved.get("schema") == STATE_SCHEMA
-    cache = _usable(saved)
+    saved = UpstreamState.read(config.state, upstream.repo)
     # Where each cited file went, remembered by (baseline, path) with the HEAD it reached:
     # an unchanged upstream asks git nothing, a moved one only about the new commits.
-    paths = saved.get("paths") if ours else None
-    mirror.paths.memo = dict(paths) if isinstance(paths, dict) else {}
+    mirror.paths.memo = saved.paths()
     followed = [(b, i.path) for i in items if (b := mirror.resolve(i.commit)) is not None]
     mirror.paths.prepare(head, followed)
     plans = [classify.plan(mirror, head, i, offline=options.offline) for i in items]
-    fresh = [p for p in plans if isinstance(p, Plan) and not _cached(p, cache.get(p.item.id))]
+    fresh = [p for p in plans if isinstance(p, Plan) and not saved.holds(p.item.id, p)]
     # Items whose file is gone are searched for in every file at HEAD in their language
     # (`_judged`): those files come in the same fetch as the cited ones.
     searched = sorted({lang for p in fresh if (lang := _searched(p)) is not None})
@@ -435,22 +399,18 @@ def judge_all(
     every = [b for ends in extensions for b in mirror.files(head, ends).values()]
     mirror.prefetch([*(b for p in fresh for b in p.blobs), *every])
     tags = mirror.tags_key(upstream.release_tags)
-    same_tags = saved.get("tags") == tags  # else every cached release is recomputed
-    releases: dict[str, str | None] = dict(saved.get("releases", {})) if same_tags else {}
+    same_tags = saved.tags == tags  # else every cached release is recomputed
+    releases = saved.releases() if same_tags else {}
     mirror.remember_releases(upstream.release_tags, releases)
     if not same_tags:  # every cached result's release is asked again: all in one pass
-        mirror.releases(upstream.release_tags, _blamed(cache, plans))
+        held = [(p.item.id, p) for p in plans if isinstance(p, Plan)]
+        mirror.releases(upstream.release_tags, saved.blamed(held))
     found: dict[int, Result] = {}  # position -> result
     waiting: list[tuple[int, Plan]] = []  # to judge afresh: not in the cache
     for position, planned in enumerate(plans):
-        cached = cache.get(planned.item.id) if isinstance(planned, Plan) else None
         if isinstance(planned, Result):
             found[position] = planned
-        elif (
-            cached
-            and _cached(planned, cached)
-            and (hit := _from_cache(mirror, upstream, planned, cached, same_tags=same_tags))
-        ):
+        elif hit := _from_cache(mirror, upstream, saved, planned, same_tags=same_tags):
             found[position] = hit
         else:
             waiting.append((position, planned))
@@ -458,8 +418,8 @@ def judge_all(
     # parse cache (a few files' worth) would drop them between citations in note order.
     # A big site's files are dealt out to worker processes, one core each.
     waiting.sort(key=lambda pp: (pp[1].base_blob, pp[1].files))
-    pool = cores.pool(mirror, config.limits.processes)
-    for (position, _), verdict in zip(waiting, _judged(mirror, waiting, pool), strict=True):
+    workers = pool.pool(mirror, config.limits.processes)
+    for (position, _), verdict in zip(waiting, _judged(mirror, waiting, workers), strict=True):
         found[position] = verdict
     judged = {position: (planned, found[position]) for position, planned in waiting}
     results = [found[position] for position in range(len(plans))]
@@ -468,97 +428,49 @@ def judge_all(
         from watcher.judge import relocate
 
         relocate.forget(mirror)
-        attributed = attribute.attribute(mirror, list(judged.values()), upstream.release_tags, pool)
+        attributed = attribute.attribute(
+            mirror, list(judged.values()), upstream.release_tags, workers
+        )
         for position, result in zip(judged, attributed, strict=True):
             results[position] = result
-    # A filtered run leaves other items' releases as they were: it may only record the
-    # new tags when it recomputed every release, or when the tags did not move.
-    if options.partial and not same_tags:
-        tags = str(saved.get("tags", ""))
-        releases = dict(saved.get("releases", {}))
-    else:
-        # Remembered per (commit, tag set): a re-judged item blamed on a known commit
-        # asks git nothing; new tags start the memo afresh.
-        blamed = {r.introduced_by.commit: r.released_in for r in results if r.introduced_by}
-        blamed |= {c.commit: c.released_in for r in results for c in r.history}
-        releases = blamed if not options.partial else {**releases, **blamed}
-    paths = mirror.paths.remembered((p.base, p.item.path) for p in plans if isinstance(p, Plan))
-    if options.partial:  # keep what other items' runs remembered
-        paths = {**saved.get("paths", {}), **paths}
-    memo = {"tags": tags, "releases": releases, "paths": paths}
     if not options.read_only:
-        _save(file, upstream, head, saved, plans, results, memo, prune=not options.partial)
+        memo = Memo(tags, releases, mirror.paths.remembered(_followed(plans)))
+        _save(saved, upstream, head, plans, results, memo, partial=options.partial)
     return results
 
 
-def _cached(plan: Plan, cached: dict[str, Any] | None) -> bool:
-    """Whether an earlier run's result holds for this plan (see Plan.key_for)."""
-    if cached is None:
-        return False
-    key = cached.get("key")
-    return key == plan.key or key == plan.searched_key  # the second only when needed
+def _followed(plans: Sequence[Plan | Result]) -> Iterator[tuple[str, str]]:
+    return ((p.base, p.item.path) for p in plans if isinstance(p, Plan))
 
 
-_SHAPES: dict[str, type] = {"items": dict, "paths": dict, "releases": dict, "tags": str}
-
-
-def _well_formed(saved: dict[str, Any]) -> dict[str, Any]:
-    """The state document without top-level values of the wrong type (a hand edit, a
-    bad merge): what is dropped is only recomputed."""
-    return {k: v for k, v in saved.items() if isinstance(v, _SHAPES.get(k, object))}
-
-
-def _usable(saved: dict[str, Any]) -> dict[str, Any]:
-    """The cached results worth trusting: this schema, and entries of the right shape
-    (a hand-edited or damaged entry costs judging that item again, never a crash)."""
-    items = saved.get("items") if saved.get("schema") == STATE_SCHEMA else None
-    if not isinstance(items, dict):
-        return {}
-    return {
-        key: entry
-        for key, entry in items.items()
-        if isinstance(entry, dict) and isinstance(entry.get("key"), str)
-    }
-
-
-def _blamed(cache: dict[str, Any], plans: list[Plan | Result]) -> list[str]:
-    """The introducing commits of the cached results this run will use."""
-    commits = []
-    for plan in plans:
-        cached = cache.get(plan.item.id) if isinstance(plan, Plan) else None
-        if isinstance(plan, Plan) and cached is not None and _cached(plan, cached):
-            result = cached.get("result")
-            if not isinstance(result, dict):
-                continue
-            history = result.get("history")
-            told = [result.get("introduced_by"), *(history if isinstance(history, list) else ())]
-            commits += [c["commit"] for c in told if isinstance(c, dict) and _named(c)]
-    return commits
-
-
-def _named(blamed: dict[str, Any]) -> bool:
-    return isinstance(blamed.get("commit"), str)
+def _save(
+    saved: UpstreamState,
+    upstream: Upstream,
+    head: str,
+    plans: Sequence[Plan | Result],
+    results: Sequence[Result],
+    memo: Memo,
+    *,
+    partial: bool,
+) -> None:
+    """Save each planned item's result under its key, and what later runs reuse."""
+    # Remembered per (commit, tag set): a re-judged item blamed on a known commit
+    # asks git nothing; new tags start the memo afresh.
+    blamed = {r.introduced_by.commit: r.released_in for r in results if r.introduced_by}
+    blamed |= {c.commit: c.released_in for r in results for c in r.history}
+    keyed = [(p.key_for(r), r) for p, r in zip(plans, results, strict=True) if isinstance(p, Plan)]
+    memo = saved.remembered(memo, blamed, partial=partial)
+    saved.save(upstream, head, keyed, memo, prune=not partial)
 
 
 def _from_cache(
-    mirror: Mirror,
-    upstream: Upstream,
-    plan: Plan,
-    cached: dict[str, Any],
-    *,
-    same_tags: bool,
+    mirror: Mirror, upstream: Upstream, saved: UpstreamState, plan: Plan, *, same_tags: bool
 ) -> Result | None:
     """A result from an earlier run with the same key: same item, baseline and blobs
-    (None when the entry is damaged: the item is judged again)."""
-    data = cached.get("result")
-    current = data.get("current") if isinstance(data, dict) else None
-    if isinstance(data, dict) and isinstance(current, dict):  # at this HEAD: set, not copied
-        data = {**data, "current": {**current, "commit": plan.head}}
-    try:
-        result = Result.model_validate(data)
-    except ValidationError:
-        return None
-    if same_tags:
+    (None when there is none, or it is damaged); its releases asked again when the tags
+    moved."""
+    result = saved.result(plan.item.id, plan.head) if saved.holds(plan.item.id, plan) else None
+    if result is None or same_tags:
         return result
     from watcher.history import attribute
 
@@ -569,37 +481,6 @@ def _from_cache(
     )
     return result.model_copy(
         update={"released_in": attribute.released_in(mirror, result, tags), "history": history}
-    )
-
-
-def _save(
-    file: Path,
-    upstream: Upstream,
-    head: str,
-    saved: dict[str, Any],
-    plans: list[Plan | Result],
-    results: list[Result],
-    memo: dict[str, Any],  # tags, releases and paths: what later runs reuse
-    *,
-    prune: bool,
-) -> None:
-    items: dict[str, Any] = {} if prune else dict(saved.get("items", {}))
-    for planned, result in zip(plans, results, strict=True):
-        if isinstance(planned, Plan):
-            key = planned.key_for(result)
-            items[result.id] = {"key": key, "result": result.model_dump(mode="json")}
-    state.update_json(  # a run with no news leaves the file as it was
-        file,
-        {
-            "schema": STATE_SCHEMA,
-            "repo": upstream.repo,
-            "url": upstream.display_url,
-            "branch": upstream.branch,
-            "head": head,
-            **memo,
-            "items": items,
-        },
-        known=saved,
     )
 
 
@@ -637,9 +518,16 @@ def _file_issues(
     """Sync the issues of the notes this run owns; never those a run-level failure touched."""
     if options.no_issues or options.read_only or config.issues.sink == "none":
         return []
-    from watcher.issues import sync_issues
+    from watcher.issues.sync import sync_issues
 
-    scope = issue_scope(config, options, inputs.notes, statuses)
+    scope = run_scope(
+        config,
+        inputs.notes,
+        statuses,
+        upstream=options.upstream,
+        partial=options.partial,
+        filtered=options.filtered,
+    )
     failed = {s.repo.lower() for s in statuses if s.error}
     touched = {r.note for r in results if r.repo.lower() in failed or _run_level(r)}
     mine = [
@@ -660,48 +548,6 @@ def _file_issues(
     )
 
 
-def issue_scope(
-    config: Config,
-    options: CheckOptions,
-    notes: dict[str, Note],
-    statuses: Sequence[UpstreamStatus],
-) -> Scope:
-    """Which bookkeeping shards this run writes, and which shard owns each note.
-
-    A note's owner is the first upstream it cites (config order, then by name), so
-    that jobs of a matrix over upstreams never file the same note's issue twice.
-    """
-    from watcher.issues.book import Scope
-
-    order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
-
-    def canonical(repo: str) -> str:
-        configured = config.upstream_for(repo)
-        return configured.repo if configured else repo.lower()
-
-    home = canonical(config.upstream[0].repo) if config.upstream else ""
-    owners: dict[str, str] = {}
-    for note in notes.values():
-        cited = {c.repo for c in note.citations} | {c.repo for c in note.issue_citations}
-        first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
-        owners[note.id] = state.slug(canonical(first)) if first else state.slug(home) or state.HOME
-    repos = {state.slug(canonical(s.repo)): canonical(s.repo) for s in statuses}
-    failure = {state.slug(canonical(s.repo)): s.error for s in statuses}
-    if options.upstream is not None:
-        shards = {state.slug(canonical(options.upstream)): None}
-    else:
-        shards = dict.fromkeys(sorted({*owners.values(), *repos}))
-        if not shards:
-            shards = {state.slug(home) or state.HOME: None}
-    return Scope(
-        owners=owners,
-        shards={name: failure.get(name) for name in shards},
-        repos=repos,
-        prune=not options.partial,
-        complete=not options.filtered,
-    )
-
-
 def _others(
     config: Config, inputs: Inputs, statuses: Sequence[UpstreamStatus], scope: Scope
 ) -> list[Result]:
@@ -714,7 +560,9 @@ def _others(
     found: list[Result] = []
     for repo, items in by_repo.items():
         upstream = config.upstream_for(repo)
-        found += last_results(config, upstream.repo if upstream else repo, items)
+        found += last_results(
+            config.state, upstream.repo if upstream else repo, [i.id for i in items]
+        )
     return found
 
 

@@ -208,7 +208,7 @@ def _catch_up(config: Config, top: Path, rel: str, branch: str) -> None:
     conflict; ours is taken by the rebase and then rebuilt from every shard here.
     """
     checkout.rebase(top, branch)
-    from watcher.issues import rebuild_dashboard
+    from watcher.issues.sync import rebuild_dashboard
 
     rebuild_dashboard(config, log=log.info)
     if _stage(top, rel):

@@ -17,7 +17,7 @@ from typing import TextIO
 from watcher.config import Config, Upstream, load
 from watcher.errors import WatchError
 from watcher.inputs import edit
-from watcher.inputs.notes import site_notes
+from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import load_rules
 from watcher.models import Location, Note, Result, Rule, Verdict
 from watcher.pipeline import CheckOptions, run_check

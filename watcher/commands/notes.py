@@ -11,7 +11,7 @@ from watcher.models import CodeCitation, Rule
 
 def notes(config_file: Path, out: TextIO) -> int:
     """`watch notes`: every note, its citations, and which are guarded by rules."""
-    from watcher.inputs.notes import site_notes
+    from watcher.inputs.notememo import site_notes
     from watcher.inputs.rules import load_rules
 
     config = load(config_file)
@@ -37,16 +37,14 @@ def _guard_text(config: Config, citation: CodeCitation, rules: list[Rule]) -> st
     """Which rules guard the citation: those whose baseline target (as the last run saw
     it) overlaps the cited lines; a rule not judged yet is named as such."""
     from watcher.inputs import guards
-    from watcher.models import Location
-    from watcher.state.store import read_json, upstream_file
+    from watcher.state.upstream import last_baselines
 
     if not rules:
         return ""
-    saved = read_json(upstream_file(config.state, citation.repo)).get("items", {})
+    baselines = last_baselines(config.state, citation.repo, [r.id for r in rules])
     guarding, unknown = [], []
     for rule in rules:
-        found = saved.get(rule.id, {}).get("result", {}).get("baseline")
-        target = Location.model_validate(found) if found and found.get("start_line") else None
+        target = baselines.get(rule.id)
         commit = target.commit if target and target.commit.startswith(citation.commit) else ""
         covers = guards.covers(target, citation, commit) if target else None
         if covers:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from watcher.config import load
 from watcher.errors import WatchError
-from watcher.inputs.notes import site_notes
+from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import compile_rule
 from watcher.judge.classify import citation_item, parse_at, plan
 from watcher.locate import targets

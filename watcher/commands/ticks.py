@@ -22,7 +22,7 @@ from watcher.commands import fix
 from watcher.config import Config
 from watcher.errors import WatchError
 from watcher.inputs import checkout, edit
-from watcher.inputs.notes import site_notes
+from watcher.inputs.notememo import site_notes
 from watcher.issues import boxes
 from watcher.state.store import write_text
 
@@ -35,7 +35,7 @@ def carry_out(config: Config, *, today: date, upstream: str | None = None) -> li
     With `upstream` (one job of a matrix), only the boxes of notes that upstream owns (the
     first repository a note cites): every box is carried out by exactly one job."""
     from watcher.issues import dashboard, markers
-    from watcher.issues.sinks import SinkError
+    from watcher.issues.sink import SinkError
     from watcher.issues.sync import make_sink
 
     sink, dry = make_sink(config, False, log.info)

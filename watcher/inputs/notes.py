@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
-from watcher.config import Config, Limits, display_path
+from watcher.config import Limits, display_path
 from watcher.errors import NoteError
 from watcher.inputs import frontmatter, quotes
 from watcher.models import CodeCitation, IssueCitation, Note
@@ -34,6 +32,8 @@ ISSUE_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+)/(issues|pull)
 COMMIT = re.compile(r"^[0-9a-fA-F]{4,40}$")
 LINES = re.compile(r"^(\d+)(?:-(\d+))?$")
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# One note's bytes, as shown, its YAML node limit and extra keys -> the note and its errors.
+Parse = Callable[[bytes, str, int, tuple[str, ...]], tuple[Note, list[NoteError]]]
 
 
 @dataclass(frozen=True)
@@ -45,25 +45,6 @@ class Notes:
     skipped: list[str] = field(default_factory=list)  # Markdown files without front matter
 
 
-def site_notes(config: Config) -> Notes:
-    """The notes of a site, read as its config says (limits, ignored files, extra keys);
-    notes whose bytes are as a run on this machine saw them are not parsed again."""
-    from watcher.inputs import notememo
-
-    before = notememo.load(config.cache)
-    used: dict[str, str] = {}
-    found = load_notes(
-        config.notes,
-        display_root=config.root,
-        limits=config.limits,
-        ignore=config.notes_ignore,
-        extra_keys=config.notes_extra_keys,
-        memo=(before, used),
-    )
-    notememo.save(config.cache, before, used)
-    return found
-
-
 def load_notes(
     folder: Path,
     *,
@@ -71,14 +52,13 @@ def load_notes(
     limits: Limits | None = None,
     ignore: Iterable[str] = (),
     extra_keys: Iterable[str] = (),
-    memo: tuple[dict[str, str], dict[str, str]] | None = None,
+    parse: Parse | None = None,
 ) -> Notes:
     """Read every `*.md` below `folder`; a bad note is an error, the others still load.
 
     Files matching an `ignore` glob (relative to `folder`) are not read; a file with no
     front matter at all (a README, say) is skipped with one notice for all of them.
-    `memo` is (remembered, used): notes parsed before, by `notememo.key`, and where this
-    call puts every note it read without error."""
+    `parse` reads one note (`parse_note` by default; `notememo` remembers its notes)."""
     limits = limits or Limits()
     notes: dict[str, Note] = {}
     errors: list[NoteError] = []
@@ -96,7 +76,7 @@ def load_notes(
             if not _has_front_matter(raw):
                 skipped.append(shown)
                 continue
-            note, source_errors = _parse(raw, shown, limits.yaml_nodes, extra, memo)
+            note, source_errors = (parse or _parse)(raw, shown, limits.yaml_nodes, extra)
         except NoteError as exc:
             errors.append(exc)
             continue
@@ -124,28 +104,9 @@ def load_notes(
 
 
 def _parse(
-    raw: bytes,
-    shown: str,
-    max_nodes: int,
-    extra: tuple[str, ...],
-    memo: tuple[dict[str, str], dict[str, str]] | None,
+    raw: bytes, shown: str, max_nodes: int, extra: tuple[str, ...]
 ) -> tuple[Note, list[NoteError]]:
-    """`parse_note`, or the note as remembered from the same bytes (see `notememo`)."""
-    if memo is None:
-        return parse_note(raw, shown, max_nodes=max_nodes, extra_keys=extra)
-    from watcher.inputs import notememo
-
-    remembered, used = memo
-    key = notememo.key(raw, shown, max_nodes, extra)
-    if key in remembered:
-        with contextlib.suppress(ValidationError):  # damaged: parsed again below
-            note = Note.model_validate_json(remembered[key])
-            used[key] = remembered[key]
-            return note, []
-    note, errors = parse_note(raw, shown, max_nodes=max_nodes, extra_keys=extra)
-    if not errors:
-        used[key] = note.model_dump_json()
-    return note, errors
+    return parse_note(raw, shown, max_nodes=max_nodes, extra_keys=extra)
 
 
 def _read(file: Path, shown: str, max_bytes: int) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -14,16 +15,18 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from watcher.config import display_path
-from watcher.errors import RuleError
+from watcher.errors import RuleError, WatchError
 from watcher.fingerprint import short
 from watcher.models import Claim, Rule, RuleTest
 from watcher.parse import languages
+from watcher.state import store
 
 if TYPE_CHECKING:
     from tree_sitter import Query
 
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 QUERY_POSITION = re.compile(r"row (\d+)(?:, column (\d+))?")
+COMPILED = "compiled-queries.json"  # in the cache folder: see Compiles
 
 
 class _RawClaim(BaseModel):
@@ -121,6 +124,15 @@ class _RawRule(BaseModel):
         return self
 
 
+# What `watch schema rule` describes (its docstring is the schema's description); loading
+# reads the tables one by one (`_RawFile`), so that one bad rule is one error.
+class RuleFile(BaseModel):
+    """A rule file: `[[rule]]` tables."""
+
+    model_config = ConfigDict(extra="forbid")
+    rule: list[_RawRule] = Field([], description="the rules; see docs/rules.md")
+
+
 class _RawFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rule: list[dict[str, object]] = []
@@ -141,6 +153,22 @@ class Compiles:
     def __init__(self, known: Iterable[str] = ()) -> None:
         self.known = set(known)
         self.seen: set[str] = set()
+
+    @classmethod
+    def load(cls, cache: Path) -> Compiles:
+        """What compiled before on this machine; an unreadable cache only costs compiling."""
+        try:
+            known = store.read_json(cache / COMPILED).get("compiled", [])
+        except WatchError:
+            return cls()
+        return cls([k for k in known if isinstance(k, str)] if isinstance(known, list) else [])
+
+    def save(self, cache: Path) -> None:
+        """Remember what compiled, when it changed: next to the mirrors, not in state/,
+        for it is a fact about this machine's grammars."""
+        if self.changed():
+            with contextlib.suppress(OSError):  # a read-only cache only costs compiling again
+                store.write_json(cache / COMPILED, {"compiled": sorted(self.seen)})
 
     def fingerprint(self, rule: Rule, language: str) -> str:
         parts = [rule.query, rule.inside, language, *_versions(language)]

@@ -8,11 +8,9 @@ import json
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from watcher.config import Config, IssuesConfig, Limits, Upstream
 from watcher.inputs.frontmatter import FrontMatter
-from watcher.inputs.rules import _RawRule
+from watcher.inputs.rules import RuleFile
 
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PATH_DEFAULTS = {"notes": "notes", "rules": "rules", "state": "state"}
@@ -91,16 +89,9 @@ def note_schema() -> dict[str, Any]:
     return _finish(FrontMatter.model_json_schema(by_alias=True), "watch note front matter")
 
 
-class _RuleFile(BaseModel):
-    """A rule file: `[[rule]]` tables."""
-
-    model_config = ConfigDict(extra="forbid")
-    rule: list[_RawRule] = Field([], description="the rules; see docs/rules.md")
-
-
 def rule_schema() -> dict[str, Any]:
     """The JSON Schema of a rule file; a claim takes exactly one test."""
-    schema = _RuleFile.model_json_schema()
+    schema = RuleFile.model_json_schema()
     claim = schema["$defs"]["_RawClaim"]
     claim["oneOf"] = [{"required": [t]} for t in ("equals", "matches", "not_matches")]
     test = schema["$defs"]["_RawTest"]

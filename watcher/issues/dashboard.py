@@ -1,7 +1,7 @@
 """The `watch dashboard` issue: one row per note, edited in place, never closed.
 
 Its rows are rebuilt on every run from the bookkeeping shards of every upstream
-(`watcher.issues.book`), never merged as text, and they hold no per-run time: a run
+(`watcher.state.bookkeeping`), never merged as text, and they hold no per-run time: a run
 with no news renders the same body and so edits nothing. "Last seen fresh" is the
 date of the upstream commit at which the note was last fresh.
 """
@@ -9,31 +9,31 @@ date of the upstream commit at which the note was last fresh.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from watcher.issues import markdown as md
 from watcher.issues import markers
 from watcher.models import IssueAction, Result, UpstreamStatus, worst
+from watcher.state.bookkeeping import Entry, OpenIssue, Seen
 
 TITLE = "watch dashboard"
 HANDLE = "_dashboard"
 
 
 def entry(
-    before: Mapping[str, Any],
+    before: Entry,
     title: str,
     results: Sequence[Result],
     action: IssueAction | None,
     upstreams: Sequence[UpstreamStatus],
-) -> dict[str, Any]:
+) -> Entry:
     """A note's row after this run: status, where it was last fresh, its open issue."""
     status = worst([r.verdict for r in results])
-    row: dict[str, Any] = {"status": status.value, "title": title}
+    row: Entry = {"status": status.value, "title": title}
     fresh = before.get("fresh")
     if not status.stale:
         repos = {r.repo for r in results}
         fresh = {
-            u.repo: {"commit": u.head, "date": u.head_date}
+            u.repo: Seen(commit=u.head, date=u.head_date)
             for u in upstreams
             if u.head and u.repo in repos
         }
@@ -45,18 +45,16 @@ def entry(
     return row
 
 
-def _open_issue(action: IssueAction | None, before: Any) -> dict[str, Any] | None:
+def _open_issue(action: IssueAction | None, before: OpenIssue | None) -> OpenIssue | None:
     """The note's open issue after this run; no action means it has none (or it is closed)."""
     if action is None or action.action in ("closed", "would-close"):
         return None
     if action.action == "failed":
         return before if isinstance(before, dict) else None  # unknown: keep the last known
-    return {"url": action.url, "number": action.number}
+    return OpenIssue(url=action.url, number=action.number)
 
 
-def body(
-    rows: Mapping[str, Mapping[str, Any]], failures: Mapping[str, str], actions: str = ""
-) -> str:
+def body(rows: Mapping[str, Entry], failures: Mapping[str, str], actions: str = "") -> str:
     """The dashboard: banners for upstreams that failed, one row per note, then the boxes
     a maintainer can tick (`actions`)."""
     lines = [markers.DASHBOARD, "## watch dashboard", ""]
@@ -78,26 +76,28 @@ def body(
     return "\n".join(lines) + "\n"
 
 
-def _rank(row: Mapping[str, Any]) -> int:
+def _rank(row: Entry) -> int:
     order = ["error", "broken", "missing", "changed", "moved", "fresh"]
-    status = row.get("status")
+    status = row.get("status", "")
     return order.index(status) if status in order else len(order)
 
 
-def _row(note_id: str, row: Mapping[str, Any]) -> str:
-    fresh_at: dict[str, Any] = row.get("fresh") or {}
+def _row(note_id: str, row: Entry) -> str:
+    fresh_at = row.get("fresh") or {}
     at = ", ".join(
         f"{md.code(repo, cell=True)} {md.code(str(seen.get('commit', ''))[:12])}"
         for repo, seen in sorted(fresh_at.items())
     )
-    link = _issue_link(row.get("issue") or {})
+    link = _issue_link(row.get("issue"))
     dates = sorted(str(s.get("date") or "")[:10] for s in fresh_at.values() if s.get("date"))
     fresh = md.text(dates[-1] if dates else "not seen fresh yet", 40, cell=True)
     status = md.text(str(row.get("status", "")), 20, cell=True)
     return f"| {md.code(note_id, 120, cell=True)} | **{status}** | {fresh} | {at} | {link} |"
 
 
-def _issue_link(issue: dict[str, Any]) -> str:
+def _issue_link(issue: OpenIssue | None) -> str:
+    if not issue:
+        return ""
     url = str(issue.get("url") or "")
     if not url.startswith(("http://", "https://")):
         return md.code(url, cell=True) if url else ""  # a files-sink path

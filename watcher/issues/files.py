@@ -17,7 +17,7 @@ import yaml
 
 from watcher.errors import WatchError
 from watcher.issues import markers
-from watcher.issues.sinks import IssueDoc, SinkError, State
+from watcher.issues.sink import IssueDoc, SinkError, State
 from watcher.state.store import write_text
 
 _SEPARATOR = "---\n"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from watcher.errors import WatchError
 from watcher.issues import markers
-from watcher.issues.sinks import IssueDoc, SinkError, State
+from watcher.issues.sink import IssueDoc, SinkError, State
 from watcher.redact import redact
 
 if TYPE_CHECKING:

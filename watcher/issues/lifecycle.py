@@ -15,18 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 from watcher import fingerprint
 from watcher.issues import markdown, markers, render
-from watcher.issues.sinks import IssueDoc, State
+from watcher.issues.sink import IssueDoc, State
 from watcher.models import Note, Result, worst
 from watcher.redact import redact
 
-Outcome = Literal["opened", "commented", "closed", "reopened", "unchanged"]
-
 # The renderer's own source: a new watch renders open issues afresh.
 RENDERER = fingerprint.code(m.__file__ for m in (render, markdown, markers))
+
+Outcome = Literal["opened", "commented", "closed", "reopened", "unchanged"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def decide(
     docs: Sequence[IssueDoc],
     policy: Policy,
     heads: Sequence[tuple[str, str]],
-    rendered: Mapping[str, Any] | None = None,
+    rendered: Mapping[str, str] | None = None,
 ) -> Plan | None:
     """The plan for one note; None when it has no issue and needs none.
 
@@ -109,7 +109,7 @@ def _refresh(
     policy: Policy,
     keys: frozenset[str],
     mark: str | None,
-    rendered: Mapping[str, Any],
+    rendered: Mapping[str, str],
 ) -> Plan:
     news = keys - markers.parse_seen(doc.body)
     if news:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from watcher.issues.sinks import SinkError
+from watcher.issues.sink import SinkError
 
 if TYPE_CHECKING:
     from github import GithubException

@@ -1,10 +1,17 @@
-"""Run the issue lifecycle for every checked note through one sink, then the dashboard.
+"""Stale-verification issues (SPEC 6.2): one per affected note, plus a dashboard.
 
-Bookkeeping (`state/bookkeeping/`, see `book`) is only a cache of where each note's
-issue is; the marker in the issue body is the truth, so losing it costs lookups, not
-issues. It is saved once, at the end of the run, and only when it changed: a run killed
-halfway leaves the previous bookkeeping, and the next run finds by marker whatever the
-killed run had opened.
+`sync_issues` is the one entry point of a check, `rebuild_dashboard` of a job that only
+redraws the dashboard. Behind them: `render` (titles, bodies, comments; markdown safety
+in `markdown`), `markers` (the hidden markers that deduplicate), `lifecycle` (what to do
+for one note), `sink` (the Protocol and its documents), `sinks` (the registry), `github`
+and `files` (the sinks). This module runs the lifecycle for every checked note through
+one sink, then the dashboard.
+
+Bookkeeping (`state/bookkeeping/`, see `watcher.state.bookkeeping`) is only a cache of
+where each note's issue is; the marker in the issue body is the truth, so losing it costs
+lookups, not issues. It is saved once, at the end of the run, and only when it changed: a
+run killed halfway leaves the previous bookkeeping, and the next run finds by marker
+whatever the killed run had opened.
 """
 
 from __future__ import annotations
@@ -13,13 +20,13 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from watcher.config import Config
 from watcher.issues import dashboard, lifecycle, markers
-from watcher.issues.book import Book, Scope
-from watcher.issues.sinks import SINKS, DryRunSink, IssueDoc, Sink, SinkError
+from watcher.issues.sink import DryRunSink, IssueDoc, Sink, SinkError
+from watcher.issues.sinks import SINKS
 from watcher.models import IssueAction, Note, Result, UpstreamStatus
+from watcher.state.bookkeeping import Board, Book, Entry, Scope
 
 Log = Callable[[str], None]
 _DRY = {
@@ -42,7 +49,7 @@ class Run:
     log: Log
     book: Book
     scope: Scope
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # this run's notes
+    entries: dict[str, Entry] = field(default_factory=dict)  # this run's notes
     closed: set[str] = field(default_factory=set)  # notes whose issue is closed after this run
     failures: list[str] = field(default_factory=list)  # run-level: the sink failed
     handles: dict[str, str] = field(default_factory=dict)  # note -> issue handle, this run
@@ -63,6 +70,42 @@ def make_sink(config: Config, dry_run: bool, log: Log) -> tuple[Sink, bool]:
         return DryRunSink(None, log), True
     sink = SINKS[kind](config, token)
     return (DryRunSink(sink, log), True) if dry_run else (sink, False)
+
+
+def sync_issues(
+    config: Config,
+    notes: Mapping[str, Note],
+    results: Sequence[Result],
+    upstreams: Sequence[UpstreamStatus],
+    *,
+    dry_run: bool,
+    log: Log,
+    scope: Scope | None = None,
+    failures: list[str] | None = None,
+) -> list[IssueAction]:
+    """File, update, close or reopen each checked note's issue through the configured sink.
+
+    Called with the state lock held. Only the notes present in `results` are touched.
+    A failed note yields `IssueAction(action="failed")` and is retried by the next run;
+    run-level failures are appended to `failures`. A `WatchError` is raised only when
+    nothing can be done (e.g. a wrong `[issues] repo`).
+    """
+    if config.issues.sink == "none" or not (results or any(u.error for u in upstreams)):
+        return []
+    sink, dry = make_sink(config, dry_run, log)
+    return sync(
+        config, notes, results, upstreams, sink=sink, dry_run=dry, log=log, scope=scope,
+        failures=failures,
+    )  # fmt: skip
+
+
+def rebuild_dashboard(config: Config, *, log: Log) -> None:
+    """Render the dashboard again from every bookkeeping shard (after another job's push)."""
+    if config.issues.sink == "none" or not config.issues.dashboard:
+        return
+    sink, dry = make_sink(config, False, log)
+    if not dry:
+        refresh_dashboard(config, sink, log)
 
 
 def sync(
@@ -246,14 +289,14 @@ def refresh_dashboard(config: Config, sink: Sink, log: Log) -> None:
     _render(run, book)
 
 
-def _dashboard(run: Run) -> dict[str, Any] | None:
+def _dashboard(run: Run) -> Board | None:
     """Rebuild the dashboard from every shard (this run's notes folded in); its handle."""
-    book = Book(run.book.folder, {k: dict(v) for k, v in run.book.shards.items()})
+    book = run.book.copy()
     book.update(run.scope, run.entries, None)
     return _render(run, book)
 
 
-def _render(run: Run, book: Book) -> dict[str, Any] | None:
+def _render(run: Run, book: Book) -> Board | None:
     rows = book.rows(run.scope.owners)
     try:
         docs = run.sink.find(dashboard.HANDLE, markers.DASHBOARD, run.book.dashboard_hint())
@@ -270,7 +313,7 @@ def _render(run: Run, book: Book) -> dict[str, Any] | None:
     return {"handle": doc.handle, "url": doc.url}
 
 
-def _boxes(run: Run, rows: Mapping[str, Mapping[str, Any]]) -> str:
+def _boxes(run: Run, rows: Mapping[str, Entry]) -> str:
     """Accept and snooze boxes for the notes whose issue is open, from every shard's rows."""
     from watcher.issues import boxes
 

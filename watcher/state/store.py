@@ -2,10 +2,11 @@
 
 Layout, sharded so that runs checking different upstreams never write the same file:
 
-- `OWNER__NAME.json`: what the last check of that upstream saw (head, tags, items);
+- `OWNER__NAME.json`: what the last check of that upstream saw (head, tags, items;
+  `watcher.state.upstream`);
 - `bookkeeping/OWNER__NAME.json`: the issues of the notes that upstream owns, each
   note's last status, and the upstream's last run-level failure (the dashboard is
-  rebuilt from these shards, never merged as text);
+  rebuilt from these shards, never merged as text; `watcher.state.bookkeeping`);
 - `runs/OWNER__NAME.json`: the last run of that upstream (`watch status`), and
   `runs/_serve.json` while `watch serve` runs;
 - `issues/`: the issue documents of the `files` sink.

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from watcher import redact
-from watcher.state import store as state
+from watcher.state.store import RUNS_DIR, slug, update_json
 
 SCHEMA = "watch.warm/1"
 HEALTHY = ("fresh", "stale")  # as watcher.state.runs.HEALTHY: a run that did its job
@@ -126,7 +126,7 @@ def replay(record: dict[str, Any], state_dir: Path, started: float, out: TextIO)
     old = f'"started_at": "{record.get("started_at")}"'
     output = output.replace(old, f'"started_at": "{stamp}"', 1)
     for path, doc in shards.items():
-        state.update_json(path, doc)
+        update_json(path, doc)
     for level, name, text in logs:
         logging.getLogger(name).log(level, "%s", text)
     out.write(output)
@@ -143,7 +143,7 @@ def _runs(
     None, for a full run to record it, when the record is not one this stage knows: the
     one-file record of earlier versions, a serve daemon's marker, a shard it cannot read.
     """
-    folder = folder / state.RUNS_DIR
+    folder = folder / RUNS_DIR
     if (folder.parent / "runs.json").exists() or (folder / "_serve.json").exists():
         return None
     for shard in folder.glob("*.json") if folder.is_dir() else []:
@@ -153,7 +153,7 @@ def _runs(
     docs = {}
     for entry in runs:
         repo, run = str(entry["repo"]), dict(entry["run"])
-        path = folder / f"{state.slug(repo)}.json"
+        path = folder / f"{slug(repo)}.json"
         old = _read_shard(path) if path.exists() else {"repo": repo}
         if not isinstance(old, dict) or old.get("repo") != repo:
             return None

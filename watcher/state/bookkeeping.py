@@ -12,16 +12,53 @@ news leaves it byte-identical.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from watcher.errors import WatchError
-from watcher.state import store as state
+from watcher.state import store
+
+if TYPE_CHECKING:
+    from watcher.config import Config
+    from watcher.models import Note, UpstreamStatus
 
 SCHEMA = "watch.bookkeeping/1"
 LEGACY = "issues.json"  # the one-file bookkeeping of earlier versions, read as a hint
+
+
+class Seen(TypedDict):
+    """Where a note was last seen fresh at one upstream: its head then, and that date."""
+
+    commit: str | None
+    date: str | None
+
+
+class OpenIssue(TypedDict):
+    url: str | None
+    number: int | None
+
+
+class Entry(TypedDict, total=False):
+    """A note's row: its last status and title, where it was last seen fresh (by
+    upstream), its open issue, the sink's handle of that issue, what the issue's body was
+    rendered from (`watcher.issues.lifecycle.recorded`), and until when it is snoozed."""
+
+    status: str
+    title: str
+    fresh: dict[str, Seen]
+    issue: OpenIssue
+    handle: str
+    rendered: dict[str, str]
+    snooze_until: str
+
+
+class Board(TypedDict):
+    """Where the dashboard issue is."""
+
+    handle: str
+    url: str | None
 
 
 @dataclass(frozen=True)
@@ -34,13 +71,58 @@ class Scope:
     """
 
     owners: Mapping[str, str] = field(default_factory=dict)
-    shards: Mapping[str, str | None] = field(default_factory=lambda: {state.HOME: None})
+    shards: Mapping[str, str | None] = field(default_factory=lambda: {store.HOME: None})
     repos: Mapping[str, str] = field(default_factory=dict)  # shard -> upstream OWNER/NAME
     prune: bool = False
     complete: bool = False  # the run checked everything: shards it does not write are stale
 
     def owner(self, note_id: str) -> str:
         return self.owners.get(note_id) or next(iter(self.shards))
+
+
+def run_scope(
+    config: Config,
+    notes: Mapping[str, Note],
+    statuses: Sequence[UpstreamStatus],
+    *,
+    upstream: str | None,
+    partial: bool,
+    filtered: bool,
+) -> Scope:
+    """Which shards a run writes, and which shard owns each note.
+
+    A note's owner is the first upstream it cites (config order, then by name), so
+    that jobs of a matrix over upstreams never file the same note's issue twice.
+    `upstream` is the one upstream the run checks (`--upstream`); a `partial` run checks
+    part of each upstream's items (prunes nothing), a `filtered` one part of the items.
+    """
+    order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
+
+    def canonical(repo: str) -> str:
+        configured = config.upstream_for(repo)
+        return configured.repo if configured else repo.lower()
+
+    home = canonical(config.upstream[0].repo) if config.upstream else ""
+    owners: dict[str, str] = {}
+    for note in notes.values():
+        cited = {c.repo for c in note.citations} | {c.repo for c in note.issue_citations}
+        first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
+        owners[note.id] = store.slug(canonical(first)) if first else store.slug(home) or store.HOME
+    repos = {store.slug(canonical(s.repo)): canonical(s.repo) for s in statuses}
+    failure = {store.slug(canonical(s.repo)): s.error for s in statuses}
+    if upstream is not None:
+        shards = {store.slug(canonical(upstream)): None}
+    else:
+        shards = dict.fromkeys(sorted({*owners.values(), *repos}))
+        if not shards:
+            shards = {store.slug(home) or store.HOME: None}
+    return Scope(
+        owners=owners,
+        shards={name: failure.get(name) for name in shards},
+        repos=repos,
+        prune=not partial,
+        complete=not filtered,
+    )
 
 
 @dataclass
@@ -52,31 +134,35 @@ class Book:
 
     @classmethod
     def load(cls, state_dir: Path, log: Callable[[str], None]) -> Book:
-        folder = state_dir / state.BOOK_DIR
+        folder = state_dir / store.BOOK_DIR
         shards: dict[str, dict[str, Any]] = {}
         legacy = state_dir / LEGACY
-        for name, path in [("", legacy), *state.shards(folder).items()]:
+        for name, path in [("", legacy), *store.shards(folder).items()]:
             try:
-                data = state.read_json(path)
+                data = store.read_json(path)
             except WatchError as exc:  # corrupt cache: markers still find every issue
                 log(f"issues: {exc}; starting that shard afresh")
                 data = {}
             if data and not isinstance(data.setdefault("notes", {}), dict):
-                state.set_aside(path, "`notes` is not an object")  # valid JSON, wrong shape
+                store.set_aside(path, "`notes` is not an object")  # valid JSON, wrong shape
                 data = {}
             if data:
                 shards[name] = data
         return cls(folder, shards)
 
-    def entry(self, note_id: str, owner: str) -> dict[str, Any]:
+    def copy(self) -> Book:
+        """A copy whose `update` leaves this book as it is."""
+        return Book(self.folder, {k: dict(v) for k, v in self.shards.items()})
+
+    def entry(self, note_id: str, owner: str) -> Entry:
         """The note's entry: from its owner's shard, else from any shard that has one."""
         mine = self.shards.get(owner, {}).get("notes", {}).get(note_id)
         if isinstance(mine, dict):
-            return mine
+            return cast(Entry, mine)
         for shard in self.shards.values():
             other = shard.get("notes", {}).get(note_id)
             if isinstance(other, dict):
-                return other
+                return cast(Entry, other)
         return {}
 
     def dashboard_hint(self) -> str | None:
@@ -86,15 +172,15 @@ class Book:
                 return str(handle)
         return None
 
-    def rows(self, owners: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    def rows(self, owners: Mapping[str, str]) -> dict[str, Entry]:
         """Every note's entry across the shards; a note's owner wins over stale copies."""
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, Entry] = {}
         for name, shard in sorted(self.shards.items()):
             for note_id, entry in (shard.get("notes") or {}).items():
                 if not isinstance(entry, dict) or "status" not in entry:
                     continue
                 if note_id not in rows or owners.get(note_id) == name:
-                    rows[note_id] = entry
+                    rows[note_id] = cast(Entry, entry)
         return rows
 
     def failures(self) -> dict[str, str]:
@@ -109,8 +195,8 @@ class Book:
     def update(
         self,
         scope: Scope,
-        entries: Mapping[str, dict[str, Any]],
-        dashboard: dict[str, Any] | None,
+        entries: Mapping[str, Entry],
+        dashboard: Board | None,
     ) -> None:
         """Fold this run's entries into its own shards (in memory)."""
         for name, failure in scope.shards.items():
@@ -132,9 +218,9 @@ class Book:
         written = 0
         for name in scope.shards:
             if name in self.shards:
-                written += state.update_json(self.folder / f"{name}.json", self.shards[name])
+                written += store.update_json(self.folder / f"{name}.json", self.shards[name])
         if scope.complete:  # upstreams no note cites any more
-            for name, path in state.shards(self.folder).items():
+            for name, path in store.shards(self.folder).items():
                 if name not in scope.shards:
                     path.unlink()
         return written
