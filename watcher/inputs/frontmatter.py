@@ -10,7 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-# YAML reads `2026-08-22` as a date and `12345678` as a number: accept both as written.
+# Notes are loaded with every plain scalar as text (`commit: 010022777` stays a commit, not
+# YAML 1.1's octal 2106879); a date is text in YYYY-MM-DD form. A date object (an explicit
+# `!!timestamp`) is accepted as written.
 DateLike = datetime.date | str
 HEX = r"^[0-9a-fA-F]{4,40}$"
 
@@ -26,8 +28,10 @@ class Source(BaseModel):
         "(.../blob/SHA/FILE#L10-L20), an issue or pull request URL, or any other link",
     )
     title: str | None = Field(None, description="what the source is, for humans")
-    commit: str | int | None = Field(
-        None, description="upstream commit the citation was read at (4-40 hex digits)"
+    commit: str | None = Field(
+        None,
+        description="upstream commit the citation was read at (4-40 hex digits); always "
+        "text, even when it is all digits (`010022777`)",
     )
     path: str | None = Field(
         None, description="FILE:START-END, FILE:LINE or FILE (whole file); lines are 1-based"

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -18,7 +18,26 @@ from watcher.inputs import frontmatter, quotes
 from watcher.models import CodeCitation, IssueCitation, Note
 
 log = logging.getLogger("watcher.notes")  # the name users see in log lines
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
+_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
+# YAML 1.1 reads `commit: 010022777` (a real short id) as the octal number 2106879,
+# `12345678` as a number and `2026-08-22` as a date: a plain scalar is text here, and the
+# front matter's model says what is a date.
+_TEXT_ONLY = {
+    "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool",
+}  # fmt: skip
+
+
+class _Loader(_BASE):  # type: ignore[misc,valid-type]
+    """The safe loader, with no plain scalar resolved to a number, a boolean or a date."""
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag not in _TEXT_ONLY]
+        for first, resolvers in _BASE.yaml_implicit_resolvers.items()
+    }
+
+
+_LOADER = _Loader
 
 REPO_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 # A file on GitHub: /blob/REF/PATH, an optional query (`?plain=1`), an optional
