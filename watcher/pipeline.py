@@ -15,7 +15,7 @@ from watcher.config import Config, Upstream
 from watcher.errors import InputError, UpstreamError, WatchError
 from watcher.inputs import guards
 from watcher.inputs.notememo import site_notes
-from watcher.inputs.rules import Compiles, load_rules
+from watcher.inputs.rules import Compiles, InvalidRule, load_rules
 from watcher.judge import classify, pool, tracked_issues
 from watcher.judge.plan import Item, Plan
 from watcher.mirror.mirrors import Mirror
@@ -158,9 +158,15 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     inputs = Inputs(notes.notes, selected, [])
     inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
     for err in rules.errors:
-        code = ErrorCode.QUERY_INVALID if "query error" in err.detail else ErrorCode.RULE_INVALID
-        inputs.errors.append(_input_error(err, code, kind="rule"))
-    _check_filters(config, options, notes.notes, rules.rules)
+        if isinstance(err, InvalidRule):  # a rule read but unusable: its note's error
+            if _picked(options.rule, err.rule.id) and _picked(options.note, err.rule.note):
+                inputs.errors.append(invalid_rule(err, notes.notes))
+            continue
+        inputs.errors.append(_input_error(err, ErrorCode.RULE_INVALID, kind="rule"))
+    usable_or_not = rules.rules | {
+        e.rule.id: e.rule for e in rules.errors if isinstance(e, InvalidRule)
+    }
+    _check_filters(config, options, notes.notes, usable_or_not)
     if config.track_citations and options.citations and not options.rule:
         inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
         for quoted in [classify.quote_item(q, n) for n in selected for q in n.quotes]:
@@ -256,6 +262,16 @@ def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:
         path=rule.path,
         rule=rule,
     )
+
+
+def invalid_rule(err: InvalidRule, notes: dict[str, Note]) -> Result:
+    """A rule that cannot be used, as an error of that rule (its id, its note), so the
+    note's issue tells it."""
+    code = ErrorCode.QUERY_INVALID if err.query else ErrorCode.RULE_INVALID
+    item = rule_item(err.rule, notes)
+    if isinstance(item, Result):  # its note is not there either: say both
+        return item.model_copy(update={"message": f"{err}; {item.message}", "error": code})
+    return classify.error(item, code, str(err))
 
 
 def group(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import json
 import re
@@ -141,7 +142,18 @@ class _RawFile(BaseModel):
 @dataclass(frozen=True)
 class Rules:
     rules: dict[str, Rule]
-    errors: list[RuleError]
+    errors: list[RuleError]  # an `InvalidRule` among them names its rule, hence its note
+
+
+class InvalidRule(RuleError):
+    """A rule that was read but cannot be used (its query does not compile, a claim names
+    a capture the query lacks, its language is unknown): an error of that rule, so of its
+    note, not of the rule file alone."""
+
+    def __init__(self, rule: Rule, message: str, *, line: int | None = None, query: bool = False):
+        super().__init__(rule.file, f"rule {rule.id}: {message}", line=line or rule.line)
+        self.rule = rule
+        self.query = query  # the query itself does not compile (`query-invalid`)
 
 
 class Compiles:
@@ -171,7 +183,10 @@ class Compiles:
                 store.write_json(cache / COMPILED, {"compiled": sorted(self.seen)})
 
     def fingerprint(self, rule: Rule, language: str) -> str:
-        parts = [rule.query, rule.inside, language, *_versions(language)]
+        """What decides that a rule compiles: its queries, the captures its claims name
+        (checked against the query's), its language and the grammar's version."""
+        captures = sorted({c.capture for c in rule.claims})
+        parts = [rule.query, rule.inside, language, *_versions(language), *captures]
         return short(json.dumps(parts), 24)
 
     def changed(self) -> bool:
@@ -302,11 +317,10 @@ def compile_rule(rule: Rule, file_text: str | None = None) -> Compiled:
     """Compile a rule's queries; errors name the rule file, the rule and the position."""
     language = language_of(rule)
     if language is None:
-        raise RuleError(
-            rule.file,
-            f"rule {rule.id}: cannot tell the language of {rule.path}; "
+        raise InvalidRule(
+            rule,
+            f"cannot tell the language of {rule.path}; "
             'set language = "rust" (or python, go, javascript, typescript, tsx)',
-            line=rule.line,
         )
     query = _compiled(rule, "query", rule.query, language, file_text)
     inside = _compiled(rule, "inside", rule.inside, language, file_text) if rule.inside else None
@@ -335,31 +349,28 @@ def _query(text: str, language: str) -> Query:
 def _check_captures(rule: Rule, compiled: Compiled) -> None:
     names = {compiled.query.capture_name(i) for i in range(compiled.query.capture_count)}
     if "target" not in names:
-        raise RuleError(
-            rule.file,
-            f"rule {rule.id}: query must capture @target "
-            "(the construct whose text and lines are tracked)",
-            line=rule.line,
+        raise InvalidRule(
+            rule, "query must capture @target (the construct whose text and lines are tracked)"
         )
     if compiled.inside is not None:
         scopes = {compiled.inside.capture_name(i) for i in range(compiled.inside.capture_count)}
         if "scope" not in scopes:
-            raise RuleError(
-                rule.file, f"rule {rule.id}: inside must capture @scope", line=rule.line
-            )
+            raise InvalidRule(rule, "inside must capture @scope")
     for claim in rule.claims:
         if claim.capture not in names:
-            raise RuleError(
-                rule.file,
-                f"rule {rule.id}: claim names capture @{claim.capture}, "
-                f"which the query does not capture (it has {sorted(names)})",
-                line=rule.line,
+            has = ", ".join(f"@{n}" for n in sorted(names))
+            close = difflib.get_close_matches(claim.capture, sorted(names), n=1)
+            fix = f"did you mean @{close[0]}?" if close else "name one of those"
+            raise InvalidRule(
+                rule,
+                f"claim names capture @{claim.capture}, which the query does not capture "
+                f"(it has {has}); {fix}",
             )
 
 
 def _query_error(
     rule: Rule, key: str, query: str, message: str, file_text: str | None
-) -> RuleError:
+) -> InvalidRule:
     position = QUERY_POSITION.search(message)
     if position:
         row, column = int(position.group(1)), position.group(2)
@@ -369,11 +380,11 @@ def _query_error(
     if file_text is not None and (at := file_text.find(query)) >= 0:
         line = file_text.count("\n", 0, at) + 1 + row
     where = f"{key} line {row + 1}" + (f" column {int(column) + 1}" if column else "")
-    return RuleError(
-        rule.file,
-        f"rule {rule.id}: {where}: query error: {message}; "
-        "check node and field names against the grammar",
+    return InvalidRule(
+        rule,
+        f"{where}: query error: {message}; check node and field names against the grammar",
         line=line,
+        query=True,
     )
 
 

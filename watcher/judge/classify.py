@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from watcher.errors import TooLarge
 from watcher.inputs import quotes
-from watcher.inputs.rules import Compiled, compile_rule
+from watcher.inputs.rules import Compiled, InvalidRule, compile_rule
 from watcher.judge.claims import claims
 from watcher.judge.plan import Item, Plan
 from watcher.mirror.mirrors import FULL_SHA, Mirror
@@ -383,7 +383,11 @@ def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Fou
     """The rule's single @target at its baseline, or an error result saying why not."""
     from watcher.locate.targets import targets
 
-    compiled = compile_rule(rule)
+    try:
+        compiled = compile_rule(rule)
+    except InvalidRule as exc:  # checked at load; a rule trusted there is judged here
+        code = ErrorCode.QUERY_INVALID if exc.query else ErrorCode.RULE_INVALID
+        return error(plan.item, code, str(exc))
     parsed = parse_at(mirror, rule.path, plan.base_blob, compiled.language)
     found = targets(compiled, rule.path, parsed)
     where = _baseline(plan, None, None)
@@ -424,18 +428,21 @@ def rule_where(rule: Rule) -> str:
 def head_target(
     mirror: Mirror, plan: Plan, compiled: Compiled, target: Found
 ) -> tuple[Found | None, tuple[Candidate, ...]]:
-    """The rule's target at HEAD: in the followed file, else (file gone) wherever it went,
-    with every candidate."""
+    """The rule's target at HEAD: in the followed file (every target listed when there
+    are several), else in the files that took it over or anywhere else at HEAD, with
+    every candidate."""
     from watcher.judge import relocate
-    from watcher.locate.targets import best_target, targets
+    from watcher.locate.targets import best_target, several, targets
 
     found = [
         t
         for p, b in plan.files
         for t in targets(compiled, p, parse_at(mirror, p, b, compiled.language))
     ]
-    if found or not (plan.search_repo or plan.removals):
-        return best_target(target, found), ()
+    if found:
+        best = best_target(target, found)
+        assert best is not None
+        return best, several(target, found, best)
     return relocate.rule_targets(
         mirror, plan, compiled, target, lambda p, b: parse_at(mirror, p, b, compiled.language)
     )
@@ -450,7 +457,7 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
     found, candidates = head_target(mirror, plan, compiled, target)
     code = target.text
     if found is None:
-        message = _missing(plan)
+        message = _missing(plan) + ", nor anywhere else in the repository"
         return _result(plan, Verdict.MISSING, baseline, None, message, diff=None, code=code)
     results = claims(rule, found)
     current = Location(
@@ -464,14 +471,24 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         )
     else:
         verdict = _location_verdict(found, rule.path, target.start_line, target.end_line)
-        message = _message(verdict, current, rule=True, gone=_gone(plan, candidates))
+        message = _message(verdict, current, rule=True, gone=_targets(plan, candidates))
     if candidates and verdict is Verdict.BROKEN:
-        message += "; " + _gone(plan, candidates)
+        message += "; " + _targets(plan, candidates)
     diff = unified(target.text, found.text) if not found.identical else None
     return _result(
         plan, verdict, baseline, current, message, diff=diff, claims=results,
         candidates=candidates, code=code,
     )  # fmt: skip
+
+
+def _targets(plan: Plan, candidates: tuple[Candidate, ...]) -> str:
+    """What to say of the candidates of a rule's target: several in its file, or found
+    in a file it was not followed to."""
+    from watcher.locate.targets import FOLLOWED, judged
+
+    if candidates and all(c.found == FOLLOWED for c in candidates):
+        return judged(candidates)
+    return _gone(plan, candidates)
 
 
 # --- shared ---------------------------------------------------------------------------

@@ -4,7 +4,8 @@ A file removed by a commit that also added files (a split whose other half git d
 pair, a move with heavy edits) is searched there: the definition that enclosed the
 citation, by kind and name, in the files each such commit added; and when the file is
 gone at HEAD, in every file at HEAD in the same language. A rule's target is searched
-the same way. Every match is a candidate; the chosen one is the most
+the same way, and in every other file at HEAD whenever its followed file no longer has it
+(the file may still be there). Every match is a candidate; the chosen one is the most
 like the baseline (identical first, then token similarity), then the closest in path.
 None is picked without the others being reported.
 """
@@ -240,9 +241,11 @@ def rule_targets(
     mirror: Mirror, plan: Plan, compiled: Compiled, baseline: Found, parse: Parse
 ) -> tuple[Found | None, tuple[Candidate, ...]]:
     """A rule's target in files that could have taken it over, and every candidate."""
-    query = plan.item.rule.query if plan.item.rule else ""
-    needles = [s.encode() for s in literals(query)]
-    for found_in, files in _places(mirror, plan, plan.item.path, compiled.language):
+    rule = plan.item.rule
+    words = [*literals(rule.query), *literals(rule.inside or "")] if rule else []
+    needles = [s.encode() for s in literals(rule.query if rule else "")]
+    places = _places(mirror, plan, plan.item.path, compiled.language, words, anywhere=True)
+    for found_in, files in places:
         matches = [
             target
             for path, blob in files
@@ -268,11 +271,14 @@ def _places(
     path: str,
     language: str | None = None,
     names: Sequence[str] | None = None,
+    *,
+    anywhere: bool = False,
 ) -> Iterator[tuple[str, list[tuple[str, str]]]]:
     """Where to look, in order: the files added by each commit that removed a followed path
-    (still at HEAD, not followed already), then, when the file is gone, every file at HEAD
-    in the language (with a definition's `names`: those holding their words); each place's
-    blobs fetched in one batch, and only when the places before it held nothing."""
+    (still at HEAD, not followed already), then, when the file is gone (or `anywhere`: a
+    rule's target, searched "from the whole repository"), every other file at HEAD in the
+    language (with `names`: those holding their words); each place's blobs fetched in one
+    batch, and only when the places before it held nothing."""
     language = language or languages.for_path(path)
     if language is None:
         return
@@ -283,11 +289,14 @@ def _places(
         files = [(p, at_head[p]) for p in sorted(added) if p in at_head and p not in followed]
         mirror.prefetch(b for _, b in files)
         yield f"added by {commit[:12]}", files
-    if plan.search_repo and names is not None:  # the file is gone: anywhere
-        yield ELSEWHERE, head_search(mirror, plan.head, language).holding(names)
-    elif plan.search_repo:
+    if not (plan.search_repo or anywhere):
+        return
+    if names is not None:
+        files = head_search(mirror, plan.head, language).holding(names)
+    else:
         mirror.prefetch(at_head.values())
-        yield ELSEWHERE, sorted(at_head.items())
+        files = sorted(at_head.items())
+    yield ELSEWHERE, [(p, b) for p, b in files if p not in followed]
 
 
 def _choose(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from watcher.locate.anchors import Found
 from watcher.locate.matching import likeness
+from watcher.models import Candidate
 from watcher.parse.syntax import Parsed, node_tokens, normalize
 
 if TYPE_CHECKING:
@@ -88,6 +89,60 @@ def best_target(baseline: Found, found: Sequence[Found]) -> Found | None:
             chosen.captures,
         )
     return max(found, key=lambda f: (likeness(baseline.tokens, f.tokens), f.path == baseline.path))
+
+
+FOLLOWED = "at HEAD in the followed file"
+
+
+def several(baseline: Found, found: Sequence[Found], chosen: Found) -> tuple[Candidate, ...]:
+    """Every target at HEAD in the followed file(s) as a candidate, the judged one marked,
+    when there are several (a rule must match one at its baseline; at HEAD a second one
+    is news the result reports, not a choice made silently)."""
+    if len(found) < 2:
+        return ()
+    return tuple(
+        Candidate(
+            path=f.path,
+            start_line=f.start_line,
+            end_line=f.end_line,
+            identical=f.tokens == baseline.tokens,
+            similarity=_alike(baseline, f),
+            found=FOLLOWED,
+            chosen=(f.path, f.start_line) == (chosen.path, chosen.start_line),
+        )
+        for f in found
+    )
+
+
+def _alike(baseline: Found, found: Found) -> float:
+    same = found.tokens == baseline.tokens
+    return 1.0 if same else round(likeness(baseline.tokens, found.tokens), 3)
+
+
+def judged(candidates: Sequence[Candidate]) -> str:
+    """`3 targets at HEAD, judged the one at lines 2-5 (why); also at lines 9-12, 20-23`:
+    which of several targets at HEAD a rule's verdict is about, and why that one."""
+    chosen = next(c for c in candidates if c.chosen)
+    twins = sum(c.identical for c in candidates)
+    why = (
+        f"most like the baseline target ({chosen.similarity:.0%})"
+        if not chosen.identical
+        else "the one identical to the baseline target"
+        if twins == 1
+        else f"{twins} are identical to the baseline target: the nearest its lines"
+    )
+    one_file = len({c.path for c in candidates}) == 1
+    others = ", ".join(_span(c, one_file) for c in candidates if not c.chosen)
+    lines = "lines " if one_file else ""
+    return (
+        f"{len(candidates)} targets at HEAD, judged the one at {lines}{_span(chosen, one_file)} "
+        f"({why}); also at {lines}{others}"
+    )
+
+
+def _span(candidate: Candidate, bare: bool) -> str:
+    lines = f"{candidate.start_line}-{candidate.end_line}"
+    return lines if bare else f"{candidate.path}:{lines}"
 
 
 def literals(query: str) -> list[str]:
