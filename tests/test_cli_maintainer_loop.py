@@ -213,14 +213,13 @@ def stale_site(
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     site = make_site(tmp_path, upstream, api, capsys)
     repo = versioned(site, tmp_path)
-    # Upstream changes the arm the quote elides, and moves page_size: stale, rule still holds.
-    upstream.commit(
-        "Ask for the cursor lazily (#14)",
-        {LIB: SOURCE.replace("response.next_cursor", "response.cursor()")},
-    )
+    # Upstream changes the arm the quote elides, and moves page_size into a file that was
+    # already there (neither a rename nor a copy): stale, rule still holds.
+    lazy = SOURCE.replace("response.next_cursor", "response.cursor()")
+    upstream.commit("Ask for the cursor lazily (#14)", {LIB: lazy})
     upstream.commit(
         "Move page_size (#15)",
-        {EXTRA: "pub fn other() {}\n", "src/paginate.rs": HELPER.split("\n\n")[0] + "\n"},
+        {EXTRA: "pub fn other() {}\n", LIB: lazy + "\n" + HELPER.split("\n\n")[0] + "\n"},
     )
     assert site.run("action")[0] == 0
     (issue,) = note_issues(api)

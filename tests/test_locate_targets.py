@@ -14,6 +14,11 @@ from tests.rust_client import CLIENT, CURSOR_GATE_RULE, INITIALIZE, LIST_TOOLS
 from watcher.gitbuild import Upstream
 
 LIB = "src/client.rs"
+# Functions that stay in the client file: list_tools is a small part of it, so a new file
+# holding list_tools is no copy of it by git's measure (similarity below 50%).
+STAYS = "".join(
+    f"\npub fn helper_{n}(x: u32) -> u32 {{\n    x * {n} + {n}\n}}\n" for n in range(12)
+)
 
 
 def _check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
@@ -22,7 +27,7 @@ def _check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, An
 
 
 def _site(project: Project, upstream: Upstream) -> str:
-    base = upstream.commit("client", {LIB: CLIENT, "src/other.rs": "pub fn other() {}\n"})
+    base = upstream.commit("client", {LIB: CLIENT + STAYS, "src/other.rs": "pub fn other() {}\n"})
     project.note("one-page", f"{base} {LIB}:1-7")
     project.rules(CURSOR_GATE_RULE)
     return base
@@ -34,8 +39,11 @@ def test_a_target_gone_from_a_file_still_there_is_found_elsewhere(
     _site(project, upstream)
     # list_tools moves to its own module; the client file stays (git sees no rename).
     upstream.commit(
-        "tools module", {LIB: INITIALIZE, "src/tools/list.rs": "use a::b;\n\n" + LIST_TOOLS}
+        "tools module", {LIB: INITIALIZE + STAYS, "src/tools/list.rs": "use a::b;\n\n" + LIST_TOOLS}
     )
+
+    said = upstream.git("diff", "--name-status", "-M", "-C", "HEAD^", "HEAD").splitlines()
+    assert sorted(said) == ["A\tsrc/tools/list.rs", f"M\t{LIB}"]  # no rename, no copy
 
     rule = _check(project, capsys)["cursor-gate"]
 
@@ -58,7 +66,7 @@ def test_the_choice_among_targets_elsewhere_is_explained(
     upstream.commit(
         "split",
         {
-            LIB: INITIALIZE,
+            LIB: INITIALIZE + STAYS,
             "src/legacy/list.rs": edited,  # alike, not identical: listed, not chosen
             "src/tools/list.rs": LIST_TOOLS,
         },
@@ -82,7 +90,7 @@ def test_a_target_found_nowhere_says_the_repository_was_searched(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _site(project, upstream)
-    upstream.commit("drop list_tools", {LIB: INITIALIZE})
+    upstream.commit("drop list_tools", {LIB: INITIALIZE + STAYS})
 
     rule = _check(project, capsys)["cursor-gate"]
 
@@ -99,7 +107,7 @@ def test_several_targets_at_head_are_reported(
     _site(project, upstream)
     second = "    let again = match mode {\n        Mode::Legacy => None,\n        Mode::Modern => None,\n    };\n"
     upstream.commit(
-        "a second gate", {LIB: CLIENT.replace("    next\n}", second + "    next\n}", 1)}
+        "a second gate", {LIB: CLIENT.replace("    next\n}", second + "    next\n}", 1) + STAYS}
     )
 
     rule = _check(project, capsys)["cursor-gate"]

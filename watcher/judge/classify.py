@@ -244,6 +244,8 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     candidates: tuple[Candidate, ...] = ()
     if found is None and (plan.search_repo or plan.removals):
         found, candidates = relocate.citation(mirror, plan, anchor, _parser(mirror))
+    elif found is not None:  # identical in a copy too: say where
+        candidates = relocate.twins(plan, anchor, found, _parser(mirror))
     baseline = _baseline(plan, item.start_line, item.end_line)
     code = anchor.text
     if found is None:
@@ -283,11 +285,16 @@ def _parser(mirror: Mirror) -> relocate.Parse:
 
 
 def _gone(plan: Plan, candidates: tuple[Candidate, ...]) -> str:
-    """What to say of an item found in a file it was not followed to."""
+    """What to say of an item found in a file it was not followed to, or in several."""
     from watcher.judge import relocate
+    from watcher.locate.targets import FOLLOWED, judged
 
     if not candidates:
         return ""
+    if candidates[0].found == FOLLOWED:  # several targets of a rule in its own file
+        return judged(candidates)
+    if candidates[0].found == relocate.COPIES:  # identical in a copy too
+        return relocate.explain(candidates)
     if plan.search_repo:
         lead = f"{_removed(plan)} with no rename git could see"
     else:
@@ -471,24 +478,14 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         )
     else:
         verdict = _location_verdict(found, rule.path, target.start_line, target.end_line)
-        message = _message(verdict, current, rule=True, gone=_targets(plan, candidates))
+        message = _message(verdict, current, rule=True, gone=_gone(plan, candidates))
     if candidates and verdict is Verdict.BROKEN:
-        message += "; " + _targets(plan, candidates)
+        message += "; " + _gone(plan, candidates)
     diff = unified(target.text, found.text) if not found.identical else None
     return _result(
         plan, verdict, baseline, current, message, diff=diff, claims=results,
         candidates=candidates, code=code,
     )  # fmt: skip
-
-
-def _targets(plan: Plan, candidates: tuple[Candidate, ...]) -> str:
-    """What to say of the candidates of a rule's target: several in its file, or found
-    in a file it was not followed to."""
-    from watcher.locate.targets import FOLLOWED, judged
-
-    if candidates and all(c.found == FOLLOWED for c in candidates):
-        return judged(candidates)
-    return _gone(plan, candidates)
 
 
 # --- shared ---------------------------------------------------------------------------

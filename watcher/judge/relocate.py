@@ -166,6 +166,33 @@ def citation(
     return None, tuple(namesakes)
 
 
+def twins(plan: Plan, anchor: Anchor, found: Found, parse: Parse) -> tuple[Candidate, ...]:
+    """Where a found item is token-identical in the other files it was followed to (a
+    file and its copies): the place judged first, chosen, then the others; none when it
+    is in one file only. Not judged on its own: the verdict is about the chosen one."""
+    if len(plan.files) < 2 or not found.identical:
+        return ()
+    others = [
+        f
+        for path, blob in plan.files
+        if path != found.path
+        and (f := find(anchor, [(path, parse(path, blob))])) is not None
+        and f.identical
+    ]
+    if not others:
+        return ()
+    return tuple(
+        Candidate(
+            path=f.path, start_line=f.start_line, end_line=f.end_line, identical=True,
+            similarity=1.0, found=COPIES, chosen=f is found,
+        )
+        for f in [found, *others]
+    )  # fmt: skip
+
+
+COPIES = "followed there, renamed or copied"
+
+
 def _alike(candidates: Sequence[Candidate]) -> bool:
     """Whether the chosen candidate is like the cited construct (`SIMILAR_ELSEWHERE`)."""
     chosen = next(c for c in candidates if c.chosen)

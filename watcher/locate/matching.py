@@ -50,11 +50,17 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         return _with_margins(anchor, best)
+    # The definition that held it, in any file (a copy may have it when the cited file
+    # keeps only a re-export), before a region merely like it in the first file.
+    for path, parsed in files:
+        lines_only = anchor.context and parsed.tree is None
+        if not lines_only and (found := _in_definition(anchor, path, parsed)) is not None:
+            return found
     for path, parsed in files:
         if anchor.context and parsed.tree is None:
             found = _by_lines(anchor, path, parsed)
         else:
-            found = _in_definition(anchor, path, parsed) or _in_file(anchor, path, parsed)
+            found = _in_file(anchor, path, parsed)
         if found is not None:
             return found
     return None

@@ -30,30 +30,25 @@ def read_log(out: str) -> tuple[list[Entry], dict[str, int]]:
     return found, after
 
 
-def touched(raw: str, commits: list[str]) -> dict[str, frozenset[str]]:
-    """`git diff-tree --stdin -z --name-only --always` read back: each commit's id (in
-    the order asked), then the paths its diff names."""
-    found: dict[str, set[str]] = {}
-    ahead = iter(commits)
-    upcoming, current = next(ahead, None), None
-    for field_ in raw.split("\0"):
-        if field_ and field_ == upcoming:
-            current, upcoming = field_, next(ahead, None)
-            found[current] = set()
-        elif field_ and current is not None:
-            found[current].add(field_)
-    return {c: frozenset(paths) for c, paths in found.items()}
-
-
-def added(raw: str) -> dict[str, str]:
-    """Paths and new blobs from `git diff --raw -z`: meta and path alternate."""
-    fields = raw.split("\0")
-    added = {}
-    for meta, path in zip(fields[::2], fields[1::2], strict=False):
-        parts = meta.split()
-        if len(parts) >= 5:
-            added[path] = parts[3]
-    return added
+def diffed(raw: str, commits: list[str]) -> dict[str, tuple[dict[str, str], frozenset[str]]]:
+    """`git diff-tree --stdin -r -z --raw --always --diff-filter=AM` read back (each
+    commit's id, then meta and path alternating): for each of `commits`, the files it
+    added (path -> blob) and every file it added or changed."""
+    added: dict[str, dict[str, str]] = {c: {} for c in commits}
+    touched: dict[str, set[str]] = {c: set() for c in commits}
+    current = None
+    fields = iter(raw.split("\0"))
+    for field_ in fields:
+        if field_ in added:
+            current = field_
+        elif field_.startswith(":") and current is not None:
+            parts, path = field_.split(), next(fields, "")
+            if len(parts) < 5:
+                continue
+            touched[current].add(path)
+            if parts[4].startswith("A"):
+                added[current][path] = parts[3]
+    return {c: (added[c], frozenset(touched[c])) for c in commits}
 
 
 def prefixes(path: str) -> list[str]:

@@ -168,7 +168,8 @@ class Paths:
     def prepare(self, head: str, wanted: Iterable[tuple[str, str]]) -> None:
         """Answer `where` for many (base, path) pairs with one `git log` per starting point
         (a baseline, or the HEAD an earlier run reached): only the paths that log shows
-        removed are followed further, by `where`."""
+        removed, or changed by a commit that added a file of their kind (a copy, maybe),
+        are followed further, by `where`."""
         groups: dict[str, list[tuple[str, list[str], tuple[Link, ...]]]] = {}
         for base, path in dict.fromkeys(wanted):
             known = self.memo.get(f"{base}:{path}")
@@ -180,8 +181,11 @@ class Paths:
             if len(members) < 2:
                 continue  # `where` does it: one log either way
             every = list(dict.fromkeys(p for _, paths, _ in members for p in paths))
-            gone = [(c, path, old) for c, path, blob, old in self._shared(since, head, every)
-                    if blob is None]  # fmt: skip
+            logged = self._shared(since, head, every)
+            self._add_all(c for c, _, _, old in logged if _existed(old))
+            # Removed, or changed by a commit that added a file of its kind (a copy, maybe).
+            gone = [(c, path, old) for c, path, blob, old in logged if _existed(old)
+                    and (blob is None or self._candidates(c, path))]  # fmt: skip
             removals += gone
             removed = {path for _, path, _ in gone}
             for key, paths, links in members:
@@ -279,20 +283,21 @@ class Paths:
         while queue:
             since, followed = queue.pop(0)
             found = self._log(since, head, followed)
-            # Every removal's similarity blobs in one batch, not one fetch per commit.
-            self.mirror.prefetch(b for c, p, after, old in found if after is None
-                                 for b in self._compared(c, p, old))  # fmt: skip
+            # What each commit added, in one process; then every similarity detection's
+            # blobs in one batch: of each removal, and of each change that added files
+            # (a copy, git's `C`), not one fetch per commit.
+            self._add_all(c for c, _, _, old in found if _existed(old))
+            self._detect_all((c, p, old) for c, p, _, old in found if _existed(old))
             renamed: list[Link] = []  # by this chain's commits: its log's later entries
             for commit, path, blob, old in found:
                 if path in self._stopped(renamed, commit):
                     continue  # renamed away earlier: a new file at the old path is not ours
                 events.append((commit, path, blob))
-                if blob is not None:
-                    continue
-                moves = self._successors(commit, path, old)
-                if not moves:
+                moves = self._successors(commit, path, old) if _existed(old) else []
+                if blob is None and not moves:
                     removed.append((path, commit))
-                parallel = parallel or len(moves) > 1
+                # Several successors, or a copy beside the file itself: chains live at once.
+                parallel = parallel or len(moves) > 1 or (blob is not None and bool(moves))
                 for link, new_blob in moves:
                     links.append(link)
                     renamed.append(link)
@@ -365,7 +370,8 @@ class Paths:
         return pathlog.read_log(out)
 
     def _candidates(self, commit: str, path: str) -> dict[str, str]:
-        """The files `commit` added that `path` may have gone to (languages.family)."""
+        """The files `commit` added that `path` may have gone (or been copied) to
+        (languages.family)."""
         same = kin(path)
         return {p: b for p, b in self.added(commit).items() if kin(p) == same}
 
@@ -375,7 +381,9 @@ class Paths:
         return [old_blob, *candidates.values()] if candidates else []
 
     def _successors(self, commit: str, path: str, old_blob: str) -> list[tuple[Link, str]]:
-        """Where `commit` moved or copied `path` (with the new blob), best first."""
+        """Where `commit` moved or copied `path` (with the new blob), best first: a path
+        it removed may have been renamed or copied, one it changed copied (git's `-C`
+        finds copies of the files a commit changed)."""
         self._detect_all([(commit, path, old_blob)])
         return self._moves[(commit, path, old_blob)]
 
@@ -474,36 +482,36 @@ class Paths:
         return {k: self.memo[k] for b, p in keys if (k := f"{b}:{p}") in self.memo}
 
     def added(self, commit: str) -> dict[str, str]:
-        """The files a commit added against its first parent: path -> blob."""
+        """The files a commit added against its first parent: path -> blob (none for a
+        root commit)."""
         self._add_all([commit])
         return self._added[commit]
 
     def _add_all(self, commits: Iterable[str]) -> None:
-        """`added` of many commits, their diffs run side by side."""
-        wanted = [c for c in dict.fromkeys(commits) if c not in self._added]
-        if not wanted:
-            return
-        diffs = [("diff", "--raw", "-z", "--no-abbrev", "--no-renames", "--diff-filter=A",
-                  f"{c}^1", c) for c in wanted]  # fmt: skip
-        outs = self.mirror.gits(diffs)
-        self._added |= {
-            commit: pathlog.added(raw) for commit, raw in zip(wanted, outs, strict=True)
-        }
+        """`added` of many commits."""
+        self._diff_all(commits)
 
     def touched(self, commits: Iterable[str]) -> dict[str, frozenset[str]]:
         """The files each commit added or changed against its first parent (a root
         commit: every file), for many commits in two git processes in all: one `git
         diff` per missing citation cost a second of a 5,000-citation run."""
-        wanted = [c for c in dict.fromkeys(commits) if c not in self._touched]
-        if wanted:
-            parents = self.mirror.git("rev-list", "--no-walk=unsorted", "--parents", "--stdin",
-                                      stdin="".join(f"{c}\n" for c in wanted))  # fmt: skip
-            pairs = [line.split()[:2] for line in parents.splitlines()]
-            raw = self.mirror.git("diff-tree", "--stdin", "-r", "-z", "--name-only", "--always",
-                                  "--root", "--no-renames", "--diff-filter=AM",
-                                  stdin="".join(" ".join(p) + "\n" for p in pairs))  # fmt: skip
-            self._touched |= dict.fromkeys(wanted, frozenset()) | pathlog.touched(raw, wanted)
+        self._diff_all(commits)
         return {c: self._touched[c] for c in dict.fromkeys(commits)}
+
+    def _diff_all(self, commits: Iterable[str]) -> None:
+        """What each commit added, and added or changed (`added`, `touched`), against its
+        first parent, for many commits in two git processes whatever their number."""
+        wanted = [c for c in dict.fromkeys(commits) if c not in self._touched]
+        if not wanted:
+            return
+        parents = self.mirror.git("rev-list", "--no-walk=unsorted", "--parents", "--stdin",
+                                  stdin="".join(f"{c}\n" for c in wanted))  # fmt: skip
+        pairs = [line.split()[:2] for line in parents.splitlines()]
+        raw = self.mirror.git("diff-tree", "--stdin", "-r", "-z", "--raw", "--no-abbrev",
+                              "--always", "--root", "--no-renames", "--diff-filter=AM",
+                              stdin="".join(" ".join(p) + "\n" for p in pairs))  # fmt: skip
+        for commit, (added, touched) in pathlog.diffed(raw, wanted).items():
+            self._added[commit], self._touched[commit] = added, touched
 
 
 def _similarity(commit: str, path: str, candidates: Iterable[str]) -> tuple[str, ...]:
@@ -511,6 +519,11 @@ def _similarity(commit: str, path: str, candidates: Iterable[str]) -> tuple[str,
     `path` among `candidates` (files it added)."""
     return ("diff", "--name-status", "-M", "-C", "--diff-filter=RC", f"{commit}^1", commit,
             "--", path, *candidates)  # fmt: skip
+
+
+def _existed(blob: str) -> bool:
+    """Whether a log entry's blob before its commit is a file (not git's zero id: added)."""
+    return bool(blob.strip("0"))
 
 
 def _ordered(files: dict[str, str], rank: dict[str, tuple[int, int]]) -> Files:

@@ -1,0 +1,137 @@
+"""Copies followed like renames (`watcher.mirror.renames`): a file git reports as copied
+(`C`, from a file the same commit changed) is followed commit by commit, as a renamed one
+is, so a schema copied into a new file, renamed and copied back is found, not `missing`."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Project
+from tests.support import check_results
+from watcher.gitbuild import Upstream
+
+TYPES = "src/types.ts"
+SPEC = "src/spec.types.ts"
+WIRE = "src/wire/spec.types.ts"
+SCHEMAS = "src/types/schemas.ts"
+NAMES = ["Ping", "Cursor", "Request", "Result", "Notification", "Tool", "Resource", "Prompt"]
+FIELDS = ["id", "name", "title", "description", "meta", "cursor", "version", "payload"]
+
+
+def schema(name: str, extra: str = "") -> str:
+    """A zod object schema of eight fields, like typescript-sdk's `types.ts`."""
+    fields = "".join(f"    {f}{i}: z.string().optional(),\n" for i, f in enumerate(FIELDS))
+    return f"export const {name}Schema = z.object({{\n{fields}{extra}}});\n"
+
+
+def module(names: list[str], extra: str = "") -> str:
+    head = "import { z } from 'zod';\n\n"
+    return head + "\n".join(schema(n) for n in names) + extra
+
+
+def lines_of(text: str, name: str) -> str:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if f"const {name}Schema" in line) + 1
+    return f"{start}-{start + len(FIELDS) + 1}"
+
+
+def _status(upstream: Upstream, commit: str) -> list[str]:
+    """What git says the commit did to the files, copies and renames found (`-M -C`)."""
+    out = upstream.git("diff", "--name-status", "-M", "-C", f"{commit}^1", commit)
+    return sorted(f"{line[0]}\t{line.split(chr(9), 1)[1]}" for line in out.splitlines())
+
+
+def copy_chain(upstream: Upstream) -> dict[str, str]:
+    """`types.ts` copied into a new file (C), that file renamed (R100) and copied back
+    into a third (C100), the cited `ToolSchema` leaving each file it was copied from."""
+    made = {"base": upstream.commit("types", {TYPES: module(NAMES)})}
+    kept = [n for n in NAMES if n != "Tool"]
+    made["copy"] = upstream.commit(
+        "spec types beside types (#1)",
+        {
+            TYPES: module(kept, "export { ToolSchema } from './spec.types';\n"),
+            SPEC: module(NAMES, schema("Extra") + schema("Wider")),
+        },
+    )
+    made["rename"] = upstream.move(SPEC, WIRE, "wire folder (#2)")
+    made["back"] = upstream.commit(
+        "schemas module (#3)",
+        {
+            SCHEMAS: upstream.read(WIRE),
+            WIRE: module(kept, "export { ToolSchema } from '../types/schemas';\n"),
+        },
+    )
+    assert _status(upstream, made["copy"]) == [f"C\t{TYPES}\t{SPEC}", f"M\t{TYPES}"]
+    assert _status(upstream, made["rename"]) == [f"R\t{SPEC}\t{WIRE}"]
+    assert _status(upstream, made["back"]) == [f"C\t{WIRE}\t{SCHEMAS}", f"M\t{WIRE}"]
+    return made
+
+
+CITED = f"{TYPES}:{lines_of(module(NAMES), 'Tool')}"
+
+
+def test_a_schema_copied_renamed_and_copied_back_is_found(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = copy_chain(upstream)
+    project.note("tools", f"{made['base']} {CITED}")
+
+    result = check_results(project, capsys)[f"tools:{CITED}"]
+
+    assert result["verdict"] == "moved", result["message"]
+    at = result["current"]
+    assert (at["path"], f"{at['start_line']}-{at['end_line']}") == (
+        SCHEMAS, lines_of(upstream.read(SCHEMAS), "Tool"),
+    )  # fmt: skip
+    assert result["introduced_by"] is None and result["history"] == []
+
+
+def test_a_change_made_in_the_copy_is_blamed_there(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = copy_chain(upstream)
+    before, tool = upstream.read(SCHEMAS).split("export const ToolSchema")
+    required = tool.replace("name1: z.string().optional()", "name1: z.string()", 1)
+    edited = before + "export const ToolSchema" + required
+    change = upstream.commit("tool name required (#4)", {SCHEMAS: edited})
+    upstream.commit("unrelated (#5)", {"README.md": "hi\n"})
+    project.note("tools", f"{made['base']} {CITED}")
+
+    result = check_results(project, capsys)[f"tools:{CITED}"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert result["current"]["path"] == SCHEMAS
+    assert result["introduced_by"]["commit"] == change
+    assert [h["commit"] for h in result["history"]] == [change]
+
+    code, out, _ = project.run("log", f"tools:{CITED}", capsys=capsys)
+    assert code == 0
+    assert change[:10] in out and made["copy"][:10] not in out, out
+
+
+def test_a_copy_that_left_the_original_as_it_was_keeps_the_original(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file copied with the cited schema left in place: the cited file is preferred, and
+    both places where it is token-identical are listed."""
+    base = upstream.commit("types", {TYPES: module(NAMES)})
+    upstream.commit(
+        "copy for the wire (#1)",
+        {TYPES: module(NAMES, schema("Later")), SPEC: module(NAMES, schema("Extra"))},
+    )
+    assert _status(upstream, upstream.head()) == [f"C\t{TYPES}\t{SPEC}", f"M\t{TYPES}"]
+    project.note("tools", f"{base} {CITED}")
+
+    result = check_results(project, capsys)[f"tools:{CITED}"]
+
+    assert result["verdict"] == "fresh", result["message"]
+    assert result["current"]["path"] == TYPES
+    lines = lines_of(module(NAMES), "Tool")
+    assert result["message"] == (
+        "unchanged at HEAD; 2 candidates (followed there, renamed or copied): chose "
+        f"{TYPES}:{lines}, identical; also {SPEC}:{lines}"
+    )
+    assert [(c["path"], c["identical"], c["chosen"]) for c in result["candidates"]] == [
+        (TYPES, True, True),
+        (SPEC, True, False),
+    ]
