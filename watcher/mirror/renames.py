@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Generator, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from watcher.errors import UpstreamError
@@ -63,6 +63,7 @@ class Link:
     new: str
     kind: Literal["rename", "copy"]
     similarity: int  # git's score, 0-100
+    kept: bool = False  # a copy of a file the commit kept (changed, not removed)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ class Where:
     @property
     def removals(self) -> tuple[str, ...]:
         """The commits that removed a followed path (renamed, copied away, or deleted)."""
-        found = [link.commit for link in self.links]
+        found = [link.commit for link in self.links if not link.kept]
         return tuple(dict.fromkeys([*found, *([self.removed_by] if self.removed_by else [])]))
 
     def similarity(self, path: str) -> int:
@@ -121,7 +122,7 @@ class Where:
         return {
             "head": self.head,
             "files": [list(f) for f in self.files],
-            "links": [[k.commit, k.old, k.new, k.kind, k.similarity] for k in self.links],
+            "links": [_dumped(k) for k in self.links],
             "removed_by": self.removed_by,
             "removed_path": self.removed_path,
         }
@@ -131,7 +132,7 @@ class Where:
         return cls(
             str(data["head"]),
             tuple((str(p), str(b)) for p, b in data["files"]),
-            tuple(Link(c, o, n, k, int(s)) for c, o, n, k, s in data["links"]),
+            tuple(Link(k[0], k[1], k[2], k[3], int(k[4]), bool(k[5:])) for k in data["links"]),
             data.get("removed_by"),
             data.get("removed_path"),
         )
@@ -412,6 +413,8 @@ class Paths:
             if old == path and new in candidates:
                 kind: Literal["rename", "copy"] = "rename" if status[0] == "R" else "copy"
                 moves.append(Link(commit, path, new, kind, int(status[1:] or 0)))
+        if not any(m.kind == "rename" for m in moves):  # git renames a removed file first
+            moves = [replace(m, kept=True) for m in moves]
         moves.sort(key=lambda k: (k.kind != "rename", -k.similarity, k.new))
         log.debug("%s: %s went to %s", commit[:12], path, [m.new for m in moves] or "nowhere")
         return [(m, candidates[m.new]) for m in moves]
@@ -519,6 +522,12 @@ def _similarity(commit: str, path: str, candidates: Iterable[str]) -> tuple[str,
     `path` among `candidates` (files it added)."""
     return ("diff", "--name-status", "-M", "-C", "--diff-filter=RC", f"{commit}^1", commit,
             "--", path, *candidates)  # fmt: skip
+
+
+def _dumped(link: Link) -> list[Any]:
+    """A link as state/ keeps it (`kept` only when true: older entries read the same)."""
+    kept = [True] if link.kept else []
+    return [link.commit, link.old, link.new, link.kind, link.similarity, *kept]
 
 
 def _existed(blob: str) -> bool:
