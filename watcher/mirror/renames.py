@@ -397,11 +397,18 @@ class Paths:
         self._add_all(commit for commit, _, _ in wanted)
         self.mirror.prefetch(b for c, p, old in wanted for b in self._compared(c, p, old))
         asked = {r: found for r in wanted if (found := self._candidates(r[0], r[1]))}
-        STATS.diffs += len(asked)
-        outs = self.mirror.gits([_similarity(c, p, found) for (c, p, _), found in asked.items()])
+        by_commit: dict[str, list[tuple[str, str, str]]] = {}
+        for removal in asked:  # one diff per commit, whatever the paths it removed or changed
+            by_commit.setdefault(removal[0], []).append(removal)
+        STATS.diffs += len(by_commit)
+        outs = self.mirror.gits([
+            _similarity(c, [p for _, p, _ in group], {n for r in group for n in asked[r]})
+            for c, group in by_commit.items()
+        ])  # fmt: skip
         self._moves |= {removal: [] for removal in wanted}
-        for (removal, found), out in zip(asked.items(), outs, strict=True):
-            self._moves[removal] = self._moved(removal[0], removal[1], found, out)
+        for (commit, group), out in zip(by_commit.items(), outs, strict=True):
+            for removal in group:
+                self._moves[removal] = self._moved(commit, removal[1], asked[removal], out)
 
     def _moved(
         self, commit: str, path: str, candidates: dict[str, str], out: str
@@ -517,11 +524,11 @@ class Paths:
             self._added[commit], self._touched[commit] = added, touched
 
 
-def _similarity(commit: str, path: str, candidates: Iterable[str]) -> tuple[str, ...]:
+def _similarity(commit: str, paths: Iterable[str], candidates: Iterable[str]) -> tuple[str, ...]:
     """The diff in which git's similarity detection tells where `commit` moved or copied
-    `path` among `candidates` (files it added)."""
+    each of `paths` among `candidates` (files it added)."""
     return ("diff", "--name-status", "-M", "-C", "--diff-filter=RC", f"{commit}^1", commit,
-            "--", path, *candidates)  # fmt: skip
+            "--", *paths, *sorted(candidates))  # fmt: skip
 
 
 def _dumped(link: Link) -> list[Any]:
