@@ -25,6 +25,11 @@ def schema(name: str, extra: str = "") -> str:
     return f"export const {name}Schema = z.object({{\n{fields}{extra}}});\n"
 
 
+def aliases(count: int) -> str:
+    """Short wire-only schemas, one a line."""
+    return "".join(f"export const Wire{n}Schema = z.array(z.string());\n" for n in range(count))
+
+
 def module(names: list[str], extra: str = "") -> str:
     head = "import { z } from 'zod';\n\n"
     return head + "\n".join(schema(n) for n in names) + extra
@@ -37,9 +42,10 @@ def lines_of(text: str, name: str) -> str:
 
 
 def _status(upstream: Upstream, commit: str) -> list[str]:
-    """What git says the commit did to the files, copies and renames found (`-M -C`)."""
+    """What git says the commit did to the files, copies and renames found (`-M -C`), with
+    its similarity score."""
     out = upstream.git("diff", "--name-status", "-M", "-C", f"{commit}^1", commit)
-    return sorted(f"{line[0]}\t{line.split(chr(9), 1)[1]}" for line in out.splitlines())
+    return sorted(out.splitlines())
 
 
 def copy_chain(upstream: Upstream) -> dict[str, str]:
@@ -51,7 +57,7 @@ def copy_chain(upstream: Upstream) -> dict[str, str]:
         "spec types beside types (#1)",
         {
             TYPES: module(kept, "export { ToolSchema } from './spec.types';\n"),
-            SPEC: module(NAMES, schema("Extra") + schema("Wider")),
+            SPEC: module(NAMES, schema("Extra") + schema("Wider") + aliases(5)),
         },
     )
     made["rename"] = upstream.move(SPEC, WIRE, "wire folder (#2)")
@@ -62,9 +68,9 @@ def copy_chain(upstream: Upstream) -> dict[str, str]:
             WIRE: module(kept, "export { ToolSchema } from '../types/schemas';\n"),
         },
     )
-    assert _status(upstream, made["copy"]) == [f"C\t{TYPES}\t{SPEC}", f"M\t{TYPES}"]
-    assert _status(upstream, made["rename"]) == [f"R\t{SPEC}\t{WIRE}"]
-    assert _status(upstream, made["back"]) == [f"C\t{WIRE}\t{SCHEMAS}", f"M\t{WIRE}"]
+    assert _status(upstream, made["copy"]) == [f"C074\t{TYPES}\t{SPEC}", f"M\t{TYPES}"]
+    assert _status(upstream, made["rename"]) == [f"R100\t{SPEC}\t{WIRE}"]
+    assert _status(upstream, made["back"]) == [f"C100\t{WIRE}\t{SCHEMAS}", f"M\t{WIRE}"]
     return made
 
 
@@ -120,7 +126,7 @@ def test_a_copy_that_left_the_original_as_it_was_keeps_the_original(
         "copy for the wire (#1)",
         {TYPES: module(NAMES, schema("Later")), SPEC: module(NAMES, schema("Extra"))},
     )
-    assert _status(upstream, upstream.head()) == [f"C\t{TYPES}\t{SPEC}", f"M\t{TYPES}"]
+    assert _status(upstream, upstream.head()) == [f"C089\t{TYPES}\t{SPEC}", f"M\t{TYPES}"]
     project.note("tools", f"{base} {CITED}")
 
     result = check_results(project, capsys)[f"tools:{CITED}"]
