@@ -33,8 +33,9 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
         return False
     if anchor.definition is not None:
         own = anchor.definition[1][-1].encode()
-        named = all(few_word_places(older.source, w, 0) is None for w in WORD.findall(own))
-        if named and may_define(older.source, language, anchor.definition):
+        places = [few_word_places(older.source, w, 0, older.stats) for w in WORD.findall(own)]
+        named = all(p is None for p in places)
+        if named and may_define(older.source, language, anchor.definition, older.stats):
             return False  # the definition may be there
     probes = [t.encode() for t in anchor.probes or anchor.tokens]
     identity = probes[:IDENTITY]
@@ -116,15 +117,17 @@ def _gap(language: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?:\s|" + SPACES + rb"|" + LANGUAGES[language].comment + rb")*")
 
 
-@functools.lru_cache(maxsize=4096)
 def _written(anchor: Anchor, language: str) -> bool:
     """Whether the anchor's own lines read as its tokens one after another, with only
     whitespace and comments between (`_written_in`). Not so when text that no token
     covers lies between them (as some grammars leave inside strings): then a search for
     them so written would miss matches, and tells nothing."""
-    text = anchor.text.encode()
-    ordered = [t.encode() for t in anchor.tokens]
-    return _written_in(text, ordered, _gap(language), 0, len(text))
+    key = ("written", language)
+    if key not in anchor.derived:  # kept with the anchor: a walk asks at every version
+        text = anchor.text.encode()
+        ordered = [t.encode() for t in anchor.tokens]
+        anchor.derived[key] = _written_in(text, ordered, _gap(language), 0, len(text))
+    return anchor.derived[key] is True
 
 
 def _written_in(

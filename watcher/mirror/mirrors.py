@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from git import Repo
 
+    from watcher.judge.session import Session
     from watcher.mirror.objects import Batch
     from watcher.mirror.renames import Paths
 
@@ -89,11 +90,20 @@ class Mirror:
     from a credential helper reading this process's environment.
     """
 
-    def __init__(self, upstream: Source, cache: Path, limits: Bounds | None = None) -> None:
+    def __init__(
+        self,
+        upstream: Source,
+        cache: Path,
+        limits: Bounds | None = None,
+        session: Session | None = None,
+    ) -> None:
         if limits is None:
             from watcher.config import Limits
 
             limits = Limits()
+        # The run's caches and counters for this upstream: every stage that judges or
+        # walks is handed the mirror, and reaches them here. Closed with the mirror.
+        self._session = session
         self.upstream = upstream
         self.limits = limits
         self.fetch_seconds = upstream.fetch_seconds or self.limits.fetch_seconds
@@ -521,6 +531,16 @@ class Mirror:
         return run_all(self.path, commands, READING)
 
     @property
+    def session(self) -> Session:
+        """The run's session for this upstream (`watcher.judge.session`): made here for a
+        mirror opened outside a run (a command's, a test's), on first use only."""
+        if self._session is None:
+            from watcher.judge.session import Session
+
+            self._session = Session()
+        return self._session
+
+    @property
     def paths(self) -> Paths:
         """Path histories of this mirror's files (renames followed commit by commit)."""
         if self._paths is None:
@@ -580,6 +600,8 @@ class Mirror:
         self.settle()
         self._reset()
         self.close_batch()
+        if self._session is not None:
+            self._session.close()
 
     # --- forked workers (watcher.judge.pool) ---------------------------------------------
 

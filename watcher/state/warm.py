@@ -28,7 +28,7 @@ HEALTHY = ("fresh", "stale")  # as watcher.state.runs.HEALTHY: a run that did it
 # Plain classes, not dataclasses: importing dataclasses (and inspect with it) costs a
 # warm run more than most of what it does.
 class Stats:
-    """What this stage did in this process (tests pin it)."""
+    """What this stage did for a run (`watcher.judge.session.Counts.warm`: tests pin it)."""
 
     def __init__(self) -> None:
         self.replayed = 0  # runs answered from a record
@@ -36,9 +36,6 @@ class Stats:
 
     def reset(self) -> None:
         self.replayed = self.stored = 0
-
-
-STATS = Stats()
 
 
 class Book:
@@ -78,6 +75,7 @@ def store(
     fingerprint: dict[str, Any] | None,
     *,
     seed: str | None,
+    stats: Stats | None = None,
 ) -> None:
     """Store what the run did: the upstreams it fetched, which the next run of the same
     site (`seed`: config, options, code) fetches before deciding, and its report when it
@@ -86,7 +84,8 @@ def store(
     if seed is not None:
         record |= {"site": seed, "upstreams": book.upstreams}
     if fingerprint is not None and book.storable and all(line[0] >= 0 for line in lines):
-        STATS.stored += 1
+        if stats is not None:
+            stats.stored += 1
         record |= {
             "fingerprint": fingerprint,
             "output_chars": sum(len(part) for part in book.output),
@@ -112,7 +111,13 @@ def store(
             tmp.unlink()
 
 
-def replay(record: dict[str, Any], state_dir: Path, started: float, out: TextIO) -> int | None:
+def replay(
+    record: dict[str, Any],
+    state_dir: Path,
+    started: float,
+    out: TextIO,
+    stats: Stats | None = None,
+) -> int | None:
     """Print the stored report and record this run; None when the record cannot be used."""
     try:
         output, code = str(record["output"]), int(record["code"])
@@ -131,7 +136,8 @@ def replay(record: dict[str, Any], state_dir: Path, started: float, out: TextIO)
         logging.getLogger(name).log(level, "%s", text)
     out.write(output)
     out.flush()
-    STATS.replayed += 1
+    if stats is not None:
+        stats.replayed += 1
     return code
 
 
