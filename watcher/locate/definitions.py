@@ -56,11 +56,18 @@ def definition_node(
     return min(nodes, key=distance, default=None)
 
 
-@functools.lru_cache(maxsize=4)  # each holds a parse: its tree stays alive
 def named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
-    """The definitions of one kind with this name path, in the file's order. A definition
-    named by a plain word holds that word (its name node): the query looks only where the
-    word occurs, unless it occurs more than NAMED_PLACES times (then the whole file)."""
+    """The definitions of one kind with this name path, in the file's order (found once
+    per parse, and kept with it). A definition named by a plain word holds that word (its
+    name node): the query looks only where the word occurs, unless it occurs more than
+    NAMED_PLACES times (then the whole file)."""
+    key = ("definitions named", kind, names)
+    if key not in parsed.derived:
+        parsed.derived[key] = _named(parsed, kind, names)
+    return cast("list[Node]", parsed.derived[key])
+
+
+def _named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
     from tree_sitter import QueryCursor
 
     assert parsed.tree is not None

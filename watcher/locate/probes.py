@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from typing import cast
 
 from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import few_word_places, may_define
@@ -162,21 +163,27 @@ def _plain(window: bytes, language: str) -> bool:
     return not any(b"/*" in c[2:] for c in _BLOCK_COMMENT.findall(window))
 
 
-@functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
 def _probe_windows(anchor: Anchor, parsed: Parsed) -> frozenset[bytes]:
-    """The bytes of the windows `place` reads for a verbatim match in a version."""
-    source = parsed.source
-    return frozenset(source[low:high] for low, high in probe_ranges(anchor, parsed))
+    """The bytes of the windows `place` reads for a verbatim match in a version, found
+    once per version and anchor and kept with the version: a walk compares each version
+    with the one after it."""
+    key = ("probe windows", anchor)
+    if key not in parsed.derived:
+        source = parsed.source
+        found = frozenset(source[low:high] for low, high in probe_ranges(anchor, parsed))
+        parsed.derived[key] = found
+    return cast("frozenset[bytes]", parsed.derived[key])
 
 
-@functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
 def _windows(anchor: Anchor, parsed: Parsed) -> tuple[frozenset[bytes], frozenset[bytes]]:
     """The bytes of the windows `place` reads in a version: around the rarest token's
-    occurrences, and around the lines the words vote for."""
-    source, starts = parsed.source, parsed.line_starts
-    probes = _probe_windows(anchor, parsed)
-    votes = frozenset(
-        source[slice(*window_bytes(source, starts, line, anchor))]
-        for line in line_votes(anchor, parsed)
-    )
-    return probes, votes
+    occurrences, and around the lines the words vote for (kept with the version)."""
+    key = ("windows", anchor)
+    if key not in parsed.derived:
+        source, starts = parsed.source, parsed.line_starts
+        votes = frozenset(
+            source[slice(*window_bytes(source, starts, line, anchor))]
+            for line in line_votes(anchor, parsed)
+        )
+        parsed.derived[key] = (_probe_windows(anchor, parsed), votes)
+    return cast("tuple[frozenset[bytes], frozenset[bytes]]", parsed.derived[key])

@@ -12,7 +12,8 @@ are remembered per tag set, and the packs that blob fetches leave behind are rol
 once they pile up.
 
 The pieces live beside this module: the one git runner (`git`), the clone on disk
-(`clone`), reading objects (`objects`), releases (`releases`) and packs (`packs`).
+(`clone`), reading objects (`objects`), releases (`releases`), packs (`packs`), and what
+a mirror is given (`source`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING
 
 from watcher.errors import UpstreamError
 from watcher.mirror import clone, objects, packs
 from watcher.mirror.clone import TREES, stored_refs
 from watcher.mirror.git import NO_FETCH, READING, GitTimeout, credentials, run, run_all
 from watcher.mirror.releases import Releases
+from watcher.mirror.source import Bounds, CommitInfo, Source
 
 if TYPE_CHECKING:
     import subprocess
@@ -43,41 +45,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("watch")
 
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
-
-
-class Source(Protocol):
-    """What a mirror reads of an [[upstream]] (watcher.config.Upstream; watcher.state.replay's
-    stand-in, which fetches before pydantic is imported)."""
-
-    @property
-    def repo(self) -> str: ...
-    @property
-    def fetch_url(self) -> str: ...
-    @property
-    def display_url(self) -> str: ...
-    @property
-    def branch(self) -> str: ...
-    @property
-    def fetch_seconds(self) -> float | None: ...
-
-
-class Bounds(Protocol):
-    """The limits a mirror obeys (watcher.config.Limits)."""
-
-    @property
-    def fetch_seconds(self) -> float: ...
-    @property
-    def stall_seconds(self) -> int: ...
-    @property
-    def file_bytes(self) -> int: ...
-
-
-class CommitInfo(NamedTuple):  # not a dataclass: a warm run imports this module
-    sha: str
-    date: str
-    author: str
-    summary: str
-    message: str
 
 
 class Mirror:

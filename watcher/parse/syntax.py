@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import bisect
 import functools
-import re
 import sys
 from array import array
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from operator import add
@@ -22,23 +21,21 @@ from typing import TYPE_CHECKING
 from watcher.parse.diffs import differing
 from watcher.parse.languages import LANGUAGES, grammar
 from watcher.parse.nodes import definition_names, is_definition, with_attributes
+from watcher.parse.words import WORD as WORD
+from watcher.parse.words import Edits, edits, moved_places, recount
+from watcher.parse.words import is_word_byte as is_word_byte
+from watcher.parse.words import word_places as word_places
+from watcher.parse.words import words as words
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
 
-WORD = re.compile(rb"[A-Za-z0-9_]+")
-# Bytes of WORD's words; every other byte separates them (`words`).
-_WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) == "_") else 32
-                    for c in range(256))  # fmt: skip
 CACHE_BYTES = 2 * 2**20  # parses kept, in bytes of source (a tree takes ~30x its source)
 # A version is parsed from another's tree when what differs is at most this share of it:
 # beyond, tree-sitter checking what it may reuse costs as much as parsing afresh or more.
 # Measured on the 1,010 version pairs of 1,000 codex citations, all parsed either way:
 # 3.9 s at 0.25, 3.5 s at 0.35, 3.3 s at 0.4 to 0.6 (1.5x a fresh parse past 70%).
 REPARSE_SHARE = 0.4
-# A version's word counts are edited from another's (`counted_from`) when what differs is
-# at most this share: its words are counted one by one in Python, a whole file's in C.
-RECOUNT_SHARE = 0.25
 
 
 @dataclass
@@ -154,17 +151,17 @@ class Parsed:
 
     def counted_from(self, other: Parsed) -> None:
         """Take another version's word counts, when it has them, edited where the bytes
-        differ (`_edits`, `_recount`): a walk counts a big file's words once, not per
+        differ (`words.edits`, `words.recount`): a walk counts a big file's words once, not per
         version. Where its words occur (`places`) is then read off the other's the same
         way. Nothing is taken when so much differs that counting afresh is as fast."""
         known = other.__dict__.get("word_counts")  # counted already: no counting here
         if known is None or "word_counts" in self.__dict__:
             return
-        edits = _edits(other.source, self.source)
-        if edits is not None:
-            counted = _recount(known, other.source, self.source, edits, self.stats)
+        found = edits(other.source, self.source)
+        if found is not None:
+            counted = recount(known, other.source, self.source, found, self.stats)
             self.__dict__["word_counts"] = counted
-            self._edited = (other._places, edits)
+            self._edited = (other._places, found)
 
     def places(self, word: bytes) -> list[tuple[int, int]]:
         """Where a word occurs whole (`word_places`), in order; found once per blob and
@@ -177,7 +174,7 @@ class Parsed:
             if edited is None or known is None:
                 found = list(word_places(self.source, word, stats=self.stats))
             else:
-                found = _moved_places(known, edited[1], self.source, word, self.stats)
+                found = moved_places(known, edited[1], self.source, word, self.stats)
             self._places[word] = found
         return found
 
@@ -321,10 +318,15 @@ def parse(
 
 
 def _parse(
-    blob: str, language: str, source: bytes, previous: Parsed | None, stats: Stats
+    blob: str,
+    language: str,
+    source: bytes,
+    previous: Parsed | None = None,
+    stats: Stats | None = None,
 ) -> Parsed:
     from tree_sitter import Parser
 
+    stats = stats if stats is not None else Stats()
     stats.parses += 1
     stats.parsed_blobs.append(blob)
     if language == TEXT:
@@ -375,100 +377,6 @@ class _Rows:
         self.rows += self.source.count(b"\n", self.at, at)
         self.at = at
         return self.rows, at - self.source.rfind(b"\n", 0, at) - 1
-
-
-# Stretches where two versions differ, as (old start, old end, new start, new end),
-# in order, each starting and ending between words (`_whole_words`).
-Edits = list[tuple[int, int, int, int]]
-
-
-def _edits(old: bytes, new: bytes) -> Edits | None:
-    """Where `new` differs from `old`, widened to whole words; None when it is so much of
-    `new` that reading all of it afresh is as fast."""
-    regions = differing(old, new, 0, len(old), 0, len(new))
-    if sum(high - low for _, _, low, high in regions) > RECOUNT_SHARE * len(new):
-        return None
-    return _whole_words(regions, old, new)
-
-
-def _recount(
-    counts: dict[bytes, int], old: bytes, new: bytes, edits: Edits, stats: Stats
-) -> dict[bytes, int]:
-    """`new`'s word counts from `old`'s: the words of the stretches that differ are taken
-    out and put back as `new` has them."""
-    found = dict(counts)
-    for old_low, old_high, low, high in edits:
-        stats.counted += old_high - old_low + high - low
-        for word in WORD.findall(old, old_low, old_high):
-            if left := found[word] - 1:
-                found[word] = left
-            else:
-                del found[word]
-        for word in WORD.findall(new, low, high):
-            found[word] = found.get(word, 0) + 1
-    return found
-
-
-def _moved_places(
-    known: list[tuple[int, int]], edits: Edits, source: bytes, word: bytes, stats: Stats
-) -> list[tuple[int, int]]:
-    """A word's places in `source` from its places in the version `edits` lead from:
-    those in shared bytes shifted, those in the stretches that differ searched afresh
-    (no word crosses a stretch's ends)."""
-    found: list[tuple[int, int]] = []
-    at, shift = 0, 0  # places before edits[n] shift by what the edits before it did
-    for old_low, old_high, low, high in edits:
-        while at < len(known) and known[at][1] <= old_low:
-            found.append((known[at][0] + shift, known[at][1] + shift))
-            at += 1
-        while at < len(known) and known[at][0] < old_high:
-            at += 1  # in the stretch: found again below
-        found.extend(word_places(source, word, low, high, stats))
-        shift = high - old_high
-    found.extend((start + shift, end + shift) for start, end in known[at:])
-    return found
-
-
-def word_places(
-    source: bytes, word: bytes, low: int = 0, high: int | None = None, stats: Stats | None = None
-) -> Iterator[tuple[int, int]]:
-    """The byte ranges within [low, high) where `word` occurs as a whole word (no byte
-    `is_word_byte` takes on either side). The pattern starts with the word itself, which
-    the regex engine finds at `bytes.find` speed; a pattern starting with a look-behind is
-    tried at every byte (6-40x slower on a 450 KB file)."""
-    high = len(source) if high is None else high
-    if stats is not None:
-        stats.placed += high - low
-    if source.find(word, low, high) < 0:  # most stretches of an edited version lack it
-        return
-    for match in _whole_word(word).finditer(source, low, high):
-        at = match.start()
-        if not (at and is_word_byte(source[at - 1])):
-            yield match.span()
-
-
-@functools.lru_cache(maxsize=4096)
-def _whole_word(word: bytes) -> re.Pattern[bytes]:
-    """The pattern `word_places` searches with, made once per word: a walk searches each
-    stretch of each version for the same few words."""
-    return re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])")
-
-
-def _whole_words(regions: Edits, old: bytes, new: bytes) -> Edits:
-    """The stretches that differ, each widened over the bytes both share until it starts
-    and ends between words; stretches that meet are merged."""
-    merged: Edits = []
-    for n, (old_low, old_high, low, high) in enumerate(regions):
-        floor = merged[-1][1] if merged else 0  # the shared bytes before end there
-        while old_low > floor and is_word_byte(old[old_low - 1]):
-            old_low, low = old_low - 1, low - 1
-        if merged and old_low == floor:
-            old_low, _, low, _ = merged.pop()
-        ceiling = regions[n + 1][0] if n + 1 < len(regions) else len(old)
-        while old_high < ceiling and is_word_byte(old[old_high]):
-            old_high, high = old_high + 1, high + 1
-        merged.append((old_low, old_high, low, high))
-    return merged
 
 
 def tokens_between(
@@ -612,18 +520,6 @@ def _words(source: bytes) -> Tokens:
             tokens.add(word, number, number, offset + index)
         offset += len(line) + 1
     return tokens
-
-
-def words(text: bytes) -> list[bytes]:
-    """`WORD`'s words of a text, in order, read by translate-and-split: less than half
-    the time of `WORD.findall` (codex's codex.rs: 1.6 ms against 3.6 ms)."""
-    return text.translate(_WORD_BYTES).split()
-
-
-def is_word_byte(byte: int) -> bool:
-    """Whether a byte can be part of an identifier word (ASCII letter, digit, `_`), as
-    `WORD` reads them: a name found next to one is part of a longer name."""
-    return byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
 
 
 def normalize(text: str) -> str:
