@@ -193,18 +193,12 @@ def tell(
     fetched = [u for u in report.upstreams if u.url]
     for status in fetched:
         upstream = config.upstream_for(status.repo) or Upstream(repo=status.repo)
-        book.upstreams.append({
-            "repo": status.repo,
-            "branch": upstream.branch,
-            "fetch_seconds": config.fetch_seconds(upstream),
-            "stall_seconds": config.limits.stall_seconds,
-            "url": digest(upstream.fetch_url),
-        })  # fmt: skip
+        seconds = config.fetch_seconds(upstream)
+        stall, url = config.limits.stall_seconds, digest(upstream.fetch_url)
+        book.fetched(status.repo, upstream.branch, seconds, stall, url)
     timeless = {"started_at", "finished_at", "duration_s"}
-    book.runs = [
-        {"repo": repo, "run": run.model_dump(mode="json", exclude_none=True, exclude=timeless)}
-        for repo, run in runs
-    ]
+    for repo, run in runs:
+        book.recorded(repo, run.model_dump(mode="json", exclude_none=True, exclude=timeless))
     filing = not request.no_issues and config.issues.sink != "none"
     online = not request.offline and any(r.kind == "issue" for r in report.results)
     book.storable = (

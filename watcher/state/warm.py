@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from watcher import redact
+from watcher.state.shard import finished, stamp
 from watcher.state.store import RUNS_DIR, slug, update_json
 
 SCHEMA = "watch.warm/1"
-HEALTHY = ("fresh", "stale")  # as watcher.state.runs.HEALTHY: a run that did its job
 
 
 # Plain classes, not dataclasses: importing dataclasses (and inspect with it) costs a
@@ -50,6 +50,23 @@ class Book:
         self.upstreams: list[dict[str, Any]] = []  # what the next run fetches first
         self.runs: list[dict[str, Any]] = []  # run records, their times aside
         self.storable = False  # the report depends only on what is fingerprinted
+
+    def fetched(
+        self, repo: str, branch: str, fetch_seconds: float, stall_seconds: int, url: str
+    ) -> None:
+        """An upstream the run fetched (`url`: a digest of its fetch URL), with the limits
+        it was fetched under: the next run of the site fetches it first."""
+        self.upstreams.append({
+            "repo": repo,
+            "branch": branch,
+            "fetch_seconds": fetch_seconds,
+            "stall_seconds": stall_seconds,
+            "url": url,
+        })  # fmt: skip
+
+    def recorded(self, repo: str, run: dict[str, Any]) -> None:
+        """A run record the run wrote for `repo` (as JSON, its times aside)."""
+        self.runs.append({"repo": repo, "run": run})
 
 
 def read(file: Path) -> dict[str, Any]:
@@ -152,10 +169,10 @@ def _runs(
     folder = folder / RUNS_DIR
     if (folder.parent / "runs.json").exists() or (folder / "_serve.json").exists():
         return None
-    for shard in folder.glob("*.json") if folder.is_dir() else []:
-        if not isinstance(_read_shard(shard), dict):
+    for path in folder.glob("*.json") if folder.is_dir() else []:
+        if not isinstance(_read_shard(path), dict):
             return None
-    finished = time.time()
+    ended = time.time()
     docs = {}
     for entry in runs:
         repo, run = str(entry["repo"]), dict(entry["run"])
@@ -164,13 +181,11 @@ def _runs(
         if not isinstance(old, dict) or old.get("repo") != repo:
             return None
         run |= {
-            "started_at": _stamp(started),
-            "finished_at": _stamp(finished),
-            "duration_s": round(finished - started, 3),
+            "started_at": stamp(started),
+            "finished_at": stamp(ended),
+            "duration_s": round(ended - started, 3),
         }
-        healthy = _stamp(finished) if run["outcome"] in HEALTHY else old.get("last_healthy_at")
-        doc = {"repo": repo, "last": run, "runs": int(old.get("runs", 0)) + 1}
-        docs[path] = doc | ({"last_healthy_at": healthy} if healthy else {})
+        docs[path] = {"repo": repo, **finished(old, run)}
     return docs
 
 
@@ -180,12 +195,6 @@ def _read_shard(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("repo"), str) else None
-
-
-def _stamp(moment: float) -> str:
-    """As watcher.state.runs.stamp: microseconds, UTC."""
-    seconds, micro = divmod(round(moment * 1_000_000), 1_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micro:06d}Z"
 
 
 # --- what a full run printed -----------------------------------------------------
