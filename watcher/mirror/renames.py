@@ -51,9 +51,6 @@ class Stats:
         self.logs = self.diffs = 0
 
 
-STATS = Stats()
-
-
 @dataclass(frozen=True)
 class Link:
     """A followed path that a first-parent commit removed, and where git says it went."""
@@ -153,6 +150,10 @@ class Paths:
     _logged: dict[tuple[str, str], list[Logged]] = field(default_factory=dict)
     _every: dict[str, list[Logged]] = field(default_factory=dict)  # by HEAD: logs of every file
     _moves: dict[tuple[str, str, str], list[tuple[Link, str]]] = field(default_factory=dict)
+
+    def recall(self, memo: dict[str, dict[str, Any]]) -> None:
+        """Start from what state/ kept of an earlier run (`remembered` gave it)."""
+        self.memo = memo
 
     def where(self, base: str, head: str, path: str) -> Where:
         """The file `path` at `base`, followed to `head` (see `prepare` to batch the work)."""
@@ -362,7 +363,7 @@ class Paths:
     ) -> tuple[list[Entry], dict[str, int]]:
         """`git log` of `paths` (every file when none): its entries, and for each commit
         listed the number of entries up to it (it included)."""
-        STATS.logs += 1
+        self.mirror.session.counts.paths.logs += 1
         out = self.mirror.git(
             "log", "--first-parent", "--diff-merges=first-parent", "--reverse", "--raw",
             "--no-abbrev", "--no-renames", "--format=%x00%H", f"{since}..{head}",
@@ -400,7 +401,7 @@ class Paths:
         by_commit: dict[str, list[tuple[str, str, str]]] = {}
         for removal in asked:  # one diff per commit, whatever the paths it removed or changed
             by_commit.setdefault(removal[0], []).append(removal)
-        STATS.diffs += len(by_commit)
+        self.mirror.session.counts.paths.diffs += len(by_commit)
         outs = self.mirror.gits([
             _similarity(c, [p for _, p, _ in group], {n for r in group for n in asked[r]})
             for c, group in by_commit.items()
@@ -445,7 +446,7 @@ class Paths:
         them, with what other walks need."""
         found: list[str] = []
         while len(found) < limit:
-            STATS.logs += 1
+            self.mirror.session.counts.paths.logs += 1
             added = self.mirror.git("log", "--first-parent", "--diff-filter=A", "--format=%H",
                                     f"{base}..{head}", "--", path).split()  # fmt: skip
             source = (yield from self._source(added[0], path)) if added else None
@@ -475,7 +476,7 @@ class Paths:
                 blobs.append(parts[2])
         if not sources:
             return None
-        STATS.diffs += 1
+        self.mirror.session.counts.paths.diffs += 1
         yield blobs
         self.mirror.prefetch(blobs)
         out = self.mirror.git("diff", "--name-status", "-M", "-C", "--diff-filter=RC",
