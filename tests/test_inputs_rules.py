@@ -79,6 +79,10 @@ def test_an_unusable_rule_is_its_notes_error_and_the_run_goes_on(
     code, out, _ = project.run("fix", capsys=capsys)
     assert code == 0, out
 
+    code, _, err = project.run("backtest", "cursor-gate", capsys=capsys)
+    assert code == 2
+    assert err.strip() == f"watch: error: {bad['message']}"
+
 
 def test_a_claim_typo_made_after_the_rule_compiled_is_still_caught(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]

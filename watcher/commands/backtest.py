@@ -37,6 +37,8 @@ def backtest(
     options = CheckOptions(rule=rule_id, note=note_id, offline=offline, citations=rule_id is None)
     inputs = gather(config, options)
     if not inputs.items:
+        if unusable := [e for e in inputs.errors if rule_id and e.id == rule_id]:
+            raise WatchError(unusable[0].message)  # the rule's own error says what to fix
         what = f"rule {rule_id!r}" if rule_id else f"note {note_id!r}"
         raise WatchError(f"no {what} with trackable items; `watch notes` lists them")
     status = 0
