@@ -156,3 +156,35 @@ def test_a_copy_of_a_kept_file_is_no_removal_and_state_reads_old_entries() -> No
     assert where.removals == ("d" * 40,)
     old = {**where.dump(), "links": [["d" * 40, SPEC, WIRE, "rename", 100]]}
     assert Where.load(old).links == (rename,)
+
+
+def test_of_two_definitions_the_one_like_the_cited_is_judged_and_walked(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cited file keeps only an alias of the schema; its copy has the schema whole and
+    edits it later. Judged and walked alike: the copy's definition, changed by the edit
+    (not the alias in the cited file, changed by the copy)."""
+    base = upstream.commit("types", {TYPES: module(NAMES)})
+    alias = "export const ToolSchema = spec.ToolSchema;\n"
+    aliased = module(NAMES).replace(schema("Tool"), alias)
+    upstream.commit(
+        "spec types (#1)", {TYPES: aliased, SPEC: module(NAMES, schema("Extra") + aliases(2))}
+    )
+    assert _status(upstream, upstream.head())[0].startswith("C0")
+    before, tool = upstream.read(SPEC).split("export const ToolSchema")
+    edit = upstream.commit(
+        "tool name required (#2)",
+        {SPEC: before + "export const ToolSchema" + tool.replace("name1: z.string().optional()",
+                                                               "name1: z.string()", 1)},
+    )  # fmt: skip
+    project.note("tools", f"{base} {CITED}")
+
+    result = check_results(project, capsys)[f"tools:{CITED}"]
+
+    assert result["verdict"] == "changed", result["message"]
+    at = result["current"]
+    assert (at["path"], f"{at['start_line']}-{at['end_line']}") == (
+        SPEC, lines_of(upstream.read(SPEC), "Tool"),
+    )  # fmt: skip
+    assert result["introduced_by"]["commit"] == edit
+    assert [h["commit"] for h in result["history"]] == [edit]

@@ -51,11 +51,17 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         return _with_margins(anchor, best)
     # The definition that held it, in any file (a copy may have it when the cited file
-    # keeps only a re-export), before a region merely like it in the first file.
-    for path, parsed in files:
-        lines_only = anchor.context and parsed.tree is None
-        if not lines_only and (found := _in_definition(anchor, path, parsed)) is not None:
-            return found
+    # keeps only a re-export), before a region merely like it in the first file; of
+    # several, the most like the cited tokens (a copy that kept the definition whole, not
+    # one that turned it into an alias), the first file on a tie.
+    defined = [
+        found
+        for path, parsed in files
+        if not (anchor.context and parsed.tree is None)
+        and (found := _in_definition(anchor, path, parsed)) is not None
+    ]
+    if defined:
+        return max(defined, key=lambda f: likeness(anchor.tokens, f.tokens))
     for path, parsed in files:
         if anchor.context and parsed.tree is None:
             found = _by_lines(anchor, path, parsed)
@@ -211,7 +217,7 @@ def place(
     plain = any(parsed.tree is None for _, parsed in files)  # text files: compared by line
     if plain or anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
         return _placed(find(anchor, files))
-    if not _could_occur(anchor, files) and _definition_survives(anchor, files):
+    if len(files) == 1 and not _could_occur(anchor, files) and _definition_survives(anchor, files):
         path, parsed = files[0]
         span = definition_span(parsed, anchor.definition, anchor.start_line)
         if span is not None:
@@ -220,11 +226,21 @@ def place(
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         return _placed(_with_margins(anchor, best))
+    defined = [
+        found
+        for path, parsed in files
+        if not (anchor.context and parsed.tree is None)
+        and (found := _definition_by_query(anchor, path, parsed)) is not None
+    ]
+    if len(defined) > 1:  # as `find`: the most alike of them, which takes their tokens
+        return _placed(find(anchor, files))
+    if defined:
+        return _placed(defined[0])
     for path, parsed in files:
         if anchor.context and parsed.tree is None:  # as `find`: a text file, line by line
             found = _by_lines(anchor, path, parsed)
         else:
-            found = _definition_by_query(anchor, path, parsed) or _in_file(anchor, path, parsed)
+            found = _in_file(anchor, path, parsed)
         if found is not None:
             return _placed(found)
     return "missing", None, None, None
