@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import Project
 from tests.support import check_results
 from watcher.gitbuild import Upstream
-from watcher.mirror.renames import Link, Where
+from watcher.mirror.renames import Link, Paths, Where
 
 TYPES = "src/types.ts"
 SPEC = "src/spec.types.ts"
@@ -144,18 +144,21 @@ def test_a_copy_that_left_the_original_as_it_was_keeps_the_original(
     ]
 
 
-def test_a_copy_of_a_kept_file_is_no_removal_and_state_reads_old_entries() -> None:
-    """A copy out of a file the commit kept is remembered as such in state/ (older entries,
-    written before copies were followed, read the same): relocation searches only the
-    files added by commits that removed a followed path, not by every copy."""
+def test_a_copy_of_a_kept_file_is_no_removal_and_older_entries_are_followed_again() -> None:
+    """A copy out of a file the commit kept is remembered as such in state/: relocation
+    searches only the files added by commits that removed a followed path, not by every
+    copy. Entries written before copies were followed are not taken up: followed again."""
     copy = Link("c" * 40, TYPES, SPEC, "copy", 74, kept=True)
     rename = Link("d" * 40, SPEC, WIRE, "rename", 100)
     where = Where("e" * 40, ((WIRE, "f" * 40),), (copy, rename))
 
     assert Where.load(where.dump()) == where
     assert where.removals == ("d" * 40,)
-    old = {**where.dump(), "links": [["d" * 40, SPEC, WIRE, "rename", 100]]}
-    assert Where.load(old).links == (rename,)
+    older = {**where.dump(), "links": [["d" * 40, SPEC, WIRE, "rename", 100]]}
+    del older["follows"]
+    paths = Paths(mirror=None)  # type: ignore[arg-type]  # recalling reads no git
+    paths.recall({f"b:{TYPES}": where.dump(), f"b:{SPEC}": older})
+    assert list(paths.memo) == [f"b:{TYPES}"]
 
 
 def test_of_two_definitions_the_one_like_the_cited_is_judged_and_walked(

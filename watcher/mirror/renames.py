@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("watch")
 
+# How files are followed, in state/: an entry written another way is followed again
+# (2: renames and copies; entries without it followed renames only).
+FOLLOWS = 2
 Files = tuple[tuple[str, str], ...]  # (path, blob) of a followed file, best first
 # Past this many paths, one log of every file is cheaper than git matching each path in
 # every commit (a pathspec of one path diffs only the trees on its way, or reads the
@@ -122,6 +125,7 @@ class Where:
             "links": [_dumped(k) for k in self.links],
             "removed_by": self.removed_by,
             "removed_path": self.removed_path,
+            "follows": FOLLOWS,
         }
 
     @classmethod
@@ -152,8 +156,9 @@ class Paths:
     _moves: dict[tuple[str, str, str], list[tuple[Link, str]]] = field(default_factory=dict)
 
     def recall(self, memo: dict[str, dict[str, Any]]) -> None:
-        """Start from what state/ kept of an earlier run (`remembered` gave it)."""
-        self.memo = memo
+        """Start from what state/ kept of an earlier run (`remembered` gave it): the
+        entries this way of following files wrote (older ones did not follow copies)."""
+        self.memo = {k: v for k, v in memo.items() if v.get("follows") == FOLLOWS}
 
     def where(self, base: str, head: str, path: str) -> Where:
         """The file `path` at `base`, followed to `head` (see `prepare` to batch the work)."""
