@@ -458,7 +458,9 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
     found, candidates = head_target(mirror, plan, compiled, target)
     code = target.text
     if found is None:
-        message = _missing(plan) + ", nor anywhere else in the repository"
+        message = _missing(plan) + (
+            "" if plan.search_repo else ", nor anywhere else in the repository"
+        )
         return _result(plan, Verdict.MISSING, baseline, None, message, diff=None, code=code)
     results = claims(rule, found)
     current = Location(
