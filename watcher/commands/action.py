@@ -89,7 +89,8 @@ def action(
         _append(summary_file, markdown)
         values = outputs(report)
     if failed_boxes:  # a box not carried out is a failed run, though the check went well
-        _append(summary_file, "".join(f"**Dashboard box failed:** {_plain(f)}\n" for f in failed_boxes))
+        lines = (f"**Dashboard box failed:** {_plain(f)}\n" for f in failed_boxes)
+        _append(summary_file, "".join(lines))
         values |= {"exit-code": "2", "outcome": "error"}
     if commit_state:
         try:
