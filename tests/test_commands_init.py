@@ -187,3 +187,33 @@ def test_pre_commit_hook_runs_validate() -> None:
     assert hook["entry"] == "python -m watcher validate" and hook["pass_filenames"] is False
     args = build_parser().parse_args(hook["entry"].split()[3:])
     assert args.handler.__name__ == "_validate"
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("file:///srv/mirrors/lib.git", True),
+        ("/srv/mirrors/lib.git", True),
+        ("../lib", True),
+        ("https://github.com/acme/lib.git", False),
+        ("ssh://git@example.com/acme/lib.git", False),
+        ("git@github.com:acme/lib.git", False),
+    ],
+)
+def test_a_url_is_local_when_git_reads_it_from_disk(url: str, local: bool) -> None:
+    from watcher.commands.init import is_local
+
+    assert is_local(url) is local
+
+
+def test_init_warns_that_ci_cannot_fetch_a_url_on_this_machine(
+    tmp_path: Path, trunk: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "init", str(tmp_path / "site"), "--upstream", "acme/lib",
+                       "--url", trunk.url)  # fmt: skip
+    assert code == 0
+    assert "--url is a path on this machine" in err and "every run would exit 2" in err
+    assert "https://github.com/acme/lib.git" in err  # the fix
+    assert str(tmp_path) not in err  # no local path in the message
+    config = (tmp_path / "site" / "config.toml").read_text()
+    assert "CI cannot fetch it" in config

@@ -5,6 +5,7 @@ the remote when it answers within a few seconds; works offline with defaults."""
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 import re
 import subprocess
@@ -18,9 +19,13 @@ from watcher.config import REPO_RE
 from watcher.errors import WatchError
 from watcher.state.store import slug
 
+log = logging.getLogger("watcher.init")
+
 LS_REMOTE_SECONDS = 10.0
 EXAMPLE_REPO = "openai/codex"  # the repository examples/workflows/watch.yml is written for
-ACTION = "OWNER/watch@v1"  # where a notes repository finds the watch action
+# Where a notes repository finds the watch action: a placeholder the workflow's header
+# explains, pinned to a commit until releases are tagged (RELEASING.md).
+ACTION = "OWNER/watch@COMMIT_SHA"
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,14 @@ def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
             "a site (edit it, or pick another DIR)"
         )
     fetch_url = url or f"https://github.com/{repo}.git"
+    if url is not None and is_local(url):
+        log.warning(
+            "--url is a path on this machine: the workflow in .github/workflows/watch.yml "
+            "runs on GitHub's machines, where it does not exist, and every run would exit 2. "
+            "Before pushing the site, set [[upstream]] url in config.toml to a URL CI can "
+            "reach (or delete the line: https://github.com/%s.git)",
+            repo,
+        )
     remote = read_remote(fetch_url)
     if remote.reached:
         out.write(f"{fetch_url}: default branch {remote.branch}, releases {remote.release_tags}\n")
@@ -63,10 +76,17 @@ def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
     out.write(
         "next: write a note in notes/ (see notes/example.md), then run "
         "`watch validate` and `watch check`;\n"
-        f"      in .github/workflows/watch.yml, point `uses: {ACTION}` at where the watch "
-        "action is published\n"
+        f"      in .github/workflows/watch.yml, replace `{ACTION}` with where the watch "
+        "action is published and a commit of it (or a release tag, once there is one)\n"
     )
     return 0
+
+
+def is_local(url: str) -> bool:
+    """Whether git reads `url` from this machine's disk (file://, a path), not a server."""
+    if url.startswith("file:"):
+        return True
+    return not re.match(r"^[a-z][a-z0-9+.-]*://|^[\w.-]+@[\w.-]+:", url)
 
 
 def read_remote(url: str, timeout: float = LS_REMOTE_SECONDS) -> Remote:
@@ -116,7 +136,7 @@ def site_files(repo: str, url: str | None, remote: Remote, today: datetime.date)
         "notes/example.md": _note(repo, remote, today),
         "rules/example.toml": RULES,
         ".gitignore": GITIGNORE,
-        ".github/workflows/watch.yml": workflow(repo, ACTION),
+        ".github/workflows/watch.yml": workflow(repo),
         # Editors validate while typing (docs/editors.md): taplo for the TOML files,
         # yaml-language-server for front matter through the modeline in each note.
         ".taplo.toml": TAPLO,
@@ -124,15 +144,16 @@ def site_files(repo: str, url: str | None, remote: Remote, today: datetime.date)
     }
 
 
-def workflow(repo: str, action: str) -> str:
-    """examples/workflows/watch.yml, written for `repo` and using the action `action`."""
+def workflow(repo: str) -> str:
+    """examples/workflows/watch.yml, written for `repo`."""
     text = resources.files("watcher").joinpath("templates/workflow.yml").read_text("utf-8")
-    text = text.replace(EXAMPLE_REPO, repo).replace(slug(EXAMPLE_REPO), slug(repo))
-    return text.replace("        uses: ./\n", f"        uses: {action}\n")
+    return text.replace(EXAMPLE_REPO, repo).replace(slug(EXAMPLE_REPO), slug(repo))
 
 
 def _config(repo: str, url: str | None, remote: Remote) -> str:
     url_line = f'url = "{url}"' if url else f'# url = "https://github.com/{repo}.git"  (default)'
+    if url and is_local(url):
+        url_line += "  # on this machine only: CI cannot fetch it (docs/operations.md)"
     return CONFIG.format(
         repo=repo, url_line=url_line, branch=remote.branch, release_tags=remote.release_tags
     )
