@@ -170,3 +170,33 @@ def test_demo_runs_offline_in_a_fresh_process(tmp_path: Path) -> None:
     assert "rust-v0.2.0" in out  # the flip ships in a later release
     assert "<!-- watch:note=" in out  # one generated issue is shown
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["notes"], 0),
+        (["fix", "--offline"], 0),
+        (["backtest", "b-returns-two", "--offline"], 0),
+        (["check", "--offline", "--format", "json", "--no-issues"], 1),
+        (["log", "b-returns-two", "--offline"], 0),
+        (["schema", "note"], 0),
+    ],
+    ids=lambda a: " ".join(a) if isinstance(a, list) else str(a),
+)
+def test_every_command_exits_quietly_when_its_reader_goes_away(
+    stale: Project, args: list[str], code: int
+) -> None:
+    """`watch notes | head -1`: the reader is gone before the first write. No traceback;
+    the command runs to its end and exits as it would have (check: 1, stale)."""
+    subprocess.run([sys.executable, "-m", "watcher", "sync", "--config", str(stale.config_file)],
+                   capture_output=True, check=True, cwd=stale.root)  # fmt: skip
+    command = [sys.executable, "-m", "watcher", *args]
+    if args[0] != "schema":
+        command += ["--config", str(stale.config_file)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=stale.root)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # as `head` does once it has its line: long before watch writes
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == code, err
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err

@@ -567,6 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(args.verbose - args.quiet, args.log_format)
         return _run(args)
     finally:
+        sys.stdout.flush()  # a reader gone at the last write is met here, quietly
         sys.stdout, sys.stderr = out, err
 
 
