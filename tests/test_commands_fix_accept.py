@@ -169,3 +169,27 @@ def test_fix_write_bumps_the_date_of_moved_citations_only(
     assert f"    commit: {head}\n    path: {LIB}:11-13\n    date: 2026-12-02\n" in text
     assert "issues/5\n    date: 2026-01-01\n" in text
     assert "lastVerified: 2026-01-01\n" in text
+
+
+def test_accept_judges_a_quote_corrected_by_hand_at_the_commit_it_rebases_to(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The maintainer fixes the stale quote to match HEAD, then accepts: the quote is not
+    at the old commit any more, but it is where the note is going, so nothing is left."""
+    _, head = build(project, upstream)
+    note = project.root / "notes" / "n.md"
+    note.write_text(
+        note.read_text().replace("Mode::Legacy => None,", "Mode::Legacy => response.next_cursor,")
+    )
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    verdicts = {r["id"]: r for r in json.loads(out)["results"]}
+    assert verdicts["n:quote:1"]["error"] == "quote-baseline"  # as the next check sees it
+
+    code, shown = run_fix(project, "accept", write=True)
+
+    assert code == 0, shown
+    assert f"notes/n.md:26: quote 1: occurs at {NEW}:5 at {head[:12]}, the new baseline" in shown
+    assert "todo" not in shown
+    code, out, _ = project.run("check", "--offline", "--format", "json", capsys=capsys)
+    verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
+    assert verdicts["n:quote:1"] == "fresh"

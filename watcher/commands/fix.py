@@ -19,7 +19,7 @@ from watcher.errors import WatchError
 from watcher.inputs import edit
 from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import load_rules
-from watcher.models import Location, Note, Result, Rule, Verdict
+from watcher.models import ErrorCode, Location, Note, Quote, Result, Rule, Verdict
 from watcher.pipeline import CheckOptions, run_check
 
 
@@ -183,8 +183,51 @@ def _quotes(
                 text = edit.replace_quote(text, quote, now)
                 changes.done.append(f"{where}: rewritten to {where_at(result.current)}; check it")
                 continue
+        if result.error is ErrorCode.QUOTE_BASELINE:
+            # Not at the old commits: corrected by hand to HEAD? Judge it where it is going.
+            found = _quote_at_new_baseline(config, note, quote, results)
+            if found is not None:
+                changes.done.append(f"{where}: occurs at {where_at(found)}, the new baseline")
+                continue
         changes.todo.append(f"{where}: {result.message}; edit or remove it by hand")
     return text
+
+
+def _quote_at_new_baseline(
+    config: Config, note: Note, quote: Quote, results: tuple[Result, ...]
+) -> Location | None:
+    """Where the quote, as written, occurs in the files of the note's citations at the
+    commits `--accept` re-bases them to; None when it occurs in none of them."""
+    from watcher.inputs import quotes
+    from watcher.judge.classify import parse_at
+    from watcher.mirror.mirrors import Mirror
+    from watcher.parse import languages
+
+    family = languages.family(quote.language)
+    pattern = quotes.pattern(quote.text, quote.language)
+    for citation in note.citations:
+        result = _result(results, citation.id)
+        lang = languages.for_path(citation.path)
+        if result is None or result.current is None or lang is None:
+            continue
+        if result.verdict is Verdict.ERROR or languages.family(lang) != family:
+            continue
+        now = result.current
+        upstream = config.upstream_for(result.repo) or Upstream(repo=result.repo)
+        mirror = Mirror(upstream, config.cache)
+        try:
+            blob = mirror.blob_id(now.commit, now.path)
+            if blob is None:
+                continue
+            mirror.prefetch([blob])
+            parsed = parse_at(mirror, now.path, blob)
+            match = quotes.find(pattern, parsed) if pattern.segments else None
+            if match is not None:
+                start, end = quotes.lines(parsed, match)
+                return now.model_copy(update={"start_line": start, "end_line": end})
+        finally:
+            mirror.close()
+    return None
 
 
 def _quote_now(config: Config, result: Result, language: str, text: str) -> str | None:
