@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -111,6 +112,13 @@ def test_accept_previews_then_rebases_everything_on_head(
     assert "```rust\nMode::Legacy => response.next_cursor,\n```\n\nMore prose.\n" in text
     rule = (project.root / "rules" / "rules.toml").read_text()
     assert rule == RULE.replace('path = "src/client.rs"', 'path = "src/session.rs"')
+    # The ids older issues name still lead to the items (their lines are in the id).
+    code, out, err = project.run("log", f"n:{LIB}:1-7", "--offline", capsys=capsys)
+    assert code == 0, err
+    assert out.startswith(f"n:{LIB}:1-7 was re-based by `watch fix`; it is now n:{NEW}:3-9\n")
+    assert f"n:{NEW}:3-9 (note n) since {head[:12]}" in out
+    code, out, err = project.run("log", f"n:{EXTRA}:1-3", "--offline", capsys=capsys)
+    assert code == 2 and "no tracked item has this id" in err  # dropped: nothing to lead to
 
     # --offline: the mirror is as fix left it, and no GitHub read for the issue citation
     code, out, _ = project.run("check", "--offline", "--format", "json", capsys=capsys)
@@ -193,3 +201,20 @@ def test_accept_judges_a_quote_corrected_by_hand_at_the_commit_it_rebases_to(
     code, out, _ = project.run("check", "--offline", "--format", "json", capsys=capsys)
     verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
     assert verdicts["n:quote:1"] == "fresh"
+
+
+def test_aliases_lead_every_old_id_to_the_newest(tmp_path: Path) -> None:
+    from watcher.state import aliases
+
+    state = tmp_path / "state"
+    aliases.record(state, "acme/client", {"n:a.rs:1-3": "n:a.rs:5-7", "n:b.rs:1": "n:b.rs:1"})
+    aliases.record(state, "acme/client", {"n:a.rs:5-7": "n:c.rs:9-11"})
+    aliases.record(state, "acme/other", {"m:x.py:1-2": "m:x.py:3-4"})
+
+    assert aliases.resolve(state, "n:a.rs:1-3") == "n:c.rs:9-11"  # one step, not a chain
+    assert aliases.resolve(state, "n:a.rs:5-7") == "n:c.rs:9-11"
+    assert aliases.resolve(state, "m:x.py:1-2") == "m:x.py:3-4"
+    assert aliases.resolve(state, "n:b.rs:1") is None  # unchanged ids are not kept
+    shard = (state / "aliases" / "acme__client.json").read_text()
+    aliases.record(state, "acme/client", {"n:a.rs:5-7": "n:c.rs:9-11"})
+    assert (state / "aliases" / "acme__client.json").read_text() == shard  # nothing new

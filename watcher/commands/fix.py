@@ -31,6 +31,17 @@ class Changes:
     texts: dict[Path, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
     todo: list[str] = field(default_factory=list)
     done: list[str] = field(default_factory=list)
+    renamed: dict[str, dict[str, str]] = field(default_factory=dict)  # repo -> old id -> new
+
+    def rename(self, repo: str, old: str, new: str) -> None:
+        self.renamed.setdefault(repo, {})[old] = new
+
+    def keep_aliases(self, state_dir: Path) -> None:
+        """Remember the ids re-based citations leave behind (`watch log OLD_ID`)."""
+        from watcher.state import aliases
+
+        for repo, renamed in self.renamed.items():
+            aliases.record(state_dir, repo, renamed)
 
     def text(self, path: Path) -> str:
         if path not in self.texts:
@@ -84,6 +95,7 @@ def fix(
         out.write(f"todo: {line}\n")
     if write:
         count = changes.write()
+        changes.keep_aliases(config.state)
         out.write(f"updated {count} file{'s' if count != 1 else ''}\n")
     elif any(old != new for old, new in changes.texts.values()):
         again = f"--accept {accept} --write" if accept else "--write"
@@ -128,6 +140,7 @@ def _moved(
             continue
         path = config.root / note.file
         changes.set(path, edit.rebase_sources(changes.text(path), rebases, date, note.file))
+        _renames(note, rebases, changes)
         for rebase, citation in zip(rebases, _cited(note, rebases), strict=True):
             changes.done.append(
                 f"{note.file}: {citation} -> {rebase.commit[:12] if rebase.commit else ''} "
@@ -165,6 +178,7 @@ def accept_note(
     # Every source's date, issue citations' too: the whole note was re-read.
     text = edit.rebase_sources(text, rebases, date, note.file, every_date=True)
     changes.set(path, edit.set_key(text, "lastVerified", date))
+    _renames(note, rebases, changes)
     _rules(config, note, rules, results, changes)
 
 
@@ -287,6 +301,15 @@ def where_at(loc: Location) -> str:
 
 def _result(results: tuple[Result, ...], item_id: str) -> Result | None:
     return next((r for r in results if r.id == item_id), None)
+
+
+def _renames(note: Note, rebases: list[edit.Rebase], changes: Changes) -> None:
+    """Old citation id -> the id it has once re-based (its new lines are in the id)."""
+    by_index = {c.index: c for c in note.citations}
+    for rebase in rebases:
+        if rebase.cited is not None:
+            old = by_index[rebase.index]
+            changes.rename(old.repo, old.id, f"{note.id}:{rebase.cited}")
 
 
 def _cited(note: Note, rebases: list[edit.Rebase]) -> list[str]:

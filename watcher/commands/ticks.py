@@ -97,9 +97,10 @@ def _accept(config: Config, sink: object, note_id: str, today: date) -> str:
     summary = [*changes.done, *(f"todo: {t}" for t in changes.todo)]
     message = f"Accept {note_id}: re-verified, re-based on upstream HEAD\n\n" + "\n".join(summary)
     if config.issues.accept == "commit":
-        return _accept_by_commit(top, note_id, changes, changed, message)
+        return _accept_by_commit(config, top, note_id, changes, changed, message)
     branch = f"watch/accept/{note_id}"
     commit = checkout.commit_off_tree(top, changed, message)
+    changes.keep_aliases(config.state)  # harmless before the merge: used for unknown ids only
     code, text = checkout.try_git(
         top, "push", "--force", "--quiet", "origin", f"{commit}:refs/heads/{branch}"
     )
@@ -121,12 +122,18 @@ def _accept(config: Config, sink: object, note_id: str, today: date) -> str:
 
 
 def _accept_by_commit(
-    top: Path, note_id: str, changes: fix.Changes, changed: dict[Path, str], message: str
+    config: Config,
+    top: Path,
+    note_id: str,
+    changes: fix.Changes,
+    changed: dict[Path, str],
+    message: str,
 ) -> str:
     """`accept = "commit"`: commit to the checked-out branch and push. A failed push takes
     the commit and the edits back: the note stays as it was, and so does its issue."""
     changes.write()
     commit = _commit_or_undo(top, list(changed), message)
+    changes.keep_aliases(config.state)
     return f"accept {note_id}: committed {commit[:12]}"
 
 
