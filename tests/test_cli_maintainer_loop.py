@@ -179,6 +179,8 @@ def test_loop_from_a_stale_note_to_a_closed_issue(
     (issue,) = note_issues(api)
     assert issue["state"] == "closed"
     assert "verified again" in api.comments(issue["number"])[-1]["body"]
+    assert [label["name"] for label in issue["labels"]] == ["stale-verification"]
+    assert "Verified again" in issue["body"] and "The next run closes" not in issue["body"]
 
 
 # --- the dashboard's boxes: tick, pull request, merge, closed ------------------------------
