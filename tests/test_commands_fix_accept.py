@@ -218,3 +218,25 @@ def test_aliases_lead_every_old_id_to_the_newest(tmp_path: Path) -> None:
     shard = (state / "aliases" / "acme__client.json").read_text()
     aliases.record(state, "acme/client", {"n:a.rs:5-7": "n:c.rs:9-11"})
     assert (state / "aliases" / "acme__client.json").read_text() == shard  # nothing new
+
+
+def test_accept_warns_that_a_rule_will_match_several_targets_at_its_new_baseline(
+    project: Project, upstream: Upstream
+) -> None:
+    """At HEAD the rule's construct has two twins: a check still judges it, but once the
+    note is re-based HEAD is the rule's baseline, where it must match exactly one."""
+    _, head = build(project, upstream)
+    twins = "".join(
+        f'\nmod {m} {{\n    pub fn initialize() -> Params {{\n        Params::new("{m}")'
+        '.with_protocol_version("2025-06-18")\n    }\n}\n'
+        for m in ("legacy", "compat")
+    )
+    head = upstream.commit("Two more clients (#5)", {NEW: upstream.read(NEW) + twins})
+
+    code, shown = run_fix(project, "accept", write=False)
+
+    assert code == 1, shown
+    assert (
+        f"todo: rules/rules.toml: rule init-version: matches 3 @target nodes in {NEW} at "
+        f"{head[:12]}, its new baseline once the note is re-based" in shown
+    )

@@ -284,6 +284,36 @@ def _rules(
                 "baseline it must match one target with every claim holding: update it, "
                 "then run `watch rules lint`"
             )
+        elif result.current is not None and (count := _targets_at(config, rule, result)) != 1:
+            changes.todo.append(
+                f"{where}: matches {count} @target nodes in {result.current.path} at "
+                f"{result.current.commit[:12]}, its new baseline once the note is re-based; "
+                "it must match exactly one there: tighten the query or its `inside` scope, "
+                "then run `watch rules lint`"
+            )
+
+
+def _targets_at(config: Config, rule: Rule, result: Result) -> int:
+    """How many @target nodes the rule matches in the file where HEAD has it: the rule's
+    baseline after `--accept` (a check at HEAD tolerates several; a baseline does not)."""
+    from watcher.inputs.rules import compile_rule
+    from watcher.judge.classify import parse_at
+    from watcher.locate.targets import targets
+    from watcher.mirror.mirrors import Mirror
+
+    assert result.current is not None
+    now = result.current
+    upstream = config.upstream_for(result.repo) or Upstream(repo=result.repo)
+    mirror = Mirror(upstream, config.cache)
+    try:
+        blob = mirror.blob_id(now.commit, now.path)
+        if blob is None:
+            return 0
+        mirror.prefetch([blob])
+        compiled = compile_rule(rule)
+        return len(targets(compiled, now.path, parse_at(mirror, now.path, blob, compiled.language)))
+    finally:
+        mirror.close()
 
 
 def cited(loc: Location) -> str:
