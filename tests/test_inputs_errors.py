@@ -57,7 +57,6 @@ NOTES = [
         "not valid YAML",
     ),
     Bad("missing id", "---\ntitle: no id\n---\n", "notes/zz-bad.md:1", "add `id:"),
-    Bad("duplicate id", "---\nid: good\n---\n", "notes/zz-bad.md:2", "duplicate note id 'good'"),
     Bad(
         "unparseable path",
         "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
@@ -282,6 +281,47 @@ def test_bad_note(
     code, out, err = project.run("check", "--format", "json", capsys=capsys)
 
     _assert_one_clear_error(code, out, err, bad, "citation")
+
+
+def test_a_duplicate_note_id_is_an_error_in_both_files_and_neither_is_judged(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Which of the two notes its rules mean is unknown: judging either would be a wrong
+    answer (the rules "cite no code"), so each file names the other and nothing is judged."""
+    base = _good(project, upstream)
+    project.note("good", f"{base} {LIB}:5-7", name="zz-copy.md")  # copied, id not changed
+
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    assert code == 2
+    results = json.loads(out)["results"]
+    messages = sorted(r["message"] for r in results)
+    assert [r["verdict"] for r in results] == ["error"] * 3, results
+    assert messages[0].startswith("notes/good.md:2: duplicate note id 'good', also in "
+                                  "notes/zz-copy.md; neither note is checked")  # fmt: skip
+    assert messages[1].startswith("notes/zz-copy.md:2: duplicate note id 'good', also in "
+                                  "notes/good.md")  # fmt: skip
+    assert messages[2] == (
+        "rules/good.toml:1: rule fine: not checked: note 'good' is the id of notes/good.md "
+        "and notes/zz-copy.md; give each note its own id"
+    )
+    code, _, err = project.run("check", "--note", "good", capsys=capsys)
+    assert code == 2 and "--note good: this id is in notes/good.md and notes/zz-copy.md" in err
+
+
+def test_check_of_one_note_lists_only_its_own_errors(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = _good(project, upstream)
+    project.note("other", raw="---\nid: other\nsouces: []\n---\n")
+    project.note("half", f"{base} {LIB}:1-3", f"{base} {LIB}:L3")
+
+    _, out, _ = project.run("check", "--note", "good", "--format", "json", capsys=capsys)
+    assert [r["verdict"] for r in json.loads(out)["results"]] == ["fresh", "fresh"]
+
+    _, out, _ = project.run("check", "--note", "half", "--format", "json", capsys=capsys)
+    errors = [r["message"] for r in json.loads(out)["results"] if r["verdict"] == "error"]
+    assert len(errors) == 1 and errors[0].startswith("notes/half.md:"), errors
 
 
 def test_markdown_without_front_matter_is_skipped_with_one_notice(

@@ -43,6 +43,7 @@ class Notes:
     notes: dict[str, Note]
     errors: list[NoteError]
     skipped: list[str] = field(default_factory=list)  # Markdown files without front matter
+    duplicates: dict[str, list[str]] = field(default_factory=dict)  # id -> its files: unchecked
 
 
 def load_notes(
@@ -61,6 +62,9 @@ def load_notes(
     `parse` reads one note (`parse_note` by default; `notememo` remembers its notes)."""
     limits = limits or Limits()
     notes: dict[str, Note] = {}
+    duplicated: dict[str, Note] = {}  # ids in two files or more: the first of them
+    duplicates: dict[str, list[str]] = {}
+    paths: dict[str, Path] = {}
     errors: list[NoteError] = []
     skipped: list[str] = []
     patterns, extra = tuple(ignore), tuple(extra_keys)
@@ -81,17 +85,16 @@ def load_notes(
             errors.append(exc)
             continue
         errors.extend(source_errors)
-        if note.id in notes:
-            errors.append(
-                NoteError(
-                    shown,
-                    f"duplicate note id {note.id!r}, also in {notes[note.id].file}; "
-                    "give each note its own id",
-                    line=_id_line(file),
-                )
-            )
+        first = notes.get(note.id) or duplicated.get(note.id)
+        if first is not None:  # neither is checked: which one the rules mean is unknown
+            errors.append(_duplicate(note.id, shown, file, first.file))
+            if note.id in notes:
+                errors.append(_duplicate(note.id, first.file, paths[note.id], shown))
+                duplicated[note.id] = notes.pop(note.id)
+            duplicates.setdefault(note.id, [first.file]).append(shown)
             continue
         notes[note.id] = note
+        paths[note.id] = file
     if skipped:
         log.warning(
             "skipped %d Markdown file%s without front matter (not notes): %s; "
@@ -100,7 +103,16 @@ def load_notes(
             "" if len(skipped) == 1 else "s",
             ", ".join(skipped),
         )
-    return Notes(notes, errors, skipped)
+    return Notes(notes, errors, skipped, duplicates)
+
+
+def _duplicate(note_id: str, shown: str, file: Path, other: str) -> NoteError:
+    return NoteError(
+        shown,
+        f"duplicate note id {note_id!r}, also in {other}; neither note is checked until "
+        "each has its own id (rename one, and its rules' `note`)",
+        line=_id_line(file),
+    )
 
 
 def _parse(
