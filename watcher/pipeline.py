@@ -206,7 +206,10 @@ def _check_filters(
             raise WatchError(f"--note {note_id}: no note has this id; `watch notes` lists them")
     for rule_id in options.rule:
         if rule_id not in rules:
-            raise WatchError(f"--rule {rule_id}: no rule has this id (or it failed to load)")
+            raise WatchError(  # named as given: `--rule ID` to check, `RULE_ID` to backtest
+                f"rule {rule_id}: no rule has this id (or its file failed to load); "
+                "`watch rules lint` lists the rules"
+            )
     cited = {c.repo.lower() for n in notes.values() for c in n.citations}
     cited |= {c.repo.lower() for n in notes.values() for c in n.issue_citations}
     known = cited | {u.repo.lower() for u in config.upstream}
