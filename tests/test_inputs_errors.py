@@ -137,6 +137,30 @@ RULES = [
         "colour: unknown key",
     ),
     Bad(
+        "typo in a rule key",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n[[rule.tset]]\nname = 'a'\nexpect = 'holds'\ncode = 'fn a() {}'\n",
+        "rules/bad.toml:1",
+        "tset: unknown key (did you mean `tests`?); a rule's keys: id, note, path, repo, "
+        "language, query, inside, claims, tests",
+    ),
+    Bad(
+        "typo in a claim key",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\n"
+        "query = '(function_item) @target'\n[[rule.claims]]\ncapture = 'target'\nequal = 'a'\n",
+        "rules/bad.toml:1",
+        "claims.0.equal: unknown key (did you mean `equals`?); a claim's keys:",
+    ),
+    Bad(
+        "every problem of a rule at once",
+        "[[rule]]\nid = 'Bad_Id'\nnote = 'good'\npath = 'src/lib.rs'\ncolour = 'red'\n"
+        "query = '(function_item name: (identifer)) @target'\n",
+        "rules/bad.toml:1",
+        "id: 'Bad_Id' must be kebab-case (a-z, 0-9, dashes); colour: unknown key; a rule's "
+        "keys: id, note, path, repo, language, query, inside, claims, tests; query line 1 "
+        "column 23: query error",
+    ),
+    Bad(
         "id not kebab",
         "[[rule]]\nid = 'Bad_Id'\nnote = 'good'\npath = 'src/lib.rs'\n"
         "query = '(function_item) @target'\n",
@@ -257,6 +281,7 @@ def _good(project: Project, upstream: Upstream) -> str:
 def _assert_one_clear_error(code: int, out: str, err: str, bad: Bad, kind: str) -> None:
     assert code == 2
     assert "Traceback" not in out + err
+    assert "Value error" not in out + err  # pydantic's prefix, not ours
     results = json.loads(out)["results"]
     errors = [r for r in results if r["verdict"] == "error"]
     assert len(errors) == 1, errors

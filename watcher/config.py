@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from watcher import defaults, redact
-from watcher.errors import ConfigError
+from watcher.errors import ConfigError, did_you_mean, plain
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -239,7 +239,7 @@ def _explain(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"]
+        msg = plain(err["msg"])
         if err["type"] == "extra_forbidden":
             msg = "unknown key" + (
                 _did_you_mean(err["loc"]) or "; check its spelling against docs/config.md"
@@ -250,8 +250,6 @@ def _explain(exc: ValidationError) -> str:
 
 def _did_you_mean(loc: tuple[int | str, ...]) -> str:
     """` (did you mean `branch`?)` for a near miss of a key of the same table."""
-    import difflib
-
     tables: dict[str, type[BaseModel]] = {
         "upstream": Upstream,
         "issues": IssuesConfig,
@@ -259,5 +257,4 @@ def _did_you_mean(loc: tuple[int | str, ...]) -> str:
     }
     model = tables.get(str(loc[0]), Config) if len(loc) > 1 else Config
     known = [k for k in model.model_fields if k not in ("root", "file")]
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    return did_you_mean(str(loc[-1]), known)
