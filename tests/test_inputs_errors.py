@@ -40,7 +40,7 @@ NOTES = [
         "typo in a source key",
         "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
         "    comit: BASE\n    path: src/lib.rs:1-3\n---\n",
-        "notes/zz-bad.md:4",
+        "notes/zz-bad.md:5",
         "unknown key `sources.0.comit` (did you mean `commit`?)",
     ),
     Bad(
@@ -61,21 +61,21 @@ NOTES = [
         "unparseable path",
         "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
         "    commit: BASE\n    path: src/lib.rs:10-2\n---\n",
-        "notes/zz-bad.md:4",
+        "notes/zz-bad.md:6",
         "FILE:START-END",
     ),
     Bad(
         "path with letters",
         "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
         "    commit: BASE\n    path: src/lib.rs:L3\n---\n",
-        "notes/zz-bad.md:4",
+        "notes/zz-bad.md:6",
         "FILE:START-END",
     ),
     Bad(
         "commit not hex",
         "---\nid: bad\nsources:\n  - url: https://github.com/acme/client\n"
         "    commit: main\n    path: src/lib.rs:1-3\n---\n",
-        "notes/zz-bad.md:4",
+        "notes/zz-bad.md:5",
         "not a hex commit",
     ),
     Bad(
@@ -393,20 +393,25 @@ def test_bad_rule(
 
 
 CONFIGS = [
-    ("unknown key", 'notes = "notes"\ncolour = "red"\n', "key colour: unknown key"),
-    ("wrong type", "track_citations = 3\n", "key track_citations"),
+    ("unknown key", 'notes = "notes"\ncolour = "red"\n', ":2: key colour: unknown key"),
+    ("wrong type", "track_citations = 3\n", ":1: key track_citations"),
     ("toml error", "notes = \n", "TOML error"),
-    ("bad upstream repo", '[[upstream]]\nrepo = "codex"\n', "key upstream.0.repo"),
+    ("bad upstream repo", '[[upstream]]\nrepo = "codex"\n', ":2: key upstream.0.repo"),
+    (
+        "bad key of the second upstream",
+        '[[upstream]]\nrepo = "a/b"\n\n[[upstream]]\nrepo = "c/d"\nbrnch = "main"\n',
+        ":6: key upstream.1.brnch: unknown key (did you mean `branch`?)",
+    ),
     ("bad schedule", '[[upstream]]\nrepo = "a/b"\nschedule = "every day"\n', "5 fields"),
-    ("bad sink", '[issues]\nsink = "email"\n', "key issues.sink"),
+    ("bad sink", '[issues]\nsink = "email"\n', ":2: key issues.sink"),
     (
         "same upstream twice",
         '[[upstream]]\nrepo = "a/b"\n[[upstream]]\nrepo = "A/b"\n',
         "A/b is listed twice",
     ),
-    ("notes folder missing", 'notes = "nowhere"\n', "key notes: folder nowhere does not exist"),
-    ("rules folder missing", 'rules = "rulez"\n', "key rules: folder rulez does not exist"),
-    ("state is a file", 'state = "config.toml"\n', "key state: config.toml is a file"),
+    ("notes folder missing", 'notes = "nowhere"\n', ":1: key notes: folder nowhere does not exist"),
+    ("rules folder missing", '\nrules = "rulez"\n', ":2: key rules: folder rulez does not exist"),
+    ("state is a file", 'state = "config.toml"\n', ":1: key state: config.toml is a file"),
     ("boolean as text", 'track_citations = "yes"\n', "key track_citations: Input should be"),
     ("unknown open_on", '[issues]\nopen_on = ["chagned"]\n', "key issues.open_on.0"),
     ("token_env not a name", '[issues]\ntoken_env = "MY TOKEN"\n', "key issues.token_env"),
@@ -424,7 +429,7 @@ def test_bad_config(
     code, out, err = project.run("check", "--format", "json", capsys=capsys)
 
     assert (code, out) == (2, "")
-    assert err.startswith(f"watch: error: {project.config_file.resolve()}: ")
+    assert err.startswith(f"watch: error: {project.config_file.resolve()}")
     assert says in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
 
