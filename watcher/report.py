@@ -8,7 +8,7 @@ from typing import TextIO
 
 from pydantic import BaseModel
 
-from watcher.models import Report, Result, Verdict
+from watcher.models import Report, Result, Verdict, span
 
 
 def to_json(report: Report) -> str:
@@ -172,11 +172,7 @@ def _where(result: Result, *, short: bool = False) -> str:
     """Where the item is at HEAD; with `short`, only the lines when the file is the same."""
     if result.current is None:
         return ""
-    lines = (
-        f":{result.current.start_line}-{result.current.end_line}"
-        if result.current.start_line
-        else ""
-    )
+    lines = span(result.current.start_line, result.current.end_line)
     same = result.baseline is not None and result.baseline.path == result.current.path
     if short and same and lines:
         return lines

@@ -318,11 +318,7 @@ def _targets_at(config: Config, rule: Rule, result: Result) -> int:
 
 def cited(loc: Location) -> str:
     """`FILE:START-END` (or `FILE:LINE`, or `FILE`) for a location."""
-    if loc.start_line is None:
-        return loc.path
-    if loc.end_line in (None, loc.start_line):
-        return f"{loc.path}:{loc.start_line}"
-    return f"{loc.path}:{loc.start_line}-{loc.end_line}"
+    return loc.cited
 
 
 def where_at(loc: Location) -> str:

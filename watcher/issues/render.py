@@ -368,7 +368,7 @@ def news_comment(results: Sequence[Result], news: frozenset[str], *, reopened: b
         if r.introduced_by:
             line += f", introduced by {_commit_link(r)}"
         if r.introduced_by and r.kind != "issue":
-            line += f", released in {_release(r)}"
+            line += f", released in {_release(r)}" if r.released_in else ", not in a release yet"
         latest = r.history[-1] if r.history else None
         if latest and r.introduced_by and latest.commit != r.introduced_by.commit:
             line += f"; changed again by {_link(r.repo, latest.commit, latest.pr)}"
