@@ -198,9 +198,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _completion(args: argparse.Namespace) -> int:
-    import shtab
+    from watcher.commands.completion import script
 
-    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    sys.stdout.write(script(build_parser(), args.shell))
     return 0
 
 
