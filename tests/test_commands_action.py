@@ -358,9 +358,14 @@ def test_matrix_workflow_fans_out_over_what_watch_upstreams_prints(
 # --- every example workflow against action.yml and the docs ------------------------
 
 WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
+SCHEDULED = [p for p in WORKFLOWS if p.name != "watch-pr.yml"]
 
 
-@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_example_workflow_is_checked_here() -> None:
+    assert [p.name for p in WORKFLOWS] == ["watch-matrix.yml", "watch-pr.yml", "watch.yml"]
+
+
+@pytest.mark.parametrize("path", SCHEDULED, ids=lambda p: p.name)
 def test_each_example_workflow_agrees_with_action_yml_and_the_docs(
     path: Path, action_yml: dict[Any, Any]
 ) -> None:
@@ -411,3 +416,42 @@ def test_the_docs_pin_the_hook_to_a_commit_and_say_how_releases_are_tagged() -> 
     assert "git tag -a vX.Y.Z" in releasing and "`v1`" in releasing
     template = (ROOT / "watcher" / "templates" / "workflow.yml").read_text(encoding="utf-8")
     assert "uses: ./" not in template and "In this repository" not in template
+
+
+def test_the_pull_request_workflow_runs_commands_watch_accepts_with_read_only_rights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """watch-pr.yml files nothing and commits nothing: read rights only. Each watch
+    command it runs parses as written; it installs the pinned commit; it restores the
+    mirror caches the scheduled workflow saves (same path, same keys) to where watch
+    looks without a `cache` key."""
+    import shlex
+
+    from watcher import defaults
+
+    path = ROOT / "examples" / "workflows" / "watch-pr.yml"
+    text = path.read_text(encoding="utf-8")
+    flow = read_yaml(path)
+    assert flow["permissions"] == {"contents": "read"}
+    assert set(flow[True]["pull_request"]["paths"]) == {"notes/**", "rules/**", "config.toml"}
+    (job,) = flow["jobs"].values()
+    steps = job["steps"]
+    assert steps[0]["with"]["fetch-depth"] == 0  # --changed diffs against the base branch
+    assert f'"git+https://github.com/{ACTION}"' in text  # pinned as the action is
+    lines = [line.strip() for s in steps for line in s.get("run", "").splitlines()]
+    commands = [line for line in lines if line.startswith("python -m watcher ")]
+    assert len(commands) == 3
+    for line in commands:
+        argv = shlex.split(line.split(">>")[0].split("||")[0])[3:]
+        args = build_parser().parse_args([a.replace("$BASE", "origin/main") for a in argv])
+        assert (args.command in ("validate", "check") and args.format == "github") or ">>" in line
+    restore = [s for s in steps if s.get("uses") == "actions/cache/restore@v4"]
+    saved = [s for s in steps_of(read_yaml(ROOT / "examples" / "workflows" / "watch.yml"))
+             if s.get("uses") == "actions/cache/restore@v4"]  # fmt: skip
+    assert [s["with"] for s in restore] == [s["with"] for s in saved]
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", "/home/runner")
+    assert defaults.cache() == Path("/home/runner/.cache/watch/mirrors")
+    assert 'ln -sfn "$MIRRORS" ~/.cache/watch/mirrors' in text
+    operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    assert "watch-pr.yml" in operations

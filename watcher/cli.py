@@ -80,6 +80,7 @@ def _check(args: argparse.Namespace) -> int:
         upstream=args.upstream,
         note=tuple(args.note),
         rule=tuple(args.rule),
+        changed=args.changed,
         fmt=args.format,
         offline=args.offline,
         dry_run=args.dry_run,
@@ -94,7 +95,7 @@ def _check(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from watcher.commands.validate import validate
 
-    return validate(args.config, sys.stdout)
+    return validate(args.config, sys.stdout, args.format)
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -245,10 +246,13 @@ def _add_check(sub: Subparsers) -> None:
     )
     check.add_argument("--upstream", metavar="REPO", help="check only this upstream (OWNER/NAME)")
     _selectors(check, "check only")
+    check.add_argument("--changed", metavar="REF", help="check only the notes (and notes of "
+                       "rules) changed since REF: git diff --name-only REF...HEAD")  # fmt: skip
     check.add_argument(
         "--format",
-        choices=("table", "json", "markdown"),
-        help="output format (default: table on a terminal, json when piped)",
+        choices=("table", "json", "markdown", "github"),
+        help="output format (default: table on a terminal, json when piped; "
+        "github: annotations for a workflow)",
     )
     _offline(check)
     check.add_argument(
@@ -265,13 +269,15 @@ def _add_check(sub: Subparsers) -> None:
 
 def _add_site_files(sub: Subparsers) -> None:
     """The site's own files: checked offline, and their formats."""
-    _command(
+    validate = _command(
         sub,
         "validate",
         _validate,
         "check config, notes and rules offline in one pass (also a pre-commit hook)",
         "watch validate --config config.toml",
     )
+    validate.add_argument("--format", choices=("text", "github"), default="text",
+                          help="github: workflow commands, shown on the diff")  # fmt: skip
     schema = _command(
         sub,
         "schema",
