@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import datetime
 import logging
-import os
 import re
-import subprocess
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -17,7 +15,8 @@ from pathlib import Path
 from typing import TextIO
 
 from watcher.config import REPO_RE
-from watcher.errors import WatchError
+from watcher.errors import UpstreamError, WatchError
+from watcher.mirror.git import call
 from watcher.state.store import slug
 
 log = logging.getLogger("watcher.init")
@@ -125,8 +124,6 @@ _NOT_SOURCE = re.compile(r"(^|/)(tests?|testing|docs?|examples?|vendor|third_par
 def survey(url: str, timeout: float = LS_REMOTE_SECONDS) -> Layout | None:
     """The upstream's layout from its file list at HEAD (one shallow, blobless fetch of
     trees only: no file is downloaded); None when it does not answer in time."""
-    from watcher.mirror.git import GitTimeout, call
-
     with tempfile.TemporaryDirectory() as scratch:
         try:
             code, _, _ = call(None, "init", "--quiet", "--bare", scratch)
@@ -137,7 +134,7 @@ def survey(url: str, timeout: float = LS_REMOTE_SECONDS) -> Layout | None:
                 if code
                 else call(Path(scratch), "ls-tree", "-r", "--name-only", "FETCH_HEAD")
             )
-        except (GitTimeout, OSError):
+        except (UpstreamError, OSError):  # no git, or no answer in time
             return None
     return layout(out.splitlines()) if code == 0 else None
 
@@ -164,23 +161,18 @@ def is_local(url: str) -> bool:
 
 
 def read_remote(url: str, timeout: float = LS_REMOTE_SECONDS) -> Remote:
-    """The default branch (HEAD's symref) and a release-tag glob, from one ls-remote."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    """The default branch (HEAD's symref) and a release-tag glob, from one ls-remote
+    (through the one git runner: no prompt, stopped at `timeout`)."""
     try:
-        done = subprocess.run(
-            ["git", "ls-remote", "--symref", url, "HEAD", "refs/tags/*"],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-            check=False,
+        code, out, _ = call(
+            None, "ls-remote", "--symref", url, "HEAD", "refs/tags/*", timeout=timeout, what=url
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, UpstreamError):  # no git, or no answer in time
         return Remote()
-    if done.returncode != 0:
+    if code != 0:
         return Remote()
     branch, head, tags = "main", None, []
-    for line in done.stdout.splitlines():
+    for line in out.splitlines():
         if match := re.match(r"^ref: refs/heads/(\S+)\s+HEAD$", line):
             branch = match.group(1)
         elif line.endswith("\tHEAD"):
