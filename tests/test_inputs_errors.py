@@ -161,6 +161,14 @@ RULES = [
         "column 23: query error",
     ),
     Bad(
+        "no target and a claim on a capture the query lacks",
+        "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '(function_item) @fn'\n"
+        "[[rule.claims]]\ncapture = 'nope'\nequals = 'a'\n",
+        "rules/bad.toml:1",
+        "query must capture @target (the construct whose text and lines are tracked); claim "
+        "names capture @nope, which the query does not capture (it has @fn)",
+    ),
+    Bad(
         "id not kebab",
         "[[rule]]\nid = 'Bad_Id'\nnote = 'good'\npath = 'src/lib.rs'\n"
         "query = '(function_item) @target'\n",

@@ -342,28 +342,25 @@ def _query(text: str, language: str) -> Query:
 
 
 def _check_captures(rule: Rule, compiled: Compiled) -> None:
+    """Every capture the rule relies on is there; all that are not, in one error."""
     names = {compiled.query.capture_name(i) for i in range(compiled.query.capture_count)}
+    problems = []
     if "target" not in names:
-        raise RuleError(
-            rule.file,
-            f"rule {rule.id}: query must capture @target "
-            "(the construct whose text and lines are tracked)",
-            line=rule.line,
+        problems.append(
+            "query must capture @target (the construct whose text and lines are tracked)"
         )
     if compiled.inside is not None:
         scopes = {compiled.inside.capture_name(i) for i in range(compiled.inside.capture_count)}
         if "scope" not in scopes:
-            raise RuleError(
-                rule.file, f"rule {rule.id}: inside must capture @scope", line=rule.line
-            )
-    for claim in rule.claims:
-        if claim.capture not in names:
-            raise RuleError(
-                rule.file,
-                f"rule {rule.id}: claim names capture @{claim.capture}, "
-                f"which the query does not capture (it has {sorted(names)})",
-                line=rule.line,
-            )
+            problems.append("inside must capture @scope")
+    has = ", ".join(f"@{n}" for n in sorted(names)) or "none"
+    problems += [
+        f"claim names capture @{c.capture}, which the query does not capture (it has {has})"
+        for c in rule.claims
+        if c.capture not in names
+    ]
+    if problems:
+        raise RuleError(rule.file, f"rule {rule.id}: {'; '.join(problems)}", line=rule.line)
 
 
 def _query_error(
