@@ -28,9 +28,9 @@ def _note(commit: str, extra: str = "") -> bytes:
 @pytest.mark.parametrize("written", ["010022777", "1e10", "12345678", "2026", "0x1f", "1_000"])
 def test_a_commit_stays_the_text_written(written: str) -> None:
     note, errors = parse_note(_note(written), "notes/n.md")
-    if not all(c in "0123456789abcdef" for c in written):  # refused as written, not as 31
+    if not all(c in "0123456789abcdef" for c in written):  # refused as written (at the key)
         assert [str(e) for e in errors] == [
-            f"notes/n.md:4: sources[0]: commit {written!r} is not a hex commit id"
+            f"notes/n.md:5: sources[0]: commit {written!r} is not a hex commit id"
         ]
         return
     assert errors == []
