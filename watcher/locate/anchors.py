@@ -7,6 +7,7 @@ Whitespace and comments are not tokens, so a reformat never looks like a change.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -87,6 +88,13 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         )
     texts = tuple(cited.texts)
     STATS.tokens_scanned += len(texts)
+    if not _holds_construct(parsed, cited.start_bytes, high):
+        shown = " ".join(dict.fromkeys(texts))
+        raise LocateError(
+            f"lines {start}-{end} hold only `{shown[:40]}`, punctuation or keywords of no "
+            "statement of their own, which could be matched anywhere: cite the statement "
+            "they belong to"
+        )
     node = _enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
     key, share = None, 0.0
     if node is not None:
@@ -109,6 +117,25 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         (),
         tuple(line - cited.start_lines[0] for line in cited.start_lines),
     )
+
+
+def _holds_construct(parsed: Parsed, starts: Sequence[int], high: int) -> bool:
+    """Whether the tokens starting at `starts` hold something of their own: a name or a
+    literal (a named leaf), or a keyword that starts a construct ending by `high`
+    (`return`, `pass`, `break;`). Lines of `)`, `}`, `) {` or `} else {` alone hold
+    neither: they belong to a statement that starts above them."""
+    assert parsed.tree is not None
+    root = parsed.tree.root_node
+    for at in starts:
+        leaf: Node | None = root.descendant_for_byte_range(at, at)
+        if leaf is None or leaf.is_named:
+            return True
+        node = leaf.parent
+        while node is not None and node.start_byte == at and node.end_byte <= high:
+            if node.is_named:
+                return True
+            node = node.parent
+    return False
 
 
 def _enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
