@@ -68,3 +68,200 @@ def test_validate_accepts_a_site_whose_mirror_is_not_made_yet(
     code, out, _ = project.run("validate", capsys=capsys)
 
     assert code == 0, out  # offline, and nothing to read the lines from: not known yet
+
+
+RS = "crates/rmcp/src/model.rs"
+MODEL = """\
+impl ErrorData {
+    pub fn resource_not_found(message: impl Into<Cow<'static, str>>, data: Option<Value>) -> Self {
+        Self::new(ErrorCode::RESOURCE_NOT_FOUND, message, data)
+    }
+
+    pub fn url_elicitation_required(message: impl Into<Cow<'static, str>>, data: Option<Value>) -> Self {
+        Self::new(ErrorCode::URL_ELICITATION_REQUIRED, message, data)
+    }
+
+    pub fn with_meta(mut self, meta: Meta) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+}
+"""
+
+
+def test_a_definition_cited_whole_is_changed_when_it_grows_or_gains_an_attribute(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 5: cited from its first to its last line, a definition is compared
+    whole. A statement appended at its end (the cited tokens still occur verbatim, as its
+    first ones) and an attribute written above it (rust-sdk 82b04a31f5's `#[deprecated]`)
+    both make it `changed`, at the whole definition's lines."""
+    base = upstream.commit("errors", {RS: MODEL})
+    project.note("n", f"{base} {RS}:10-13", f"{base} {RS}:2-4")
+    grown = MODEL.replace("        self\n", "        self.count += 1;\n        self\n")
+    grown = grown.replace(
+        "    pub fn resource_not_found",
+        '    #[deprecated(note = "use not_found")]\n    pub fn resource_not_found',
+    )
+    change = upstream.commit("count metas, deprecate (#7)", {RS: grown})
+
+    results = _results(project, capsys)
+
+    meta = results[f"n:{RS}:10-13"]
+    assert meta["verdict"] == "changed"
+    assert (meta["current"]["start_line"], meta["current"]["end_line"]) == (11, 15)
+    assert "+        self.count += 1;" in meta["diff"]
+    assert meta["introduced_by"]["commit"] == change
+    deprecated = results[f"n:{RS}:2-4"]
+    assert deprecated["verdict"] == "changed"
+    assert (deprecated["current"]["start_line"], deprecated["current"]["end_line"]) == (2, 5)
+    assert "+    #[deprecated" in deprecated["diff"]
+
+
+def test_a_deleted_expression_is_missing_not_changed_at_a_look_alike(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 3: rust-sdk's `ErrorData::url_elicitation_required`, deleted by
+    f4ff56b81d, was "changed" at the body of `resource_not_found`. Both a citation of the
+    whole function and one of its body are missing since the commit that deleted it."""
+    base = upstream.commit("errors", {RS: MODEL})
+    project.note("n", f"{base} {RS}:6-8", f"{base} {RS}:7-7")
+    gone = MODEL.replace(
+        MODEL[MODEL.index("    pub fn url_") : MODEL.index("    pub fn with_meta")], ""
+    )
+    drop = upstream.commit("drop url elicitation (#9)", {RS: gone})
+
+    results = _results(project, capsys)
+
+    for cited in (f"n:{RS}:6-8", f"n:{RS}:7-7"):
+        assert results[cited]["verdict"] == "missing", results[cited]["message"]
+        assert results[cited]["current"] is None
+        assert results[cited]["introduced_by"]["commit"] == drop
+
+
+TS = "src/client/sse.ts"
+SSE = """\
+export class SSEClientTransport {
+  private _startOrAuth(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this._eventSource.onerror = (event) => {
+        const error = new SseError(event.code, event.message, event);
+        console.error("SSE error", error);
+        reject(error);
+        this.onerror?.(error);
+      };
+
+      this._eventSource.onopen = () => {
+        console.error("SSE open");
+        resolve();
+      };
+    });
+  }
+}
+"""
+
+
+def test_a_one_word_rename_inside_a_cited_block_keeps_its_lines(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 2: a commit that only turned `console.error` into `Logger.error`
+    in a cited block made the item `missing`, and an unrelated block of the function was
+    chosen at HEAD. The item is `changed` on the same lines, blamed on that commit only."""
+    base = upstream.commit("sse", {TS: SSE})
+    project.note("n", f"{base} {TS}:4-9")
+    rename = upstream.commit(
+        "log through Logger (#12)",
+        {TS: SSE.replace('console.error("SSE error"', 'Logger.error("SSE error"')},
+    )
+    upstream.commit(
+        "open quietly (#13)",
+        {TS: upstream.read(TS).replace('        console.error("SSE open");\n', "")},
+    )
+
+    result = _results(project, capsys)[f"n:{TS}:4-9"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (4, 9)
+    assert [h["commit"] for h in result["history"]] == [rename]
+    assert result["introduced_by"]["commit"] == rename
+
+
+PYCLIENT = "src/agents/mcp/server.py"
+SESSION = """\
+class MCPServerStdio:
+    async def connect(self):
+        transport = await self.exit_stack.enter_async_context(self.create_streams())
+        read, write, *_ = transport
+        session = await self.exit_stack.enter_async_context(
+            ClientSession(
+                read,
+                write,
+                timedelta(seconds=self.client_session_timeout_seconds),
+                message_handler=self.message_handler,
+            )
+        )
+        await session.initialize()
+        self.session = session
+"""
+
+
+def test_a_wrapped_call_with_a_renamed_argument_is_changed_not_missing(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 2: `ClientSession(...)` wrapped in `cast(Any, ClientSession)(...)`
+    with one argument renamed was `missing` while a citation of its inner lines was
+    `changed`. Both are `changed`, each on its own lines."""
+    base = upstream.commit("server", {PYCLIENT: SESSION})
+    project.note("n", f"{base} {PYCLIENT}:5-12", f"{base} {PYCLIENT}:7-10")
+    wrapped = SESSION.replace("            ClientSession(", "            cast(Any, ClientSession)(")
+    wrapped = wrapped.replace("self.client_session_timeout_seconds", "self.session_timeout")
+    change = upstream.commit("type the session (#20)", {PYCLIENT: wrapped})
+
+    results = _results(project, capsys)
+
+    whole, inner = results[f"n:{PYCLIENT}:5-12"], results[f"n:{PYCLIENT}:7-10"]
+    assert whole["verdict"] == inner["verdict"] == "changed"
+    assert (whole["current"]["start_line"], whole["current"]["end_line"]) == (5, 12)
+    assert (inner["current"]["start_line"], inner["current"]["end_line"]) == (7, 10)
+    assert whole["introduced_by"]["commit"] == inner["introduced_by"]["commit"] == change
+
+
+HANDLER = """\
+def handle(self, request):
+    started = time.monotonic()
+    try:
+        result = self.dispatch(request)
+    except ToolError as error:
+        logger.error("tool failed: %s", error.detail)
+        result = error.to_result()
+    self.metrics.observe(time.monotonic() - started)
+    return result
+"""
+
+
+def test_a_range_takes_in_neither_its_neighbours_nor_stops_a_branch_short(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 4: a HEAD range took in uncited, unchanged neighbours, and another
+    stopped one branch short (its diff then read "the error detail is no longer logged").
+    The cited `try` statement grows a line at the end of its `except` branch, and gets new
+    neighbours above and below: its HEAD span is the whole statement, and only it."""
+    base = upstream.commit("handler", {"src/handler.py": HANDLER})
+    project.note("n", f"{base} src/handler.py:3-7")
+    grown = (
+        HANDLER.replace(
+            "        result = error.to_result()\n",
+            "        result = error.to_result()\n        result.is_error = True\n",
+        )
+        .replace("    started =", "    self.calls += 1\n    started =")
+        .replace("    self.metrics", "    self.trace(request)\n    self.metrics")
+    )
+    change = upstream.commit("flag errors (#30)", {"src/handler.py": grown})
+
+    result = _results(project, capsys)["n:src/handler.py:3-7"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (4, 9)
+    added = [line for line in result["diff"].splitlines()[2:] if line.startswith("+")]
+    assert added == ["+        result.is_error = True"]
+    assert [h["commit"] for h in result["history"]] == [change]

@@ -6,12 +6,13 @@ Whitespace and comments are not tokens, so a reformat never looks like a change.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from watcher.locate.definitions import name_path
+from watcher.locate.definitions import definition_keys, name_path
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
 from watcher.parse.syntax import STATS, WORD, Parsed, tokens_between
@@ -41,6 +42,23 @@ class Anchor:
     # Each token's line, counted from the first token's (a parsed file): where a similar
     # region starts is voted for by lines (`windows.line_votes`), with no index of the file.
     token_lines: tuple[int, ...] = ()
+    # The enclosing definition's tokens (attributes included) and where the cited ones
+    # start in them: what a version's definition is aligned with (`matching.carry`).
+    body: tuple[str, ...] = field(default=(), compare=False)
+    offset: int = field(default=0, compare=False)
+    # Every definition (kind and name path) of the baseline file: a region like the
+    # citation inside one of them at HEAD is that definition's own code, not the citation.
+    known: frozenset[tuple[str, tuple[str, ...]]] = field(default=frozenset(), compare=False)
+    # The kind of the statement its last cited token closes (a `try`, an `if` with its
+    # branches), when the citation ends with one: at HEAD the item ends where that
+    # statement does, so a line added at the end of its last branch is inside it.
+    closes: str | None = field(default=None, compare=False)
+
+    @property
+    def whole(self) -> bool:
+        """Whether the citation is its enclosing definition, attributes included: then it
+        is compared whole at HEAD."""
+        return bool(self.body) and len(self.body) == len(self.tokens)
 
     @functools.cached_property
     def encoded(self) -> tuple[bytes, ...] | None:
@@ -95,15 +113,20 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
             "statement of their own, which could be matched anywhere: cite the statement "
             "they belong to"
         )
-    node = _enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
-    key, share = None, 0.0
+    node = enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
+    key, share, offset = None, 0.0, 0
+    body: tuple[str, ...] = ()
     if node is not None:
-        # Only counted (the citation's share of it): no lines or bytes read.
-        body = tokens_between(parsed, with_attributes(node).start_byte, node.end_byte,
-                              starting=True, placed=False)  # fmt: skip
-        STATS.tokens_scanned += len(body.texts)
+        first = with_attributes(node)  # a wrapping `export const x = 1;` ends it too
+        around = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
+                                starting=True)  # fmt: skip
+        STATS.tokens_scanned += len(around.texts)
         key = (node.type, name_path(node, parsed.language))
-        share = len(texts) / max(1, len(body.texts))
+        body = tuple(around.texts)
+        share = len(texts) / max(1, len(body))
+        offset = bisect.bisect_left(around.start_bytes, cited.start_bytes[0])
+        if body[offset : offset + len(texts)] != texts:  # cited lines reach past it
+            body, offset = (), 0
     return Anchor(
         path,
         start,
@@ -116,6 +139,10 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         _rarest_bytes(parsed, texts),
         (),
         tuple(line - cited.start_lines[0] for line in cited.start_lines),
+        body,
+        offset,
+        definition_keys(parsed),
+        _closes(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
     )
 
 
@@ -138,7 +165,26 @@ def _holds_construct(parsed: Parsed, starts: Sequence[int], high: int) -> bool:
     return False
 
 
-def _enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
+def _closes(parsed: Parsed, first: int, last: int) -> str | None:
+    """The kind of the largest statement that starts at or after byte `first` and ends
+    with the token at byte `last`, short of a definition's own parts (its body block);
+    None when that is a single token."""
+    assert parsed.tree is not None
+    kinds = LANGUAGES[parsed.language].definitions
+    leaf = parsed.tree.root_node.descendant_for_byte_range(last, last)
+    if leaf is None:
+        return None
+    found, node = None, leaf.parent
+    while node is not None and node.end_byte == leaf.end_byte and node.start_byte >= first:
+        if is_definition(node, kinds) or (node.parent and is_definition(node.parent, kinds)):
+            break
+        if node.is_named:
+            found = node.type
+        node = node.parent
+    return found
+
+
+def enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
     """The smallest definition holding the tokens that start at bytes `first`..`last`, as
     the index counts them: a definition holds the tokens from its attributes to its end.
     Such a definition encloses the first token, or (the citation starting in its
