@@ -228,14 +228,10 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
         classes: list[str] = []
         if verdict == "changed" and result.get("current"):
             cur = result["current"]
+            # The HEAD span, not `-L :NAME:`: git's funcname takes the first line that
+            # matches the name (a docstring's example, another class's method of the name).
             span = f"{cur['start_line']},{cur['end_line']}"
-            if result["cite_kind"] == "whole":  # the function, as git's funcname finds it
-                span = f":[^A-Za-z0-9_]{result['cite_name']}[^A-Za-z0-9_]"
-            try:
-                listed = _log_l(repo, base, branch, cur["path"], span)
-            except subprocess.CalledProcessError:  # renamed: git's funcname cannot find it
-                span = f"{cur['start_line']},{cur['end_line']}"
-                listed = _log_l(repo, base, branch, cur["path"], span)
+            listed = _log_l(repo, base, branch, cur["path"], span)
             git_history = sorted(listed, key=lambda c: rank.get(c, -1))
             edits = {c: _range_edit(listed[c]) for c in git_history}
             code = [c for c in git_history if edits[c] == "code"]
@@ -264,7 +260,10 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             # a later commit rewrote; its hunk can cross into a neighbour it then lists.
             confirmed = [c for c in watch_history if c not in git_history and any(
                 c[:10] in k and "edits the cited function" in k for k in classes)]  # fmt: skip
-            union = sorted({*code, *confirmed}, key=rank.get)
+            # Watch counts whitespace inside a string (a docstring reflowed) as a change of
+            # that token; the diff's lines differ only in whitespace there.
+            spaced = [c for c in watch_history if edits.get(c) == "comments/whitespace"]
+            union = sorted({*code, *confirmed, *spaced}, key=rank.get)
             explained = all(
                 "comments/whitespace" in k or "not in the cited function" in k
                 or ("edits the cited function" in k and result["cite_kind"] == "whole")
@@ -284,17 +283,9 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
     return rows
 
 
-# Git's own funcname patterns for the languages it has them for (`-L :NAME:FILE`).
-ATTRIBUTES = "*.rs diff=rust\n*.py diff=python\n*.go diff=golang\n"
-
-
 def _log_l(repo: Path, base: str, branch: str, path: str, span: str) -> dict[str, str]:
-    """The commits `git log --first-parent -L` lists on the range (`START,END`, or
-    `:FUNCNAME` with git's own funcname patterns), with each one's patch."""
-    attributes = Path(tempfile.gettempdir()) / "watch-differential.gitattributes"
-    attributes.write_text(ATTRIBUTES)
-    out = _git(repo, "-c", f"core.attributesFile={attributes}", "log",
-               "--first-parent", f"-L{span}:{path}", "--format=@@commit %H",
+    """The commits `git log --first-parent -L START,END:PATH` lists, with their patches."""
+    out = _git(repo, "log", "--first-parent", f"-L{span}:{path}", "--format=@@commit %H",
                f"{base}..{branch}")  # fmt: skip
     patches: dict[str, str] = {}
     current = None

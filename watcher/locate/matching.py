@@ -17,8 +17,8 @@ from watcher.locate.anchors import Anchor, Found, enclosing
 from watcher.locate.definitions import (
     definition_node,
     definition_span,
-    has_definition,
     name_path,
+    named,
 )
 from watcher.locate.windows import in_order, line_votes, probe_ranges, starts_in, window_bytes
 from watcher.parse.nodes import with_attributes
@@ -280,6 +280,12 @@ def _carried(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     tokens went in an alignment of its tokens with the baseline's (`carry`)."""
     if anchor.definition is None or parsed.tree is None or not anchor.body:
         return None
+    nodes = named(parsed, *anchor.definition)
+    if len(nodes) > 1:  # overloads, one method in two impl blocks: the one most like it
+        return max(
+            (_carried_in(anchor, path, parsed, n) for n in nodes),
+            key=lambda f: -1.0 if f is None else likeness(anchor.tokens, f.tokens),
+        )
     node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
     return None if node is None else _carried_in(anchor, path, parsed, node)
 
@@ -315,7 +321,8 @@ def carry(
     inside, at either edge outside), or None when fewer than FOUND_SHARE of them survive.
 
     A token survives when it is in a stretch both hold that is more than a coincidence
-    of punctuation: two tokens, one a word, or three."""
+    of punctuation (two tokens, one a word, or three), or is replaced by one that differs
+    from it only in whitespace (a docstring reflowed)."""
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     kept, start, end = 0, len(after), -1
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -331,6 +338,9 @@ def carry(
             start, end = min(start, j1 + a - i1), max(end, j1 + b - i1)
         else:  # replace: the part of the replacement that stands for the cited part
             size, width = i2 - i1, j2 - j1
+            if size == width:  # token for token: a string reflowed keeps its place
+                kept += sum(_SPACE.sub("", before[i]) == _SPACE.sub("", after[j1 + i - i1])
+                            for i in range(a, b))  # fmt: skip
             start = min(start, j1 + (a - i1) * width // size)
             end = max(end, j1 + -(-(b - i1) * width // size))
     if end <= start or kept < FOUND_SHARE * (high - low):
@@ -344,6 +354,7 @@ def _substantial(stretch: Sequence[str]) -> bool:
 
 
 _WORDY = re.compile(r"\w")
+_SPACE = re.compile(r"\s+")
 
 
 def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
@@ -389,7 +400,9 @@ def _margins(anchor: Anchor, start: int, end: int) -> tuple[int, int]:
 def _definition_survives(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
     if anchor.start_line is None or anchor.definition is None or not files:
         return False
-    return anchor.whole and has_definition(files[0][1], anchor.definition)
+    if not anchor.whole or files[0][1].tree is None:
+        return False
+    return len(named(files[0][1], *anchor.definition)) == 1  # more: `_carried` chooses
 
 
 def _could_occur(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
