@@ -274,10 +274,15 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             git_intro = _removed_by(repo, base, branch, result["baseline"], order)
             history_ok = True  # git has no line history of lines that are gone
             intro_ok = watch_intro == git_intro
-            explained = intro_ok
+            # Blame counts an edited line as gone: a commit watch lists as a change, before
+            # the one that removed the code, is where git's lines "end".
+            edited = {h["commit"] for h in result.get("history", []) if h["state"] == "changed"}
+            explained = intro_ok or (git_intro in edited and rank.get(watch_intro or "", -1)
+                                     > rank.get(git_intro or "", -1))  # fmt: skip
             if not intro_ok:
+                why = "git: an edit ends the line" if explained else "differs"
                 classes.append(f"missing: introduced_by {str(watch_intro)[:10]} vs git "
-                               f"{str(git_intro)[:10]}")  # fmt: skip
+                               f"{str(git_intro)[:10]} ({why})")  # fmt: skip
         rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
                         explained or (history_ok and intro_ok)))  # fmt: skip
     return rows

@@ -321,8 +321,8 @@ def carry(
     inside, at either edge outside), or None when fewer than FOUND_SHARE of them survive.
 
     A token survives when it is in a stretch both hold that is more than a coincidence
-    of punctuation (two tokens, one a word, or three), or is replaced by one that differs
-    from it only in whitespace (a docstring reflowed)."""
+    of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
+    it (`_kept`: a docstring reflowed or extended)."""
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     kept, start, end = 0, len(after), -1
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -338,14 +338,28 @@ def carry(
             start, end = min(start, j1 + a - i1), max(end, j1 + b - i1)
         else:  # replace: the part of the replacement that stands for the cited part
             size, width = i2 - i1, j2 - j1
-            if size == width:  # token for token: a string reflowed keeps its place
-                kept += sum(_SPACE.sub("", before[i]) == _SPACE.sub("", after[j1 + i - i1])
-                            for i in range(a, b))  # fmt: skip
+            if size == width:  # token for token: an edited string may keep its place
+                kept += sum(_kept(before[i], after[j1 + i - i1]) for i in range(a, b))
             start = min(start, j1 + (a - i1) * width // size)
             end = max(end, j1 + -(-(b - i1) * width // size))
     if end <= start or kept < FOUND_SHARE * (high - low):
         return None
     return start, end
+
+
+def _kept(old: str, new: str) -> bool:
+    """Whether a token replaced by another survives in it: the same but for whitespace (a
+    docstring reflowed), or a long one (a string, a docstring) half of whose characters,
+    whitespace aside, are still there in order."""
+    old, new = _SPACE.sub("", old), _SPACE.sub("", new)
+    if old == new:
+        return True
+    if min(len(old), len(new)) < LONG_TOKEN:
+        return False
+    return difflib.SequenceMatcher(None, old, new).ratio() >= FOUND_SHARE
+
+
+LONG_TOKEN = 8  # characters: shorter tokens (names, keywords) survive only unchanged
 
 
 def _substantial(stretch: Sequence[str]) -> bool:
