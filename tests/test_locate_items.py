@@ -265,3 +265,55 @@ def test_a_range_takes_in_neither_its_neighbours_nor_stops_a_branch_short(
     added = [line for line in result["diff"].splitlines()[2:] if line.startswith("+")]
     assert added == ["+        result.is_error = True"]
     assert [h["commit"] for h in result["history"]] == [change]
+
+
+SESSION_PY = "src/mcp/server/session.py"
+OVERLOADS = """\
+class ServerSession:
+    @overload
+    async def create_message(self, messages: list[Message], *, tools: None = None) -> Result:
+        \"\"\"Overload: without tools, returns single content.\"\"\"
+        ...
+
+    @overload
+    async def create_message(self, messages: list[Message], *, tools: list[Tool]) -> ResultWithTools:
+        \"\"\"Overload: with tools, content may be a list.\"\"\"
+        ...
+
+    async def create_message(self, messages, *, tools=None):
+        \"\"\"Send a sampling/create_message request.\"\"\"
+        return await self.send_request(CreateMessageRequest(messages=messages, tools=tools))
+"""
+
+
+def test_of_several_definitions_of_one_name_the_item_is_the_one_most_like_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's `ServerSession.create_message` has overloads: cited whole, the second
+    one is followed as itself (a decorator added to it makes it `changed`), not as
+    whichever of the three comes nearest its old line once lines shift, and a docstring
+    cited alone and extended stays `changed`, not `missing`."""
+    base = upstream.commit("session", {SESSION_PY: OVERLOADS})
+    project.note("n", f"{base} {SESSION_PY}:7-10", f"{base} {SESSION_PY}:13-13")
+    moved = "    def _helper(self):\n        return 1\n\n" * 3
+    edited = OVERLOADS.replace("class ServerSession:\n", "class ServerSession:\n" + moved)
+    edited = edited.replace(
+        "    @overload\n    async def create_message(self, messages: list[Message], *, tools: list",
+        '    @overload\n    @deprecated("sampling")\n'
+        "    async def create_message(self, messages: list[Message], *, tools: list",
+    ).replace(
+        'request."""',
+        'request.\n\n        Raises:\n            McpError: on a refusal.\n        """',
+    )
+    change = upstream.commit("deprecate sampling with tools (#3)", {SESSION_PY: edited})
+
+    results = _results(project, capsys)
+
+    second = results[f"n:{SESSION_PY}:7-10"]
+    assert second["verdict"] == "changed"
+    assert (second["current"]["start_line"], second["current"]["end_line"]) == (16, 20)
+    assert '+    @deprecated("sampling")' in second["diff"]
+    assert second["introduced_by"]["commit"] == change
+    docstring = results[f"n:{SESSION_PY}:13-13"]
+    assert docstring["verdict"] == "changed", docstring["message"]
+    assert docstring["current"]["start_line"] == 23
