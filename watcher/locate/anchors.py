@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from watcher.locate.definitions import definition_keys, name_path
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
-from watcher.parse.syntax import STATS, WORD, Parsed, tokens_between
+from watcher.parse.syntax import WORD, Parsed, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -53,6 +53,12 @@ class Anchor:
     # branches), when the citation ends with one: at HEAD the item ends where that
     # statement does, so a line added at the end of its last branch is inside it.
     closes: str | None = field(default=None, compare=False)
+
+    @functools.cached_property
+    def derived(self) -> dict[object, object]:
+        """What other stages compute once from this anchor, kept as long as it is: whether
+        its lines read as its tokens in a language (`probes`)."""
+        return {}
 
     @property
     def whole(self) -> bool:
@@ -105,7 +111,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
             "inside of a string that starts above them)"
         )
     texts = tuple(cited.texts)
-    STATS.tokens_scanned += len(texts)
+    parsed.stats.tokens_scanned += len(texts)
     if not _holds_construct(parsed, cited.start_bytes, high):
         shown = " ".join(dict.fromkeys(texts))
         raise LocateError(
@@ -120,7 +126,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         first = with_attributes(node)  # a wrapping `export const x = 1;` ends it too
         around = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
                                 starting=True)  # fmt: skip
-        STATS.tokens_scanned += len(around.texts)
+        parsed.stats.tokens_scanned += len(around.texts)
         key = (node.type, name_path(node, parsed.language))
         body = tuple(around.texts)
         share = len(texts) / max(1, len(body))
@@ -268,5 +274,5 @@ def _anchor_by_index(parsed: Parsed, path: str, start: int, end: int) -> Anchor:
 def _rarest(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[str, ...]:
     """The cited tokens that occur least often in the whole baseline file: when a version
     drops one of them, it is most likely one of these (a literal, an identifier)."""
-    STATS.tokens_scanned += len(tokens)
+    parsed.stats.tokens_scanned += len(tokens)
     return tuple(sorted(set(tokens), key=lambda t: (parsed.count(t), -len(t), t))[:count])

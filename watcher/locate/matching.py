@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from watcher.locate.alignment import carry, completed
 from watcher.locate.anchors import Anchor, Found, enclosing
 from watcher.locate.definitions import (
     definition_node,
@@ -22,18 +22,12 @@ from watcher.locate.definitions import (
 )
 from watcher.locate.windows import in_order, line_votes, probe_ranges, starts_in, window_bytes
 from watcher.parse.nodes import with_attributes
-from watcher.parse.syntax import STATS, Parsed, Tokens, tokens_between
+from watcher.parse.syntax import Parsed, Tokens, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node, TreeCursor
 
 Locator = Callable[[Anchor, str, Parsed], "Found | None"]
-
-
-# The one rule of found, changed or missing: a citation is found in a version where at
-# least this share of its cited tokens survives the alignment of the definition that held
-# them (`carry`). Fewer, and it is missing there: its code was deleted or rewritten.
-FOUND_SHARE = 0.5
 
 
 # A region found by likeness alone (its definition renamed, or none) must be this alike
@@ -89,7 +83,7 @@ def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
             _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
             for i in _occurrences(parsed, anchor.tokens)
         ]
-    STATS.tokens_scanned += len(anchor.tokens)
+    parsed.stats.tokens_scanned += len(anchor.tokens)
     return _matches(anchor, path, parsed, 0, parsed.size)
 
 
@@ -119,13 +113,13 @@ def _match_at(
     start = back.node.start_point[0] + 1  # type: ignore[union-attr]
     end = back.node.end_point[0] + 1  # type: ignore[union-attr]
     for text in reversed(needle[:k]):
-        STATS.tokens_scanned += 1
+        parsed.stats.tokens_scanned += 1
         if not _step(back, forward=False) or _text_of(back, source) != text:
             return None
         start = back.node.start_point[0] + 1  # type: ignore[union-attr]
     ahead = _token_at(parsed, at, size) if k + 1 < len(needle) else None
     for text in needle[k + 1 :]:
-        STATS.tokens_scanned += 1
+        parsed.stats.tokens_scanned += 1
         if ahead is None or not _step(ahead, forward=True) or _text_of(ahead, source) != text:
             return None
         end = ahead.node.end_point[0] + 1  # type: ignore[union-attr]
@@ -269,7 +263,7 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
             continue
         if not in_order(source, ordered, low, high):
             continue
-        STATS.tokens_scanned += len(anchor.tokens)
+        parsed.stats.tokens_scanned += len(anchor.tokens)
         found += _matches(anchor, path, parsed, low, high)
     return found
 
@@ -296,7 +290,7 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     body = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
                           starting=True)  # fmt: skip
     texts = tuple(body.texts)
-    STATS.tokens_scanned += len(texts)
+    parsed.stats.tokens_scanned += len(texts)
     if anchor.whole:
         last = max(node.end_point[0], first.end_point[0]) + 1
         start_line, end_line = _margins(anchor, first.start_point[0] + 1, last)
@@ -310,97 +304,6 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     found = Found(path, first_line, last_line, False, parsed.lines(first_line, last_line),
                   texts[low:high])  # fmt: skip
     return completed(anchor, parsed, found)
-
-
-def carry(
-    before: Sequence[str], low: int, high: int, after: Sequence[str]
-) -> tuple[int, int] | None:
-    """Where tokens before[low:high] went in `after`, as git carries lines through the
-    hunks of a diff: the span [start, end) of `after` the aligned tokens occupy (a
-    replaced stretch maps to its replacement; code inserted between two cited tokens is
-    inside, at either edge outside), or None when fewer than FOUND_SHARE of them survive.
-
-    A token survives when it is in a stretch both hold that is more than a coincidence
-    of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
-    it (`_kept`: a docstring reflowed or extended)."""
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    kept, start, end = 0, len(after), -1
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        a, b = max(i1, low), min(i2, high)
-        if tag == "insert":
-            if low < i1 < high:
-                start, end = min(start, j1), max(end, j2)
-            continue
-        if a >= b or tag == "delete":
-            continue
-        if tag == "equal":
-            kept += b - a if _substantial(before[i1:i2]) else 0
-            start, end = min(start, j1 + a - i1), max(end, j1 + b - i1)
-        else:  # replace: the part of the replacement that stands for the cited part
-            size, width = i2 - i1, j2 - j1
-            if size == width:  # token for token: an edited string may keep its place
-                kept += sum(_kept(before[i], after[j1 + i - i1]) for i in range(a, b))
-            start = min(start, j1 + (a - i1) * width // size)
-            end = max(end, j1 + -(-(b - i1) * width // size))
-    if end <= start or kept < FOUND_SHARE * (high - low):
-        return None
-    return start, end
-
-
-def _kept(old: str, new: str) -> bool:
-    """Whether a token replaced by another survives in it: the same but for whitespace (a
-    docstring reflowed), or a long one (a string, a docstring) half of whose characters,
-    whitespace aside, are still there in order."""
-    old, new = _SPACE.sub("", old), _SPACE.sub("", new)
-    if old == new:
-        return True
-    if min(len(old), len(new)) < LONG_TOKEN:
-        return False
-    return difflib.SequenceMatcher(None, old, new).ratio() >= FOUND_SHARE
-
-
-LONG_TOKEN = 8  # characters: shorter tokens (names, keywords) survive only unchanged
-
-
-def _substantial(stretch: Sequence[str]) -> bool:
-    words = sum(1 for t in stretch if _WORDY.search(t))
-    return len(stretch) >= 3 or (len(stretch) == 2 and words > 0)
-
-
-_WORDY = re.compile(r"\w")
-_SPACE = re.compile(r"\s+")
-
-
-def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
-    """An item found at HEAD, ended where the statement its citation closed ends there
-    (`Anchor.closes`): a line added at the end of a cited `try`'s last branch is inside
-    the item, and changes it. Found as it is otherwise."""
-    if anchor.closes is None or parsed.tree is None or found.start_line is None:
-        return found
-    start, end = found.start_line, found.end_line or found.start_line
-    starts = parsed.line_starts
-    low = starts[start - 1] if start - 1 < len(starts) else parsed.size
-    high = starts[end] if end < len(starts) else parsed.size
-    placed = tokens_between(parsed, low, high, starting=True)
-    if not placed.start_bytes:
-        return found
-    node = parsed.tree.root_node.descendant_for_byte_range(*[placed.start_bytes[-1]] * 2)
-    while node is not None and not (node.type == anchor.closes and node.start_byte >= low):
-        node = node.parent
-    if node is None or node.end_point[0] + 1 <= end:
-        return found
-    last = node.end_point[0] + 1
-    tokens = _tokens_of(parsed, start, last)
-    if tokens == found.tokens or (found.identical and tokens == anchor.tokens):
-        return found
-    return Found(found.path, start, last, False, parsed.lines(start, last), tokens)
-
-
-def _tokens_of(parsed: Parsed, start: int, end: int) -> tuple[str, ...]:
-    starts = parsed.line_starts
-    low = starts[start - 1] if start - 1 < len(starts) else parsed.size
-    high = starts[end] if end < len(starts) else parsed.size
-    return tuple(tokens_between(parsed, low, high, starting=True).texts)
 
 
 def _margins(anchor: Anchor, start: int, end: int) -> tuple[int, int]:
@@ -457,7 +360,7 @@ def _occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
     at, rarest = min(enumerate(needle), key=lambda pair: parsed.count(pair[1]))
     places = parsed.positions.get(rarest, ())
     texts, wanted, n = parsed.tokens.texts, list(needle), len(needle)
-    STATS.tokens_scanned += n + n * len(places)
+    parsed.stats.tokens_scanned += n + n * len(places)
     return [i for p in places if (i := p - at) >= 0 and texts[i : i + n] == wanted]
 
 
@@ -475,7 +378,7 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
             continue
         texts = window.texts
         offset = bisect.bisect_left(window.start_lines, line)
-        for start in _starts(anchor.tokens, texts, offset):
+        for start in _starts(parsed, anchor.tokens, texts, offset):
             end = min(len(texts), start + n)
             if start >= end:
                 continue
@@ -517,7 +420,7 @@ def _renamed(anchor: Anchor, found: Found, parsed: Parsed, first: int, last: int
     head = with_attributes(node)
     texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
                            starting=True, placed=False).texts  # fmt: skip
-    STATS.tokens_scanned += len(texts)
+    parsed.stats.tokens_scanned += len(texts)
     if carry(anchor.body, 0, len(anchor.body), texts) is None:
         return None
     return _carried_in(anchor, found.path, parsed, node)
@@ -533,14 +436,14 @@ def _trimmed(needle: tuple[str, ...], texts: list[str], start: int, end: int) ->
     return start + blocks[0].b, start + blocks[-1].b + blocks[-1].size
 
 
-def _starts(needle: tuple[str, ...], texts: list[str], offset: int) -> list[int]:
+def _starts(parsed: Parsed, needle: tuple[str, ...], texts: list[str], offset: int) -> list[int]:
     """Where a region like `needle` may start near `offset` in `texts`. The longest run
     they share places it by its own offset, which is off by as many tokens as were added
     above that run; the vote's offset is where its first tokens are. Both are tried: the
     better-aligned one wins."""
     n = len(needle)
     low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
-    STATS.tokens_scanned += high - low
+    parsed.stats.tokens_scanned += high - low
     matcher = difflib.SequenceMatcher(None, needle, texts[low:high], autojunk=False)
     a, b, size = matcher.find_longest_match(0, n, 0, high - low)
     return [] if size == 0 else list(dict.fromkeys((max(0, low + b - a), max(0, offset))))
@@ -565,7 +468,7 @@ def _in_index(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     texts, n = parsed.tokens.texts, len(anchor.tokens)
     best: tuple[float, int, int] | None = None
     for offset in _alignments(anchor.tokens, parsed):
-        for start in _starts(anchor.tokens, texts, offset):
+        for start in _starts(parsed, anchor.tokens, texts, offset):
             end = min(len(texts), start + n)
             ratio = likeness(anchor.tokens, texts[start:end])
             if ratio >= SIMILAR_IN_FILE and (best is None or ratio > best[0]):
