@@ -317,3 +317,68 @@ def test_of_several_definitions_of_one_name_the_item_is_the_one_most_like_it(
     docstring = results[f"n:{SESSION_PY}:13-13"]
     assert docstring["verdict"] == "changed", docstring["message"]
     assert docstring["current"]["start_line"] == 23
+
+
+PROMPT = """\
+impl PromptMessage {
+    pub fn new_image(role: Role, data: &[u8], mime_type: &str, meta: Option<Meta>) -> Self {
+        let base64 = BASE64_STANDARD.encode(data);
+        Self {
+            role,
+            content: PromptMessageContent::Image {
+                image: crate::model::RawImageContent {
+                    data: base64,
+                    mime_type: mime_type.into(),
+                    meta,
+                }
+                .optional_annotate(annotations),
+            },
+        }
+    }
+
+    pub fn log(&self) {
+        trace(
+            "prompt",
+            self.role,
+        );
+    }
+}
+"""
+
+
+def test_a_span_ends_with_its_own_brace_not_the_functions(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rust-sdk's `PromptMessage::new_image` (77932141e3): the struct it returns lost a
+    level of braces, and the alignment took the function's `}` for the cited one. The
+    span ends with the struct; a citation that ends inside a call opened above its lines
+    keeps its `)` line."""
+    base = upstream.commit("prompt", {RS: PROMPT})
+    project.note("n", f"{base} {RS}:3-14", f"{base} {RS}:19-21")
+    flat = PROMPT.replace(
+        """            content: PromptMessageContent::Image {
+                image: crate::model::RawImageContent {
+                    data: base64,
+                    mime_type: mime_type.into(),
+                    meta,
+                }
+                .optional_annotate(annotations),
+            },
+""",
+        """            content: ContentBlock::Image(ImageContent {
+                data: base64,
+                mime_type: mime_type.into(),
+                meta,
+                annotations,
+            }),
+""",
+    ).replace('            "prompt",\n', '            "prompt message",\n')
+    upstream.commit("content blocks (#927)", {RS: flat})
+
+    results = _results(project, capsys)
+
+    image = results[f"n:{RS}:3-14"]
+    assert image["verdict"] == "changed"
+    assert (image["current"]["start_line"], image["current"]["end_line"]) == (3, 12)
+    tail = results[f"n:{RS}:19-21"]
+    assert (tail["current"]["start_line"], tail["current"]["end_line"]) == (17, 19)

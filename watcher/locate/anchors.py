@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from watcher.locate.definitions import definition_keys, name_path
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
-from watcher.parse.syntax import WORD, Parsed, tokens_between
+from watcher.parse.syntax import WORD, Parsed, Tokens, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -53,6 +53,9 @@ class Anchor:
     # branches), when the citation ends with one: at HEAD the item ends where that
     # statement does, so a line added at the end of its last branch is inside it.
     closes: str | None = field(default=None, compare=False)
+    # Whether its first (last) token is punctuation of a construct reaching past its
+    # lines: such an edge is its own, never trimmed at HEAD (`alignment.trimmed`).
+    ragged: tuple[bool, bool] = field(default=(False, False), compare=False)
 
     @functools.cached_property
     def derived(self) -> dict[object, object]:
@@ -149,6 +152,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         offset,
         definition_keys(parsed),
         _closes(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
+        _ragged(parsed, cited),
     )
 
 
@@ -169,6 +173,11 @@ def _holds_construct(parsed: Parsed, starts: Sequence[int], high: int) -> bool:
                 return True
             node = node.parent
     return False
+
+
+def _ragged(parsed: Parsed, cited: Tokens) -> tuple[bool, bool]:
+    low, high = trimmed(parsed, cited, 0, len(cited.texts))
+    return low > 0, high < len(cited.texts)
 
 
 def _closes(parsed: Parsed, first: int, last: int) -> str | None:
@@ -276,3 +285,27 @@ def _rarest(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[s
     drops one of them, it is most likely one of these (a literal, an identifier)."""
     parsed.stats.tokens_scanned += len(tokens)
     return tuple(sorted(set(tokens), key=lambda t: (parsed.count(t), -len(t), t))[:count])
+
+
+def trimmed(
+    parsed: Parsed, body: Tokens, low: int, high: int, keep: tuple[bool, bool] = (False, False)
+) -> tuple[int, int]:
+    """Tokens body[low:high] without the punctuation at their edges that belongs to a
+    construct around them: a brace the alignment took for a cited one (of two `}` in a
+    row, the function's). `keep` (start, end): an edge the citation itself left ragged at
+    the baseline (its lines end inside a call opened above them) is kept. A span keeps at
+    least one token."""
+    assert parsed.tree is not None
+    root, first = parsed.tree.root_node, body.start_bytes[low]
+    while high - low > 1 and not keep[1]:
+        leaf = root.descendant_for_byte_range(*[body.start_bytes[high - 1]] * 2)
+        if leaf is None or leaf.is_named or leaf.parent is None or leaf.parent.start_byte >= first:
+            break
+        high -= 1
+    end = body.start_bytes[high - 1] + len(body.texts[high - 1].encode())
+    while high - low > 1 and not keep[0]:
+        leaf = root.descendant_for_byte_range(*[body.start_bytes[low]] * 2)
+        if leaf is None or leaf.is_named or leaf.parent is None or leaf.parent.end_byte <= end:
+            break
+        low += 1
+    return low, high

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from watcher.locate.alignment import carry, completed
-from watcher.locate.anchors import Anchor, Found, enclosing
+from watcher.locate.anchors import Anchor, Found, enclosing, trimmed
 from watcher.locate.definitions import (
     definition_node,
     definition_span,
@@ -299,7 +299,7 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     span = carry(anchor.body, anchor.offset, anchor.offset + len(anchor.tokens), texts)
     if span is None:
         return None
-    low, high = span
+    low, high = trimmed(parsed, body, *span, keep=anchor.ragged)
     first_line, last_line = body.start_lines[low], body.end_lines[high - 1]
     found = Found(path, first_line, last_line, False, parsed.lines(first_line, last_line),
                   texts[low:high])  # fmt: skip
