@@ -61,7 +61,7 @@ def test_a_guarded_citation_keeps_its_own_verdict_and_only_overlapping_ones_are_
     assert cited["verdict"] == "missing", cited["message"]
     assert cited["current"] is None
     assert (
-        f"rule legacy-arm, which guards these lines, finds its target at {LIB}:4-4"
+        f"rule legacy-arm, which guards these lines, finds its target at {LIB}:4"
         in (cited["message"])
     )
     assert cited["introduced_by"]["commit"] == rewrite

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from watcher.models import CodeCitation, Location, Result, Verdict
+from watcher.models import CodeCitation, Location, Result, Verdict, span
 
 
 def guards(rule: Result, citation: Result) -> bool:
@@ -47,7 +47,7 @@ def hint_rules(results: Sequence[Result]) -> list[Result]:
 def _hinted(citation: Result, rule: Result) -> Result:
     assert rule.current is not None
     where = rule.current
-    lines = f":{where.start_line}-{where.end_line}" if where.start_line else ""
+    lines = span(where.start_line, where.end_line)
     hint = (
         f"; rule {rule.id}, which guards these lines, finds its target at {where.path}{lines} "
         f"({rule.verdict.value}): a hint of where the cited code went"
