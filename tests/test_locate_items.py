@@ -382,3 +382,49 @@ def test_a_span_ends_with_its_own_brace_not_the_functions(
     assert (image["current"]["start_line"], image["current"]["end_line"]) == (3, 12)
     tail = results[f"n:{RS}:19-21"]
     assert (tail["current"]["start_line"], tail["current"]["end_line"]) == (17, 19)
+
+
+GO = "auth/auth.go"
+VERIFY = """\
+package auth
+
+func verify(req *http.Request, verifier TokenVerifier, opts *Options) (*TokenInfo, string, int) {
+	tokenInfo, err := verifier(req.Context(), token, req)
+	if err != nil {
+		return nil, err.Error(), http.StatusInternalServerError
+	}
+	if opts != nil {
+		for _, s := range opts.Scopes {
+			if !slices.Contains(tokenInfo.Scopes, s) {
+				return nil, "insufficient scope", http.StatusForbidden
+			}
+		}
+	}
+	if tokenInfo.Expiration.IsZero() {
+		return nil, "token missing expiration", http.StatusUnauthorized
+	}
+	return tokenInfo, "", 0
+}
+"""
+
+
+def test_code_inserted_just_before_a_range_is_not_taken_in(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """go-sdk's `verify` (auth/auth.go): an `if tokenInfo == nil { … }` inserted just above
+    the cited `if opts != nil` statement ends with the same `}` and starts with the same
+    `if` as the code around it; token by token it reads as inserted inside the citation.
+    Slid to its edge, as git slides a hunk, it is not in the span."""
+    base = upstream.commit("verify", {GO: VERIFY})
+    project.note("n", f"{base} {GO}:8-17")
+    guarded = VERIFY.replace(
+        "\tif opts != nil {\n",
+        '\tif tokenInfo == nil {\n\t\treturn nil, "token validation failed", 500\n\t}\n'
+        "\tif opts != nil {\n",
+    ).replace("http.StatusUnauthorized", "http.StatusForbidden")
+    upstream.commit("check the token (#971)", {GO: guarded})
+
+    result = _results(project, capsys)[f"n:{GO}:8-17"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (11, 20)

@@ -24,33 +24,56 @@ def carry(
     """Where tokens before[low:high] went in `after`, as git carries lines through the
     hunks of a diff: the span [start, end) of `after` the aligned tokens occupy (a
     replaced stretch maps to its replacement; code inserted between two cited tokens is
-    inside, at either edge outside), or None when fewer than FOUND_SHARE of them survive.
+    inside, at either edge outside, sliding it there as git slides a hunk when it reads
+    as well there), or None when fewer than FOUND_SHARE of them survive.
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
     it (`_kept`: a docstring reflowed or extended)."""
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    kept, start, end = 0, len(after), -1
+    kept, spans = 0, []
+    mapped: dict[int, int] = {}  # a cited token in a stretch both hold: where it is
+    moves: dict[int, int] = {}  # cited tokens an insert slid past, to where they go
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         a, b = max(i1, low), min(i2, high)
         if tag == "insert":
             if low < i1 < high:
-                start, end = min(start, j1), max(end, j2)
-            continue
-        if a >= b or tag == "delete":
-            continue
-        if tag == "equal":
+                spans += _inserted(after, moves, i1, j1, j2, low, high)
+        elif a < b and tag == "equal":
             kept += b - a if _substantial(before[i1:i2]) else 0
-            start, end = min(start, j1 + a - i1), max(end, j1 + b - i1)
-        else:  # replace: the part of the replacement that stands for the cited part
+            mapped.update((i, j1 + i - i1) for i in range(a, b))
+        elif a < b and tag == "replace":  # the part of the replacement for the cited part
             size, width = i2 - i1, j2 - j1
             if size == width:  # token for token: an edited string may keep its place
                 kept += sum(_kept(before[i], after[j1 + i - i1]) for i in range(a, b))
-            start = min(start, j1 + (a - i1) * width // size)
-            end = max(end, j1 + -(-(b - i1) * width // size))
+            spans.append((j1 + (a - i1) * width // size, j1 + -(-(b - i1) * width // size)))
+    mapped.update(moves)
+    spans += [(j, j + 1) for j in mapped.values()]
+    start, end = min((s for s, _ in spans), default=0), max((e for _, e in spans), default=0)
     if end <= start or kept < FOUND_SHARE * (high - low):
         return None
     return start, end
+
+
+def _inserted(
+    after: Sequence[str], moves: dict[int, int], at: int, j1: int, j2: int, low: int, high: int
+) -> list[tuple[int, int]]:
+    """The span of code inserted at `at`, between two cited tokens; none when it reads as
+    well inserted at an edge of the citation (`} if` + `x { … } if` + `opts` is `}` +
+    `if x { … }` + `if opts`): the cited tokens it then passes are moved past it."""
+    shift = 0
+    while at - shift > low and j1 - shift > 0 and after[j1 - shift - 1] == after[j2 - shift - 1]:
+        shift += 1
+    if at - shift <= low:
+        moves.update((i, j2 - (at - i)) for i in range(at - shift, at))
+        return []
+    shift = 0
+    while at + shift < high and j2 + shift < len(after) and after[j1 + shift] == after[j2 + shift]:
+        shift += 1
+    if at + shift >= high:
+        moves.update((i, j1 + (i - at)) for i in range(at, at + shift))
+        return []
+    return [(j1, j2)]
 
 
 def _kept(old: str, new: str) -> bool:
