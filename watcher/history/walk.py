@@ -68,8 +68,9 @@ class Place:
     # them need not split the file into lines.
     span: tuple[int, int] | None = field(default=None, compare=False)
     # Changed here: whether an older version that still holds its lines holds no verbatim
-    # match either, which `locate` would prefer to them (None: judge it). Called as `stays`.
-    unmatched: Callable[[str, syntax.Parsed, syntax.Parsed], bool] | None = field(
+    # match either, which `locate` would prefer to them (None: judge it). Called as `stays`,
+    # and with the bytes both versions hold at the item's place (its followed lines).
+    unmatched: Callable[[str, syntax.Parsed, syntax.Parsed, bytes], bool] | None = field(
         default=None, compare=False
     )
 
@@ -222,7 +223,7 @@ def _step(
     for n, judge in enumerate(judges):
         after = items[n]
         item = _follow(read, after, before) if _alone(after, files, before) else None
-        if item is not None and not _unmatched(read, after.judged, files, before):
+        if item is not None and not _unmatched(read, item, files, before):
             item = None  # its lines are there, and maybe the cited tokens themselves too
         if item is None and _stays(read, after.judged, files, before):
             STATS.quiet += 1
@@ -340,11 +341,13 @@ def _stays(read: _Sources, place: Place, after: Files, before: Files) -> bool:
     )
 
 
-def _unmatched(read: _Sources, place: Place, after: Files, before: Files) -> bool:
+def _unmatched(read: _Sources, item: _Tracked, after: Files, before: Files) -> bool:
     """Whether a changed item followed into `before` is changed there too: no file the
     commit changed holds, in `before`, a verbatim match of the cited tokens that it did
     not hold in `after` (`Place.unmatched`). A match gone, the item was there, not in
-    the lines it is followed by (they may even be another construct's)."""
+    the lines it is followed by (they may even be another construct's). The lines it was
+    followed by are in both versions of its file: what they hold needs no search."""
+    place = item.judged
     unmatched = place.unmatched
     if place.state != "changed" or unmatched is None:
         return True
@@ -356,7 +359,10 @@ def _unmatched(read: _Sources, place: Place, after: Files, before: Files) -> boo
     return all(
         new == old
         or unmatched(
-            languages.for_path(path) or syntax.TEXT, read.unparsed(new), read.unparsed(old)
+            languages.for_path(path) or syntax.TEXT,
+            read.unparsed(new),
+            read.unparsed(old),
+            (item.region or b"") if path == item.path else b"",
         )
         for new, path, old in pairs
     )
