@@ -292,7 +292,7 @@ def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tra
         path, blob = before[0]
         source = read(blob)
         words = tuple(g.encode() for g in item.judged.guards)
-        at, searched = follow.moved(item.source, source, item.at, region, words)
+        at, searched = follow.moved(item.source, source, item.at, region, words, item.counts)
         STATS.searched += searched
         if at is not None:
             return _Tracked(item.judged, region, item.counts, path, source, at)
