@@ -88,3 +88,58 @@ def generate(out: Path, seed: int = 36) -> dict[str, object]:
     shas = checked(["git", "-C", str(repo), "rev-list", "--reverse", "main"]).stdout.split()
     write_site(out / "site", repo, shas[0], [cited])
     return {"base": shas[0], "change": shas[CHANGE_AT], "head": shas[-1], "cited": cited}
+
+
+Row = tuple[str, str, str, str, str, bool | None]
+
+
+def measure(out: Path, repeat: int) -> list[Row]:
+    """The scattered-edit shape's rows: the attribution stage and the whole `watch check`
+    of its one item (mirror synced, state empty), each against `git log --first-parent -L`
+    of the item's HEAD lines on the full repository, runs interleaved, fastest of `repeat`;
+    and whether both name the same commit."""
+    import json
+    import sys
+
+    from bench.runner import run
+    from bench.shapes import ATTRIBUTION_PROBE, ROOT, probe
+
+    manifest = generate(out)
+    config = out / "site" / "config.toml"
+    check = ["check", "--offline", "--no-issues", "--format", "json", "--config", str(config)]
+    probe(ATTRIBUTION_PROBE, str(out / "first.json"), *check[:1], *check[2:])  # the mirror
+    walks, wholes, logs = [], [], []
+    report: dict[str, object] = {}
+    for _ in range(repeat):
+        shutil.rmtree(out / "site" / "state", ignore_errors=True)
+        stats, _, _ = probe(ATTRIBUTION_PROBE, str(out / "walk.json"), *check)
+        walks.append((float(stats["seconds"]), stats))  # type: ignore[arg-type]
+        shutil.rmtree(out / "site" / "state", ignore_errors=True)
+        whole = run([sys.executable, "-m", "watcher", *check], cwd=ROOT)
+        wholes.append(whole.wall)
+        report = json.loads(whole.stdout)
+        (item,) = report["results"]  # type: ignore[index]
+        current = item["current"]
+        log = checked(["git", "-C", str(out / "upstream.git"), "log", "--first-parent",
+                       f"-L{current['start_line']},{current['end_line']}:{current['path']}",
+                       "--format=commit %H", f"{manifest['base']}..main"])  # fmt: skip
+        logs.append((log.wall, log.stdout))
+    seconds, stats = min(walks, key=lambda w: w[0])
+    whole_wall = min(wholes)
+    log_wall, log_out = min(logs, key=lambda entry: entry[0])
+    listed = [line.split()[1] for line in log_out.splitlines() if line.startswith("commit ")]
+    (item,) = report["results"]  # type: ignore[index]
+    answer = (item.get("introduced_by") or {}).get("commit")
+    history = [change["commit"] for change in item.get("history") or ()]
+    same = answer == manifest["change"] and history == listed[::-1]
+    walk_ratio, whole_ratio = log_wall / seconds, log_wall / whole_wall
+    return [
+        ("scattered: walk stage, 1,000 versions edited in 30 places each", f"{seconds:.2f} s",
+         f"{log_wall:.2f} s (git log -L)", f"{walk_ratio:.2f}x", ">= 1x", walk_ratio >= 1),
+        ("scattered: whole `watch check` of the item", f"{whole_wall:.2f} s",
+         f"{log_wall:.2f} s (git log -L)", f"{whole_ratio:.2f}x", ">= 0.5x", whole_ratio >= 0.5),
+        ("  same answer and history as git log -L", (answer or "none")[:10],
+         (listed[-1] if listed else "none")[:10], "", "= the change", same),
+        ("  versions judged / followed without parsing",
+         f"{stats['judged']} / {stats['skipped']}", "", "", "", None),
+    ]  # fmt: skip

@@ -12,14 +12,7 @@ from collections.abc import Sequence
 from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import few_word_places, may_define
 from watcher.locate.matching import IDENTITY
-from watcher.locate.windows import (
-    Stretches,
-    in_order,
-    line_votes,
-    probe_ranges,
-    probe_starts,
-    window_bytes,
-)
+from watcher.locate.windows import Stretches, in_order, line_votes, probe_ranges, window_bytes
 from watcher.parse.diffs import differing
 from watcher.parse.languages import BLOCK_COMMENT, LANGUAGES
 from watcher.parse.syntax import TEXT, WORD, Parsed
@@ -99,15 +92,26 @@ def _held_alike(
     probes: Sequence[bytes], kept: bytes, newer: Parsed, older: Parsed, stretches: Stretches
 ) -> bool:
     """Whether both versions hold every probe, or neither does. A probe found in `kept`
-    (bytes both hold) is in both; the others are looked for in each version once, as its
-    starts (`windows.probe_starts`, kept on the version): a walk asks of each version as the
-    older of two and then as the newer, and finds the older's from the newer's, searching
-    only where they differ (`stretches`, from `differing(older, newer)`)."""
-    rest = [p for p in probes if p not in kept]
-    after = (newer, stretches)
-    return all(probe_starts(p, newer) for p in rest) == all(
-        probe_starts(p, older, after) for p in rest
-    )
+    (bytes both hold) is in both. The rest are looked for in the whole of each version
+    once (`_holds_all`): a walk asks of each version as the older of two and then as the
+    newer. Where the two differ in few places (`stretches`, from `differing(older,
+    newer)`, cut finer than one), only the probes found near them can be in one and not
+    the other, and only those are looked for unless they alone would tell them apart."""
+    rest = tuple(p for p in probes if p not in kept)
+    if len(stretches) > 1:
+        reach = max(map(len, rest), default=0)
+        sides = [(newer.source, low, high) for _, _, low, high in stretches]
+        sides += [(older.source, low, high) for low, high, _, _ in stretches]
+        near = b"\0".join(s[max(0, low - reach) : high + reach] for s, low, high in sides)
+        touched = tuple(p for p in rest if p in near)
+        if _holds_all(newer, touched) == _holds_all(older, touched):
+            return True
+    return _holds_all(newer, rest) == _holds_all(older, rest)
+
+
+@functools.lru_cache(maxsize=64)  # a walk asks of each version twice, for each of its items
+def _holds_all(version: Parsed, probes: tuple[bytes, ...]) -> bool:
+    return all(p in version.source for p in probes)
 
 
 # Whitespace in UTF-8 besides ASCII's, which grammars skip as they do spaces (`\s` in

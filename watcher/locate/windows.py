@@ -36,12 +36,12 @@ def probe_ranges(
     """The windows a verbatim match can lie in: around each occurrence of the anchor's
     rarest token, as far as twice its length reaches, overlapping windows merged. With
     `after` (the version after this one, and where the two differ), its occurrences are
-    read off that version's where the bytes are shared (`probe_starts`)."""
+    read off that version's where the bytes are shared (`_probe_starts`)."""
     probe = (anchor.probes or anchor.tokens)[0].encode()
     reach = 2 * len(anchor.text.encode()) + 1024
     size = len(parsed.source)
     windows: list[tuple[int, int]] = []
-    for at in probe_starts(probe, parsed, after):
+    for at in _probe_starts(probe, parsed, after):
         low, high = max(0, at - reach), min(size, at + len(probe) + reach)
         if windows and low <= windows[-1][1]:
             windows[-1] = (windows[-1][0], high)
@@ -50,7 +50,7 @@ def probe_ranges(
     return windows
 
 
-def probe_starts(
+def _probe_starts(
     probe: bytes, parsed: Parsed, after: tuple[Parsed, Stretches] | None = None
 ) -> list[int]:
     """Where `probe` starts in a version's bytes, in order, found once per version. With
