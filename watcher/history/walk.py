@@ -17,6 +17,15 @@ the bytes alone).
 
 Reading a version's bytes is cheap (one `cat-file`); parsing it is what costs, so the
 versions parsed are those that touched the item, not all the versions of its file.
+
+Why bytes, and not git's own hunks (`git log -p -U0 --first-parent`): git must read both
+versions of every commit to diff them, as `git log -L` does, and the diff costs more than
+the reading. On a 3,000-line file edited in 1,000 commits, `git log -p -U0` took 0.37-0.57 s
+of CPU, `git log -L` 0.33 s, and `git cat-file --batch` of all 1,000 versions 0.02-0.04 s;
+in a blobless mirror a diff needs the same blobs as this walk. Following an item through
+a version is then a few searches of it at memcmp speed: its lines once in what differs,
+its names counted once (`follow.moved`), and a changed item's probes looked for once per
+version, only those its followed lines do not hold (`probes.stays_unmatched`).
 """
 
 from __future__ import annotations
