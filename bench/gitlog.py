@@ -104,9 +104,11 @@ def measure(upstream: Path, out: Path, path: str, branch: str, back: int, items:
         shutil.rmtree(out / "site" / "state", ignore_errors=True)
         stats, _, _ = probe(ATTRIBUTION_PROBE, str(out / "walk.json"), *offline)
         walks.append((float(stats["seconds"]), stats))
-        logs.append(git_log(upstream, base, branch, ranges)[0].wall if ranges else 0.0)
+        log = git_log(upstream, base, branch, ranges)[0] if ranges else None
+        logs.append((log.wall, log.cpu) if log else (0.0, 0.0))
     seconds, stats = min(walks, key=lambda w: w[0])
-    log_wall = min(logs)
+    cpu = min(float(w[1]["cpu"]) for w in walks)
+    log_wall, log_cpu = min(logs)[0], min(entry[1] for entry in logs)
     same_first = same_all = 0
     for result in stale:
         current = result.get("current")
@@ -126,8 +128,9 @@ def measure(upstream: Path, out: Path, path: str, branch: str, back: int, items:
     ratio = log_wall / seconds if seconds else 0.0
     name = f"{upstream.name if upstream.name != 'repo' else upstream.parent.name}: {path}"
     return [
-        (f"{name}, {len(stale)} stale of {len(report['results'])}: walk stage", f"{seconds:.2f} s",
-         f"{log_wall:.2f} s (git log -L)", f"{ratio:.2f}x", ">= 1x", ratio >= 1),
+        (f"{name}, {len(stale)} stale of {len(report['results'])}: walk stage",
+         f"{seconds:.2f} s, {cpu:.2f} s CPU", f"{log_wall:.2f} s, {log_cpu:.2f} s CPU (git log -L)",
+         f"{ratio:.2f}x (CPU {log_cpu / cpu if cpu else 0:.2f}x)", ">= 1x", ratio >= 1),
         ("  introduced_by = git log -L's oldest commit", f"{same_first} of {len(stale)}", "", "",
          "all", same_first == len(stale)),
         ("  history = every commit git log -L lists", f"{same_all} of {len(stale)}", "", "", "",

@@ -599,6 +599,10 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
         assert (matching.place(anchor, [(path, parsed)])[0] == "same") is bool(verbatim), text
         bare = [syntax.Parsed(p.blob, syntax.TEXT, None, p.source) for p in (newer, parsed)]
         assert probes.stays_unmatched(anchor, language, *bare) is not verbatim, text
+        # Told which bytes both hold (the function's name), the same answer.
+        shared = cited.split("(")[0].encode()
+        assert shared in newer.source and shared in parsed.source
+        assert probes.stays_unmatched(anchor, language, *bare, shared) is not verbatim, text
     # A cited rare word that the changed version lacks, written again far below, out of
     # every window's reach: `locate` looks for the item otherwise there (a verbatim match
     # becomes possible; a similar region's lines are voted for by such words).
