@@ -9,6 +9,9 @@ there once, and each guard word as often, as searching the whole version would t
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from watcher.parse.diffs import common_end, common_ends, common_start
 from watcher.parse.syntax import is_word_byte
 
@@ -22,6 +25,7 @@ def moved(
     region: bytes,
     words: tuple[bytes, ...],
     counts: tuple[int, ...] | None = None,
+    counted: Callable[[bytes], int] | None = None,
 ) -> tuple[int | None, int]:
     """Where `region`, whole lines found once in `new` at `at`, is in `old` (the version
     before), when the bytes that differ between them hold no part of it and no guard
@@ -29,17 +33,18 @@ def moved(
     None when that is not shown (the caller searches `old` whole), and the bytes searched.
     `counts`: how often each word occurs in all of `new`, when known (`count`): where what
     differs is most of the file (a commit that edited it in many places), the words are
-    counted in all of `old` instead, one search of the file rather than two."""
+    counted in all of `old` instead, one search of the file rather than two (`counted`:
+    how often a word occurs in all of `old`, when the caller keeps such counts)."""
     if new == old:
         return at, 0
     size = len(region)
     start, end = common_ends(new, old)
     middle = [(start, len(old) - end, start, len(new) - end)]
     if at + size < start:  # the lines and the byte after them are in the common start
-        return _checked(new, old, middle, at, region, words, counts)
+        return _checked(new, old, middle, at, region, words, counts, counted)
     if at > len(new) - end:  # the lines and the byte before them are in the common end
         shifted = at + len(old) - len(new)
-        return _checked(new, old, middle, shifted, region, words, counts)
+        return _checked(new, old, middle, shifted, region, words, counts, counted)
     # Edited on both sides, or in the lines: where are they in what differs? The first
     # place found there must be the only one (what lies outside is the same bytes as in
     # `new`, which holds the lines once, astride what differs).
@@ -60,7 +65,7 @@ def moved(
         (start, found - left, start, at - left),
         (found + size + right, len(old) - end, at + size + right, len(new) - end),
     ]
-    place, more = _checked(new, old, windows, found, b"", words, counts)
+    place, more = _checked(new, old, windows, found, b"", words, counts, counted)
     return place, searched + more
 
 
@@ -72,12 +77,13 @@ def _checked(
     region: bytes,
     words: tuple[bytes, ...],
     counts: tuple[int, ...] | None = None,
+    counted: Callable[[bytes], int] | None = None,
 ) -> tuple[int | None, int]:
     """`place` when no window of `old` holds the region but there (no region: known), and
     each guard word occurs as often in the windows of both, reaching each window's edges
     by the word's length (what lies outside is the same bytes), or, given `counts` and
-    windows as large as half of `old`, as often in all of `old` as `counts` says; and the
-    bytes searched."""
+    windows as large as half of `old` (an eighth, given `counted`), as often in all of
+    `old` as `counts` says; and the bytes searched."""
     searched = 0
     for old_lo, old_hi, _, _ in windows:
         if not region:
@@ -86,9 +92,13 @@ def _checked(
         searched += max(0, high - low)
         if _holds(old, region, low, high, place):
             return None, searched
-    if words and counts is not None and 2 * sum(w[1] - w[0] for w in windows) >= len(old):
+    # Counting in all of `old` pays where the windows are most of it, or, with counts the
+    # caller shares between the items of a file (`counted`), an eighth of it.
+    share = 8 if counted is not None else 2
+    if words and counts is not None and share * sum(w[1] - w[0] for w in windows) >= len(old):
         searched += len(old) * len(words)
-        return (place if tuple(count(old, w) for w in words) == counts else None), searched
+        tell = counted or (lambda word: count(old, word))
+        return (place if tuple(map(tell, words)) == counts else None), searched
     for word in words:
         for old_lo, old_hi, new_lo, new_hi in windows:
             searched += old_hi - old_lo + new_hi - new_lo + 4 * len(word)
@@ -126,6 +136,7 @@ def count(source: bytes, word: bytes, first: int = 0, last: int | None = None) -
     return found
 
 
+@functools.cache  # a few names per walk, asked of every version
 def _bordered(word: bytes) -> bool:
     """Whether two occurrences of `word` can overlap (`aba` in `ababa`): a count that
     starts inside one could then differ from a count over the whole file."""

@@ -120,6 +120,7 @@ class _Sources(objects.Blobs):
     def __init__(self, mirror: Mirror, size: int = 2 * AHEAD + 4) -> None:
         super().__init__(mirror, size)
         self.bare: OrderedDict[str, syntax.Parsed] = OrderedDict()
+        self.counts: OrderedDict[str, dict[bytes, int]] = OrderedDict()
 
     def unparsed(self, blob: str) -> syntax.Parsed:
         """A version with its word counts and line starts and no tree, for `_stays`: the
@@ -138,6 +139,23 @@ class _Sources(objects.Blobs):
         data = super().checked(blob)
         STATS.handed += 1
         return data
+
+    def counted(self, blob: str) -> Callable[[bytes], int]:
+        """How often a word occurs in all of a version (`follow.count`), each counted
+        once per version for every item of the walk: items of one file share names (the
+        type whose methods they are). The last versions' counts are kept."""
+        if blob not in self.counts:
+            self.counts[blob] = {}
+            if len(self.counts) > 4:
+                self.counts.popitem(last=False)
+        known, source = self.counts[blob], self(blob)
+
+        def tell(word: bytes) -> int:
+            if word not in known:
+                known[word] = follow.count(source, word)
+            return known[word]
+
+        return tell
 
 
 @dataclass
@@ -289,7 +307,7 @@ def _counts(source: bytes, guards: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(follow.count(source, g.encode()) for g in guards)
 
 
-def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tracked | None:
+def _follow(read: _Sources, item: _Tracked, before: Files) -> _Tracked | None:
     """The item in `before`, when its lines are there byte for byte, once, and its guard
     words as many times (the commit did not touch it); None when it was touched (judge
     it). A file followed into one file is compared with it, and only the bytes that
@@ -301,7 +319,9 @@ def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tra
         path, blob = before[0]
         source = read(blob)
         words = tuple(g.encode() for g in item.judged.guards)
-        at, searched = follow.moved(item.source, source, item.at, region, words, item.counts)
+        at, searched = follow.moved(
+            item.source, source, item.at, region, words, item.counts, read.counted(blob)
+        )
         STATS.searched += searched
         if at is not None:
             return _Tracked(item.judged, region, item.counts, path, source, at)
