@@ -45,8 +45,7 @@ ATTRIBUTION_PROBE = """\
 import json, resource, sys, time
 from pathlib import Path
 from watcher.history import attribute
-from watcher.parse import syntax
-from watcher.history import walk
+from watcher.judge.session import Counts
 spent, cpu = [], []
 stage = attribute.attribute
 def used():  # CPU of this process, and of its git children done with (the stage's cat-file)
@@ -61,9 +60,10 @@ def timed(*args, **kwargs):
         cpu.append(used() - before)
 attribute.attribute = timed
 from watcher.cli import main
-code = main(sys.argv[2:])
+run = Counts()
+code = main(sys.argv[2:], counts=run)
 Path(sys.argv[1]).write_text(json.dumps({"seconds": sum(spent), "cpu": sum(cpu),
-    "parses": syntax.STATS.parses, "judged": walk.STATS.judged, "skipped": walk.STATS.skipped,
+    "parses": run.parse.parses, "judged": run.walk.judged, "skipped": run.walk.skipped,
     "imported": sorted({m.split(".")[0] for m in sys.modules} & {"tree_sitter", "git", "github",
                                                                   "apscheduler"})}))
 """
