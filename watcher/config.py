@@ -21,7 +21,7 @@ from pydantic import (
 from watcher import defaults, redact
 from watcher.errors import ConfigError
 
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")  # as POSIX names them: upper case
 REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 EVERY_RE = re.compile(r"^@every\s+(\d+)\s*([smhd])$")
 
@@ -105,10 +105,10 @@ class IssuesConfig(_Strict):
                 'in the environment, set token_env = "GITHUB_TOKEN" (its name), and revoke '
                 "the token now that it is in a file"
             )
-        if not ENV_NAME.match(value):
-            raise ValueError(
-                "must be the name of an environment variable (letters, digits, _), "
-                'like "GITHUB_TOKEN"'
+        if not ENV_NAME.fullmatch(value):
+            raise ValueError(  # not echoed either: a token may be anything
+                "must be the name of an environment variable (capital letters, digits, _, "
+                'not starting with a digit), like "GITHUB_TOKEN"'
             )
         return value
 
