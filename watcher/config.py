@@ -172,11 +172,14 @@ class Config(_Strict):
 
 
 def display_path(path: Path, root: Path) -> str:
-    """`path` relative to `root` when inside it (as users wrote it), else as it is."""
+    """`path` relative to `root` when inside it (as users wrote it), else as it is; a
+    name that is not UTF-8 with those bytes written `\\xNN` (watcher.inputs.walk.shown)."""
+    from watcher.inputs.walk import shown
+
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return shown(path.resolve().relative_to(root).as_posix())
     except ValueError:
-        return str(path)
+        return shown(str(path))
 
 
 def load(file: Path) -> Config:
@@ -188,7 +191,12 @@ def load(file: Path) -> Config:
             file, "not found; pass --config FILE or run in a notes repository"
         ) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(file, f"not UTF-8 (byte {exc.start}); save it as UTF-8") from None
+        text = exc.object if isinstance(exc.object, bytes) else b""
+        line = text.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (text.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            file, f"not UTF-8 at column {column}; save it as UTF-8", line=line
+        ) from None
     except OSError as exc:  # a folder, or unreadable
         raise ConfigError(file, f"cannot read it ({exc.strerror}); pass a readable file") from None
     except tomllib.TOMLDecodeError as exc:

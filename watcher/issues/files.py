@@ -19,7 +19,7 @@ from watcher.errors import WatchError
 from watcher.issues import markers
 from watcher.issues.sink import IssueDoc, SinkError, State
 from watcher.redact import redact
-from watcher.state.store import write_text
+from watcher.state.store import set_aside, write_text
 
 _SEPARATOR = "---\n"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: read on every run
@@ -118,7 +118,10 @@ class FilesSink:
             )
         except FileNotFoundError:
             return None
-        except (ValueError, KeyError, TypeError, yaml.YAMLError):
+        except IsADirectoryError:  # a folder named like the document: moved away, healed
+            set_aside(self.path(handle), "a folder where an issue file belongs")
+            return None
+        except (ValueError, KeyError, TypeError, RecursionError, yaml.YAMLError):
             return None  # not a document we wrote: ignored, and overwritten by create
         comments = _split_comments(rest[len(body) :])
         return doc, dict(meta), comments
