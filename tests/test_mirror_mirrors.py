@@ -342,12 +342,12 @@ def test_second_run_on_unchanged_upstream_parses_nothing(
     project.note("n", *(f"{base} src/m{i}.rs:1-3" for i in range(10)))
     upstream.commit("change one", {"src/m1.rs": "pub fn f1() -> u32 {\n    100\n}\n"})
     project.run("check", "--format", "json", capsys=capsys)
-    assert syntax.STATS.parses > 0
-    syntax.STATS.reset()
+    assert project.counts.parse.parses > 0
+    project.counts.parse.reset()
 
     code, out, _ = project.run("check", "--format", "json", capsys=capsys)
 
-    assert syntax.STATS.parses == 0
+    assert project.counts.parse.parses == 0
     assert code == 1 and json.loads(out)["summary"]["changed"] == 1
 
 
@@ -357,13 +357,15 @@ def test_one_upstream_commit_reparses_only_the_touched_file(
     base = upstream.commit("many", _files(10))
     project.note("n", *(f"{base} src/m{i}.rs:1-3" for i in range(10)))
     project.run("check", "--format", "json", capsys=capsys)
-    syntax.STATS.reset()
+    project.counts.parse.reset()
     upstream.commit("touch m4", {"src/m4.rs": "// moved down\n" + _files(10)["src/m4.rs"]})
 
     project.run("check", "--format", "json", capsys=capsys)
 
     # The new version of m4 only (its baseline parse is still in this process's cache).
-    assert syntax.STATS.parsed_blobs == [_git(upstream.path, "rev-parse", "HEAD:src/m4.rs").strip()]
+    assert project.counts.parse.parsed_blobs == [
+        _git(upstream.path, "rev-parse", "HEAD:src/m4.rs").strip()
+    ]
 
 
 def test_rules_lint_keeps_the_citations_cached(
@@ -377,9 +379,74 @@ def test_rules_lint_keeps_the_citations_cached(
     )
     project.run("check", "--format", "json", capsys=capsys)
     project.run("rules", "lint", capsys=capsys)
-    syntax.STATS.reset()
-    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache())  # a new process: only state/ helps
+    project.counts.parse.reset()
+    monkeypatch.setattr(syntax, "_CACHE", syntax.Cache())  # a new process: only state/ helps
 
     project.run("check", "--format", "json", capsys=capsys)
 
-    assert syntax.STATS.parses == 0
+    assert project.counts.parse.parses == 0
+
+
+def _raw_commit(upstream: Upstream, parent: str, header: bytes, message: bytes) -> str:
+    """A commit object written byte for byte (headers git itself would not write)."""
+    tree = upstream.git("log", "-1", "--format=%T", parent)
+    raw = b"tree %s\nparent %s\n%s\n%s" % (tree.encode(), parent.encode(), header, message)
+    sha = subprocess.run(
+        ["git", "-C", str(upstream.path), "hash-object", "-t", "commit", "-w", "--stdin"],
+        input=raw, capture_output=True, check=True,
+    ).stdout.decode().strip()  # fmt: skip
+    upstream.git("update-ref", "refs/heads/main", sha)
+    return sha
+
+
+def test_commit_info_reads_what_gitpython_reads(upstream: Upstream, tmp_path: Path) -> None:
+    """Who made a commit, when and what it says, read from the raw object through the
+    mirror's cat-file, equal to GitPython's reading: offsets, signatures, encodings."""
+    import git
+
+    plain = upstream.commit("Fix the cursor (#42)\n\nLonger text.\n", {LIB: "fn f() {}\n"})
+    odd = [
+        _raw_commit(upstream, plain,
+                    b"author Zo\xc3\xa9 Dev <z@example.com> 1760000000 +0545\n"
+                    b"committer Bot <b@example.com> 1760003600 -0430\n"
+                    b"gpgsig -----BEGIN PGP SIGNATURE-----\n abc\n -----END PGP SIGNATURE-----\n",
+                    b"Merge pull request #7 from a/b\n\nbody\n"),
+    ]  # fmt: skip
+    odd.append(_raw_commit(upstream, odd[0],
+                           b"author Ren\xe9 <r@example.com> 1760007200 +0000\n"
+                           b"committer Ren\xe9 <r@example.com> 1760007200 +0000\n"
+                           b"encoding ISO-8859-1\n",
+                           b"Caf\xe9 fix\n"))  # fmt: skip
+    mirror = _on_main(upstream, tmp_path)
+    mirror.sync()
+    theirs = git.Repo(upstream.path)
+    for sha in [plain, odd[0]]:
+        commit = theirs.commit(sha)
+        info = mirror.info(sha)
+        assert (info.date, info.author, info.summary, info.message) == (
+            commit.committed_datetime.isoformat(),
+            str(commit.author.name),
+            str(commit.summary),
+            str(commit.message),
+        )
+    # GitPython reads a Latin-1 commit as UTF-8 ("Ren\ufffd"); git re-encodes it, as here.
+    latin = mirror.info(odd[1])
+    assert (latin.author, latin.message) == ("René", "Café fix\n")
+    assert upstream.git("log", "-1", "--format=%an %s", odd[1]) == "René Café fix"
+
+
+def test_a_mistyped_url_says_what_git_found_wrong_not_its_closing_advice(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("lib", {LIB: "pub fn a() {}\n"})
+    project.note("n", f"{base} {LIB}:1")
+    typo = upstream.url.replace("upstream", "upstrem")
+    project.config_file.write_text(project.config_file.read_text().replace(upstream.url, typo))
+
+    code, out, err = project.run("check", "--format", "json", "--no-issues", capsys=capsys)
+
+    assert code == 2
+    (message,) = [u["error"] for u in json.loads(out)["upstreams"]]
+    assert "does not appear to be a git repository" in message, message
+    assert "check the url" in message
+    assert "and the repository exists" not in message + err and "Traceback" not in err

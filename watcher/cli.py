@@ -13,12 +13,15 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from watcher import __version__
 from watcher.errors import WatchError
 from watcher.logs import configure_logging
 from watcher.redact import RedactingStream
+
+if TYPE_CHECKING:
+    from watcher.judge.session import Counts
 
 Handler = Callable[[argparse.Namespace], int]
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -80,6 +83,7 @@ def _check(args: argparse.Namespace) -> int:
         upstream=args.upstream,
         note=tuple(args.note),
         rule=tuple(args.rule),
+        changed=args.changed,
         fmt=args.format,
         offline=args.offline,
         dry_run=args.dry_run,
@@ -88,13 +92,14 @@ def _check(args: argparse.Namespace) -> int:
         wait=args.wait,
         verbosity=args.verbose - args.quiet,
         log_format=args.log_format,
+        counts=args.counts,
     )
 
 
 def _validate(args: argparse.Namespace) -> int:
     from watcher.commands.validate import validate
 
-    return validate(args.config, sys.stdout)
+    return validate(args.config, sys.stdout, args.format)
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -154,7 +159,7 @@ def _backtest(args: argparse.Namespace) -> int:
     if (args.rule_id is None) == (args.note is None):
         raise WatchError("backtest takes a RULE_ID or --note ID (one of them)")
     return backtest(args.config, args.rule_id, args.note, args.since, offline=args.offline,
-                    out=sys.stdout)  # fmt: skip
+                    out=sys.stdout, counts=args.counts)  # fmt: skip
 
 
 def _log(args: argparse.Namespace) -> int:
@@ -198,9 +203,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _completion(args: argparse.Namespace) -> int:
-    import shtab
+    from watcher.commands.completion import script
 
-    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    sys.stdout.write(script(build_parser(), args.shell))
     return 0
 
 
@@ -245,11 +250,10 @@ def _add_check(sub: Subparsers) -> None:
     )
     check.add_argument("--upstream", metavar="REPO", help="check only this upstream (OWNER/NAME)")
     _selectors(check, "check only")
-    check.add_argument(
-        "--format",
-        choices=("table", "json", "markdown"),
-        help="output format (default: table on a terminal, json when piped)",
-    )
+    check.add_argument("--changed", metavar="REF", help="check only the notes (and notes of "
+                       "rules) changed since REF: git diff --name-only REF...HEAD")  # fmt: skip
+    check.add_argument("--format", choices=("table", "json", "markdown", "github"),
+                       help="default: table on a terminal, json when piped")  # fmt: skip
     _offline(check)
     check.add_argument(
         "--dry-run", action="store_true", help="say what issues would change; touch none"
@@ -265,13 +269,15 @@ def _add_check(sub: Subparsers) -> None:
 
 def _add_site_files(sub: Subparsers) -> None:
     """The site's own files: checked offline, and their formats."""
-    _command(
+    validate = _command(
         sub,
         "validate",
         _validate,
         "check config, notes and rules offline in one pass (also a pre-commit hook)",
         "watch validate --config config.toml",
     )
+    validate.add_argument("--format", choices=("text", "github"), default="text",
+                          help="github: workflow commands, shown on the diff")  # fmt: skip
     schema = _command(
         sub,
         "schema",
@@ -552,21 +558,24 @@ def _selectors(parser: argparse.ArgumentParser, verb: str) -> None:
         )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, counts: Counts | None = None) -> int:
     """Run one command; every expected failure is one message on stderr and exit 2.
 
     Everything the command prints passes the redaction point (watcher/redact.py). A bug
     (any other exception) prints its traceback and exits 2 as well: never 1, which
-    means "stale notes found" and would pass for success.
+    means "stale notes found" and would pass for success. What a `check` did is counted
+    in `counts` when given (`watcher.judge.session`: tests and the bench read it).
     """
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(_only(argv)).parse_args(argv)
+    args.counts = counts
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = RedactingStream(out), RedactingStream(err)
     try:
         configure_logging(args.verbose - args.quiet, args.log_format)
         return _run(args)
     finally:
+        sys.stdout.flush()  # a reader gone at the last write is met here, quietly
         sys.stdout, sys.stderr = out, err
 
 

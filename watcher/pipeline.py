@@ -18,6 +18,7 @@ from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import Compiles, load_rules
 from watcher.judge import classify, pool, tracked_issues
 from watcher.judge.plan import Item, Plan
+from watcher.judge.session import Counts, Session
 from watcher.mirror.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.parse import languages
@@ -92,8 +93,15 @@ class Inputs:
     errors: list[Result] = field(default_factory=list)
 
 
-def run_check(config: Config, options: CheckOptions, progress: Progress | None = None) -> Report:
-    """Check every selected item against its upstream; save state; file issues.
+def run_check(
+    config: Config,
+    options: CheckOptions,
+    progress: Progress | None = None,
+    counts: Counts | None = None,
+) -> Report:
+    """Check every selected item against its upstream; save state; file issues. Each
+    upstream is checked in a session of its own (`watcher.judge.session`), whose caches
+    go with it; what they all did is counted in `counts` when given.
 
     Run-level failures (an upstream that cannot be fetched, GitHub unreachable) are
     reported once each, as an ERROR log line and in the report (exit 2); the items they
@@ -114,7 +122,9 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
         statuses: list[UpstreamStatus] = []
         results: list[Result] = list(inputs.errors)
         for upstream, items in group(config, inputs.items, options):
-            status, found = check_upstream(config, upstream, items, options, progress or _Quiet())
+            status, found = check_upstream(
+                config, upstream, items, options, progress or _Quiet(), counts
+            )
             statuses.append(status)
             results.extend(found)
         if not options.rule and options.citations and options.issue_citations:
@@ -156,11 +166,13 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     compiles.save(config.cache)
     selected = [n for n in notes.notes.values() if _picked(options.note, n.id)]
     inputs = Inputs(notes.notes, selected, [])
-    inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
+    files = {n.file for n in selected} if options.note else None  # --note: its own errors only
+    bad = [e for e in notes.errors if files is None or e.file in files]
+    inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in bad]
     for err in rules.errors:
         code = ErrorCode.QUERY_INVALID if "query error" in err.detail else ErrorCode.RULE_INVALID
         inputs.errors.append(_input_error(err, code, kind="rule"))
-    _check_filters(config, options, notes.notes, rules.rules)
+    _check_filters(config, options, notes.notes, rules.rules, notes.duplicates)
     if config.track_citations and options.citations and not options.rule:
         inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
         for quoted in [classify.quote_item(q, n) for n in selected for q in n.quotes]:
@@ -171,7 +183,7 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     for rule in rules.rules.values():
         if not _picked(options.rule, rule.id) or not _picked(options.note, rule.note):
             continue
-        item = rule_item(rule, notes.notes)
+        item = rule_item(rule, notes.notes, notes.duplicates)
         if isinstance(item, Result):
             inputs.errors.append(item)
         else:
@@ -184,15 +196,19 @@ def _picked(chosen: tuple[str, ...], item_id: str) -> bool:
 
 
 def _check_filters(
-    config: Config, options: CheckOptions, notes: dict[str, Note], rules: dict[str, Rule]
+    config: Config,
+    options: CheckOptions,
+    notes: dict[str, Note],
+    rules: dict[str, Rule],
+    duplicates: dict[str, list[str]],
 ) -> None:
     """A filter that names nothing is a typo, not a clean run: say so (exit 2)."""
-    for note_id in options.note:
-        if note_id not in notes:
-            raise WatchError(f"--note {note_id}: no note has this id; `watch notes` lists them")
-    for rule_id in options.rule:
-        if rule_id not in rules:
-            raise WatchError(f"--rule {rule_id}: no rule has this id (or it failed to load)")
+    for note_id in (n for n in options.note if n not in notes):
+        twins = f"this id is in {' and '.join(duplicates.get(note_id, []))}; give each its own"
+        why = twins if note_id in duplicates else "no note has this id; `watch notes` lists them"
+        raise WatchError(f"--note {note_id}: {why}")
+    for rule_id in (r for r in options.rule if r not in rules):  # named as RULE_ID is too
+        raise WatchError(f"rule {rule_id}: no rule has this id (or its file failed to load)")
     cited = {c.repo.lower() for n in notes.values() for c in n.citations}
     cited |= {c.repo.lower() for n in notes.values() for c in n.issue_citations}
     known = cited | {u.repo.lower() for u in config.upstream}
@@ -216,7 +232,9 @@ def _issue_notes(inputs: Inputs, options: CheckOptions) -> list[Note]:
     ]
 
 
-def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:
+def rule_item(
+    rule: Rule, notes: dict[str, Note], duplicates: dict[str, list[str]] | None = None
+) -> Item | Result:
     """A rule as an item: its baseline is the commit of the note's citation of its file."""
     note = notes.get(rule.note)
     stub = Item(
@@ -229,6 +247,14 @@ def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:
         path=rule.path,
         rule=rule,
     )
+    twins = (duplicates or {}).get(rule.note)
+    if note is None and twins:
+        return classify.error(
+            stub,
+            ErrorCode.RULE_INVALID,
+            f"{classify.rule_where(rule)}: rule {rule.id}: not checked: note {rule.note!r} "
+            f"is the id of {' and '.join(twins)}; give each note its own id",
+        )
     if note is None:
         return classify.error(
             stub,
@@ -282,6 +308,7 @@ def check_upstream(
     items: list[Item],
     options: CheckOptions,
     progress: Progress,
+    counts: Counts | None = None,
 ) -> tuple[UpstreamStatus, list[Result]]:
     """Sync one mirror and judge its items; an unreachable upstream fails only its items."""
     if upstream is None:  # a note-level error: the notes cite a repository nobody configured
@@ -292,7 +319,7 @@ def check_upstream(
         )
         status = UpstreamStatus(repo=repo, url="", branch="")
         return status, [classify.error(i, ErrorCode.NO_UPSTREAM, message) for i in items]
-    mirror = Mirror(upstream, config.cache, config.limits)
+    mirror = Mirror(upstream, config.cache, config.limits, Session(counts))
     since = [i.commit for i in items]  # the trees their history walks read
     try:
         if upstream.repo in options.fetched:
@@ -344,11 +371,11 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], workers: pool.Pool)
         verdict = classify.judge(mirror, plan)
         stale = verdict.verdict in (Verdict.CHANGED, Verdict.MISSING)
         spot = spots.head_spot(mirror, plan, verdict) if stale else None
-        return verdict, classify.known_anchor(plan), spot
+        return verdict, classify.known_anchor(mirror, plan), spot
 
     judged = pool.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=workers)
     for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
-        classify.remember_anchor(plan, anchor)
+        classify.remember_anchor(mirror, plan, anchor)
         spots.remember_spot(mirror, plan, spot)
     return [verdict for verdict, _, _ in judged]
 
@@ -387,7 +414,7 @@ def judge_all(
     saved = UpstreamState.read(config.state, upstream.repo)
     # Where each cited file went, remembered by (baseline, path) with the HEAD it reached:
     # an unchanged upstream asks git nothing, a moved one only about the new commits.
-    mirror.paths.memo = saved.paths()
+    mirror.paths.recall(saved.paths())
     followed = [(b, i.path) for i in items if (b := mirror.resolve(i.commit)) is not None]
     mirror.paths.prepare(head, followed)
     plans = [classify.plan(mirror, head, i, offline=options.offline) for i in items]
@@ -425,9 +452,8 @@ def judge_all(
     results = [found[position] for position in range(len(plans))]
     if judged:  # history walks: imported only when an item was judged afresh
         from watcher.history import attribute
-        from watcher.judge import relocate
 
-        relocate.forget(mirror)
+        mirror.session.judged()  # the searches of HEAD: only judging reads them
         attributed = attribute.attribute(
             mirror, list(judged.values()), upstream.release_tags, workers
         )

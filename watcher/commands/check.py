@@ -18,6 +18,7 @@ from watcher.state.replay import Request
 
 if TYPE_CHECKING:
     from watcher.config import Config
+    from watcher.judge.session import Counts
     from watcher.models import Report
     from watcher.pipeline import CheckOptions, Progress
     from watcher.state.runs import Run
@@ -30,6 +31,7 @@ def check(
     upstream: str | None = None,
     note: tuple[str, ...] = (),
     rule: tuple[str, ...] = (),
+    changed: str | None = None,
     fmt: str | None = None,
     offline: bool = False,
     dry_run: bool = False,
@@ -39,8 +41,19 @@ def check(
     verbosity: int = 0,
     log_format: str = "text",
     out: TextIO | None = None,
+    counts: Counts | None = None,
 ) -> int:
-    """`watch check`: print the report, exit 0 (fresh), 1 (stale) or 2 (could not judge)."""
+    """`watch check`: print the report, exit 0 (fresh), 1 (stale) or 2 (could not judge);
+    what it did is counted in `counts` when given.
+
+    With `changed` (a git ref), only the notes changed since it are checked, with those
+    whose rules changed: every note when config.toml changed, none when nothing did."""
+    if changed is not None:
+        note = (*note, *changed_notes(config, changed))
+        if not note:
+            print(f"watch: no note or rule changed since {changed}; nothing to check",
+                  file=sys.stderr)  # fmt: skip
+            return 0
     request = Request(
         config=config,
         upstream=upstream,
@@ -56,10 +69,53 @@ def check(
         log_format=log_format,
     )
     out = out or sys.stdout
-    return replay.check(request, out, lambda fetched, book, to: _full(request, fetched, book, to))
+    warm = counts.warm if counts is not None else None
+    return replay.check(
+        request, out, lambda fetched, book, to: _full(request, fetched, book, to, counts), warm
+    )
 
 
-def _full(request: Request, fetched: dict[str, str | None], book: Book | None, out: TextIO) -> int:
+def changed_notes(config_file: Path, ref: str) -> tuple[str, ...]:
+    """The ids of the notes that `git diff --name-only REF...HEAD` (in the notes
+    repository) names, or whose rules it names; every note when config.toml changed."""
+    from watcher.config import load
+    from watcher.errors import WatchError
+    from watcher.inputs import checkout
+    from watcher.inputs.notememo import site_notes
+    from watcher.inputs.rules import load_rules
+
+    config = load(config_file)
+    top = checkout.toplevel(config.root)
+    code, _ = checkout.try_git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if code:
+        raise WatchError(f"--changed {ref}: not a commit in the notes repository; fetch it "
+                         "(actions/checkout: fetch-depth: 0) or name another")  # fmt: skip
+    names = checkout.git(top, "diff", "--name-only", "-z", f"{ref}...HEAD").split("\0")
+    paths = {(top / name).resolve() for name in names if name}
+    notes = site_notes(config).notes
+    if config.file.resolve() in paths:
+        return tuple(sorted(notes))
+    chosen = {n.id for n in notes.values() if (config.root / n.file).resolve() in paths}
+    rules = load_rules(config.rules, display_root=config.root).rules
+    chosen |= {r.note for r in rules.values() if (config.root / r.file).resolve() in paths}
+    return tuple(sorted(chosen & set(notes)))
+
+
+def _rule_places(config: Config) -> dict[str, tuple[str, int | None]]:
+    """Where each rule is, for annotations: its file and the line of its `[[rule]]`."""
+    from watcher.inputs.rules import Compiles, load_rules
+
+    found = load_rules(config.rules, display_root=config.root, compiles=Compiles.load(config.cache))
+    return {r.id: (r.file, r.line) for r in found.rules.values()}
+
+
+def _full(
+    request: Request,
+    fetched: dict[str, str | None],
+    book: Book | None,
+    out: TextIO,
+    counts: Counts | None = None,
+) -> int:
     """The whole run; with `book`, tell watcher.state.replay what it read and did, to
     answer the next run without one."""
     from watcher.config import load
@@ -80,8 +136,8 @@ def _full(request: Request, fetched: dict[str, str | None], book: Book | None, o
     )
     fmt = request.fmt or ("table" if out.isatty() else "json")
     runs: list[tuple[str, Run]] = []
-    report = checked(config, options, "check", _progress(fmt), runs)
-    render(report, fmt, out)
+    report = checked(config, options, "check", _progress(fmt), runs, counts)
+    render(report, fmt, out, config.root, _rule_places(config) if fmt == "github" else None)
     if book is not None:
         replay.tell(book, config, request, report, runs)
     return report.exit_code
@@ -93,6 +149,7 @@ def checked(
     by: str,
     progress: Progress | None = None,
     runs: list[tuple[str, Run]] | None = None,
+    counts: Counts | None = None,
 ) -> Report:
     """Run a check and record it in `state/runs/` (so `watch status` sees every run);
     the runs recorded are added to `runs`.
@@ -104,7 +161,7 @@ def checked(
     from watcher.state.runs import here, record
 
     started = here(by)
-    report = run_check(config, options, progress)
+    report = run_check(config, options, progress, counts)
     if not (options.dry_run or options.read_only or options.note or options.rule):
         recorded = record(config.state, report, started, wait=options.wait)
         if runs is not None:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import quote
 
+from watcher.config import REPO_RE
 from watcher.issues import markdown as md
 from watcher.issues import markers
 from watcher.models import Candidate, Change, Location, Note, Result, Verdict, worst
@@ -19,7 +20,6 @@ _BUDGET = 60_000  # leaves room for the footer and for a later reopen comment
 _DIFF_BUDGETS = (12_000, 4_000, 1_000, 0)  # per item, tried in turn until the body fits
 _LINE_LIMIT = 500  # one 200 kB minified line must not eat the whole body
 _HISTORY_LIMIT = 50  # commits listed per item; `watch log` has the rest
-_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 CODE_KINDS = ("citation", "rule", "quote")
 
@@ -40,31 +40,49 @@ def labels(base: Sequence[str], results: Sequence[Result]) -> tuple[str, ...]:
     return (*base, f"verdict:{worst([r.verdict for r in results]).value}")
 
 
-def body(note: Note, results: Sequence[Result], seen: frozenset[str]) -> str:
-    """The issue body: marker, summary table, one section per item that moved or went stale."""
+def closed_labels(labels: Sequence[str]) -> tuple[str, ...]:
+    """A closed issue's labels: its `verdict:*` label goes (it no longer describes the
+    note), every other label stays, a maintainer's own included."""
+    return tuple(label for label in labels if not label.startswith("verdict:"))
+
+
+def body(
+    note: Note, results: Sequence[Result], seen: frozenset[str], *, closed: bool = False
+) -> str:
+    """The issue body: marker, summary table, one section per item that moved or went stale;
+    then what closes it, or (`closed`) that it is verified again."""
     ordered = sorted(results, key=lambda r: (-r.verdict.severity, r.id))
     for budget in _DIFF_BUDGETS:
-        text = _body(note, ordered, seen, budget)
+        text = _body(note, ordered, seen, budget, closed)
         if len(text) <= _BUDGET:
             return text
-    return _shrink(note, ordered, seen)
+    return _shrink(note, ordered, seen, closed)
 
 
-def _body(note: Note, results: Sequence[Result], seen: frozenset[str], diff_budget: int) -> str:
+def _body(
+    note: Note, results: Sequence[Result], seen: frozenset[str], diff_budget: int, closed: bool
+) -> str:
     parts = [_head(note, results, seen), _table(results)]
     parts += [
         _item(n, r, diff_budget) for n, r in enumerate(results, 1) if r.verdict != Verdict.FRESH
     ]
-    parts += [_checklist(note, results), _footer()]
+    parts += [_verified() if closed else _checklist(note, results), _footer()]
     return "\n\n".join(parts) + "\n"
 
 
-def _shrink(note: Note, results: Sequence[Result], seen: frozenset[str]) -> str:
+def _verified() -> str:
+    return (
+        "### Verified again\n\nEvery tracked item is fresh or moved; nothing is left to do. "
+        "The closing comment below says at which upstream heads."
+    )
+
+
+def _shrink(note: Note, results: Sequence[Result], seen: frozenset[str], closed: bool) -> str:
     """Last resort for notes with hundreds of items: details of the worst ones only."""
     shown = list(results)
     while shown:
         shown = shown[: len(shown) // 2]
-        text = _body(note, shown, seen, 0)
+        text = _body(note, shown, seen, 0, closed)
         if len(text) <= _BUDGET:
             cut = len(results) - len(shown)
             more = f"{cut} more items not shown (body limit); see `watch check --note {note.id}`"
@@ -248,7 +266,7 @@ def _footer() -> str:
 
 def permalink_url(repo: str, loc: Location) -> str | None:
     """https://github.com/OWNER/NAME/blob/COMMIT/PATH#Lstart-Lend, or None for a bad repo."""
-    if not _REPO.match(repo) or not re.fullmatch(r"[0-9A-Fa-f]{4,40}", loc.commit):
+    if not REPO_RE.match(repo) or not re.fullmatch(r"[0-9A-Fa-f]{4,40}", loc.commit):
         return None
     url = f"https://github.com/{repo}/blob/{loc.commit}/{quote(loc.path)}"
     if loc.start_line is not None:
@@ -285,7 +303,7 @@ def _commit_link(r: Result) -> str:
 def _link(repo: str, commit: str, pr: int | None) -> str:
     """A commit (and its pull request) linked on GitHub when the repository reads as one."""
     sha = commit if re.fullmatch(r"[0-9a-f]{7,40}", commit) else "0000000"
-    if not _REPO.match(repo):
+    if not REPO_RE.match(repo):
         return f"`{sha[:10]}`"
     link = f"[`{sha[:10]}`](https://github.com/{repo}/commit/{sha})"
     if pr is not None:
@@ -300,7 +318,7 @@ def _shows_release(r: Result) -> bool:
 def _thread_link(r: Result) -> str:
     """For an issue citation (`NOTE:OWNER/NAME#N`), the link to that issue or pull request."""
     match = re.search(r"#(\d+)$", r.id)
-    if r.kind != "issue" or match is None or not _REPO.match(r.repo):
+    if r.kind != "issue" or match is None or not REPO_RE.match(r.repo):
         return ""
     number = match.group(1)
     return f"[{md.code(f'{r.repo}#{number}')}](https://github.com/{r.repo}/issues/{number})"
@@ -350,7 +368,7 @@ def news_comment(results: Sequence[Result], news: frozenset[str], *, reopened: b
         if r.introduced_by:
             line += f", introduced by {_commit_link(r)}"
         if r.introduced_by and r.kind != "issue":
-            line += f", released in {_release(r)}"
+            line += f", released in {_release(r)}" if r.released_in else ", not in a release yet"
         latest = r.history[-1] if r.history else None
         if latest and r.introduced_by and latest.commit != r.introduced_by.commit:
             line += f"; changed again by {_link(r.repo, latest.commit, latest.pr)}"

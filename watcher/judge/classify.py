@@ -7,7 +7,6 @@ batch before anything is parsed.
 from __future__ import annotations
 
 import difflib
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +27,13 @@ from watcher.models import (
     Result,
     Rule,
     Verdict,
+    span,
 )
 from watcher.parse import languages, syntax
 
 if TYPE_CHECKING:  # judging imports them on first use: a warm run plans, and judges nothing
     from watcher.judge import relocate
+    from watcher.judge.session import AnchorKey
     from watcher.locate.anchors import Anchor, Found
 
 
@@ -186,46 +187,40 @@ def parse_at(
     """The parse of a blob at `path`; its bytes read by `read` (a walk's own `cat-file`)
     when given, else from the mirror, and only when it is not parsed already."""
     language = language or languages.for_path(path) or syntax.TEXT
-    return syntax.parse(blob, language, lambda: (read or mirror.read)(blob), path)
+    stats = mirror.session.counts.parse
+    return syntax.parse(blob, language, lambda: (read or mirror.read)(blob), path, stats)
 
 
 # --- citations ------------------------------------------------------------------------
 
 
-# Anchors by (baseline blob, path, lines). A stale citation needs its anchor twice, to be
-# judged and again for its history walk, and by the walk its baseline's parse has long
-# left the parse cache: it would be parsed again only to be anchored again.
-_ANCHORS: OrderedDict[tuple[str, str, int | None, int | None], Anchor] = OrderedDict()
-ANCHORS_HELD = 8192  # an anchor is the citation's tokens and text: a few KB
+def _anchor_key(plan: Plan) -> AnchorKey:
+    item = plan.item
+    return (plan.base_blob, item.path, item.start_line, item.end_line)
 
 
-def known_anchor(plan: Plan) -> Anchor | None:
+def known_anchor(mirror: Mirror, plan: Plan) -> Anchor | None:
     """The plan's anchor if this process has it (a worker's, to send back)."""
-    item = plan.item
-    return _ANCHORS.get((plan.base_blob, item.path, item.start_line, item.end_line))
+    return mirror.session.anchors.get(_anchor_key(plan))
 
 
-def remember_anchor(plan: Plan, anchor: Anchor | None) -> None:
-    """Keep an anchor another process made for this plan."""
-    item = plan.item
-    if anchor is not None and item.start_line is not None:
-        _ANCHORS[(plan.base_blob, item.path, item.start_line, item.end_line)] = anchor
-        if len(_ANCHORS) > ANCHORS_HELD:
-            _ANCHORS.popitem(last=False)
+def remember_anchor(mirror: Mirror, plan: Plan, anchor: Anchor | None) -> None:
+    """Keep an anchor another process made for this plan, for the run (its session)."""
+    if anchor is not None and plan.item.start_line is not None:
+        mirror.session.remember_anchor(_anchor_key(plan), anchor)
 
 
 def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
+    """The plan's anchor: made once per run (a stale citation needs it again for its
+    history walk, by when its baseline's parse has long left the parse cache)."""
     from watcher.locate import anchors
 
-    item = plan.item
-    key = (plan.base_blob, item.path, item.start_line, item.end_line)
-    found = _ANCHORS.get(key)
+    found = mirror.session.anchor(_anchor_key(plan))
     if found is None:
+        item = plan.item
         parsed = parse_at(mirror, item.path, plan.base_blob)
         found = anchors.anchor(parsed, item.path, item.start_line, item.end_line)
-        remember_anchor(plan, found)  # (a whole file's tokens are not kept)
-        return found
-    _ANCHORS.move_to_end(key)
+        remember_anchor(mirror, plan, found)  # (a whole file's tokens are not kept)
     return found
 
 
@@ -318,7 +313,7 @@ def quote_baseline(
             text = locate_lines(parsed, start, end)
             return pattern, Location(commit=base, path=path, start_line=start, end_line=end), text
         if best is None or match.score > best[0]:
-            best = (match.score, f"; closest: {path}:{start}-{end} ({match.score:.0%} alike)")
+            best = (match.score, f"; closest: {path}{span(start, end)} ({match.score:.0%} alike)")
     return error(
         plan.item,
         ErrorCode.QUOTE_BASELINE,
@@ -347,11 +342,11 @@ def _judge_quote(mirror: Mirror, plan: Plan, quote: Quote) -> Result:
     start, end = quotes.lines(parsed, match)
     current = Location(commit=plan.head, path=path, start_line=start, end_line=end)
     if match.exact:
-        message = f"the quote occurs at {path}:{start}-{end}"
+        message = f"the quote occurs at {path}{span(start, end)}"
         return _result(plan, Verdict.FRESH, baseline, current, message, diff=None)
     closest = quotes.excerpt(parsed, match, pattern.marker)
     message = (
-        f"the quote no longer occurs at HEAD; closest match {path}:{start}-{end} "
+        f"the quote no longer occurs at HEAD; closest match {path}{span(start, end)} "
         f"({match.score:.0%} alike): update the quote in the note"
     )
     diff = unified(quote.text, closest)
@@ -418,11 +413,18 @@ def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Fou
             plan.item,
             ErrorCode.RULE_BASELINE,
             f"rule {rule.id} ({rule_where(rule)}): claim on @{bad.capture} fails at its "
-            f"baseline {plan.base[:12]} (actual {bad.actual!r}, {bad.test} {bad.expected!r}); "
+            f"baseline {plan.base[:12]} (actual {shown(bad.actual)}, {bad.test} "
+            f"{shown(bad.expected)}); "
             "fix the claim, or the note's commit if the rule is right",
             _baseline(plan, target.start_line, target.end_line),
         )
     return compiled, target
+
+
+def shown(text: str | None) -> str:
+    """A capture's text or a claim's pattern as written, between backticks: a regex reads
+    `\\d+`, not its repr `'\\\\d+'`."""
+    return "nothing (no such capture)" if text is None else f"`{text}`"
 
 
 def rule_where(rule: Rule) -> str:
@@ -469,7 +471,8 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         verdict = Verdict.BROKEN
         bad = next(c for c in results if not c.holds)
         message = (
-            f"claim on @{bad.capture} fails: {bad.test} {bad.expected!r}, actual {bad.actual!r}"
+            f"claim on @{bad.capture} fails: {bad.test} {shown(bad.expected)}, "
+            f"actual {shown(bad.actual)}"
         )
     else:
         verdict = _location_verdict(found, rule.path, target.start_line, target.end_line)
@@ -570,7 +573,7 @@ def _unreachable(mirror: Mirror, item: Item, offline: bool) -> str:
 
 
 def _message(verdict: Verdict, current: Location, *, rule: bool = False, gone: str = "") -> str:
-    lines = f":{current.start_line}-{current.end_line}" if current.start_line else ""
+    lines = span(current.start_line, current.end_line)
     moved = "the rule still finds it" if rule else "update the citation (`watch fix`)"
     message = {
         Verdict.FRESH: "unchanged at HEAD",
