@@ -7,6 +7,7 @@ batch before anything is parsed.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -442,26 +443,6 @@ def rule_where(rule: Rule) -> str:
     return f"{rule.file}:{rule.line}" if rule.line else rule.file
 
 
-def head_target(
-    mirror: Mirror, plan: Plan, compiled: Compiled, target: Found
-) -> tuple[Found | None, tuple[Candidate, ...]]:
-    """The rule's target at HEAD: in the followed files (all listed when there are several),
-    else in the files that took it over or anywhere else at HEAD, with every candidate."""
-    from watcher.judge import relocate
-    from watcher.locate.targets import best_target, several, targets
-
-    found = [
-        t
-        for p, b in plan.files
-        for t in targets(compiled, p, parse_at(mirror, p, b, compiled.language))
-    ]
-    if found and (best := best_target(target, found)) is not None:
-        return best, several(target, found, best)
-    return relocate.rule_targets(
-        mirror, plan, compiled, target, lambda p, b: parse_at(mirror, p, b, compiled.language)
-    )
-
-
 NOWHERE_ELSE = ", nor anywhere else in the repository"  # a rule's target: searched there too
 
 
@@ -471,7 +452,10 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         return base
     compiled, target = base
     baseline = _baseline(plan, target.start_line, target.end_line)
-    found, candidates = head_target(mirror, plan, compiled, target)
+    from watcher.judge import relocate
+
+    parse = functools.partial(parse_at, mirror, language=compiled.language)
+    found, candidates = relocate.rule_target(mirror, plan, compiled, target, parse)
     code = target.text
     if found is None:
         message = _missing(plan) + ("" if plan.search_repo else NOWHERE_ELSE)

@@ -22,7 +22,7 @@ from watcher.errors import TooLarge
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.definitions import definition_keys, may_define
 from watcher.locate.matching import find
-from watcher.locate.targets import literals, targets
+from watcher.locate.targets import best_target, literals, several, targets
 from watcher.models import Candidate, span
 from watcher.parse import languages, syntax
 
@@ -229,6 +229,17 @@ def _candidate(mirror: Mirror, blob: str) -> bytes | None:
         return mirror.read(blob)
     except TooLarge:
         return None
+
+
+def rule_target(
+    mirror: Mirror, plan: Plan, compiled: Compiled, baseline: Found, parse: Parse
+) -> tuple[Found | None, tuple[Candidate, ...]]:
+    """The rule's target at HEAD: in the followed files (all listed when there are several),
+    else in the files that took it over or anywhere else at HEAD, with every candidate."""
+    found = [t for p, b in plan.files for t in targets(compiled, p, parse(p, b))]
+    if found and (best := best_target(baseline, found)) is not None:
+        return best, several(baseline, found, best)
+    return rule_targets(mirror, plan, compiled, baseline, parse)
 
 
 def rule_targets(
