@@ -437,6 +437,7 @@ def _citation(
         cited=cited,
         title=title,
         index=index,
+        line=at("path"),
     )
 
 
