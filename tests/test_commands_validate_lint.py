@@ -165,10 +165,25 @@ PYTHON = {
 }
 
 
+CHAIN_SOURCE = """\
+async fn store(&self, state: &State) {
+    self.0
+        .write()
+        .await
+        .insert(state.clone());
+}
+"""
+CHAIN = {
+    "2-4": "ends inside the statement at 2-5; cite 2-5",  # the receiver, not the call
+    "2-5": None,
+}
+
+
 @pytest.mark.parametrize(
     ("language", "source", "lines", "says"),
     [("rust", SOURCE + "\n", k, v) for k, v in RUST.items()]
-    + [("python", PYTHON_SOURCE, k, v) for k, v in PYTHON.items()],
+    + [("python", PYTHON_SOURCE, k, v) for k, v in PYTHON.items()]
+    + [("rust", CHAIN_SOURCE, k, v) for k, v in CHAIN.items()],
 )
 def test_lint_of_one_range(language: str, source: str, lines: str, says: str | None) -> None:
     start, _, end = lines.partition("-")

@@ -28,10 +28,15 @@ if TYPE_CHECKING:
 # Node types a reader calls a statement, in every grammar watch reads: `let_declaration`,
 # `expression_statement`, `match_arm`, `switch_case`, Go's `short_var_declaration`...
 # (a parameter's declaration is part of its function's header, not a statement).
-STATEMENT = re.compile(r"(_statement|_declaration|_definition|_item|_arm|_case|_variant)$")
+STATEMENT = re.compile(
+    r"(_statement|_declaration|_definition|_item|_arm|_case|_variant|case_clause)$"
+)
 # Covering a cut statement can cut the one around it (`} else {`): the range grows again,
 # this many times at most.
 ROUNDS = 8
+# Node types that hold a list of statements or items: `block`, `class_body`, `match_block`,
+# `declaration_list`, Python's `argument_list`.
+BODIES = ("block", "body", "_list")
 LONGEST_LABEL = 60  # characters of a definition's head shown (`pub fn build`)
 
 
@@ -87,14 +92,29 @@ def _range(parsed: Parsed, start: int, end: int) -> _Range | None:
         return None  # no code, or punctuation alone
     code = frozenset(
         line
-        for first, last in zip(tokens.start_lines, tokens.end_lines, strict=True)
+        for text, first, last in zip(
+            tokens.texts, tokens.start_lines, tokens.end_lines, strict=True
+        )
+        if not text.isspace()
         for line in range(first, min(last, end) + 1)
     )
     return _Range(start, end, min(code), max(code), code)
 
 
 def _lines(node: Node) -> tuple[int, int]:
-    return node.start_point.row + 1, node.end_point.row + 1
+    """The first and last line of a node's code: a comment it ends with (Python keeps
+    one after a block's last statement in the block) is not code."""
+    return _edge(node, 0).start_point.row + 1, _edge(node, -1).end_point.row + 1
+
+
+def _edge(node: Node, side: int) -> Node:
+    """The first (`side` 0) or last (-1) token of a node that is not a comment."""
+    while node.child_count:
+        code = [c for c in node.children if "comment" not in c.type and c.end_byte > c.start_byte]
+        if not code:
+            break
+        node = code[side]
+    return node
 
 
 def _overlaps(node: Node, cited: _Range) -> bool:
@@ -116,6 +136,19 @@ def _ancestors(node: Node) -> list[Node]:
     return found
 
 
+def _is_list(node: Node) -> bool:
+    """A node that holds a list: a body (`block`, `class_body`, `declaration_list`), or
+    what brackets hold (a call's arguments, an array, a macro's tokens)."""
+    if node.type.endswith(BODIES) or node.parent is None:
+        return True
+    own = [c for c in node.children if "comment" not in c.type]
+    return bool(own) and _bracket(own[0], "([{") and _bracket(own[-1], ")]}")
+
+
+def _bracket(token: Node, brackets: str) -> bool:
+    return not token.is_named and token.type in brackets
+
+
 class _Tree:
     """One parse's tree, read for one cited range."""
 
@@ -129,11 +162,11 @@ class _Tree:
         """The smallest node that holds the range's code, and what the range starts
         inside and ends inside (None: a whole statement or definition starts or ends it).
 
-        Down from the root, as long as one child holds all of it: where the range spreads
-        over several children, those at its edges must lie in it whole, and it must not
-        hold the node's own closing token (`}`, `)`) without its opening one, nor the
-        opening one without the closing one (a node's own tokens are its unnamed
-        children: a Python block has none, a Rust block its braces)."""
+        Down from the root, as long as one child holds more than all of it. Where it
+        stops, the range must hold the children at its edges whole, and hold only
+        items of what the node lists (a block's statements, a call's arguments), unless
+        it holds the whole node: a part of the node's own construct (its braces, its
+        keyword, a function's signature, a method call's receiver) in the range cuts it."""
         node = self.root
         while True:
             kids = [c for c in node.children if _overlaps(c, cited)]
@@ -143,30 +176,54 @@ class _Tree:
             if len(kids) == 1 and first <= cited.first and last >= cited.last:
                 if kids[0].child_count == 0:
                     return node, None, None  # inside one token: a long string's lines
-                node = kids[0]
-                continue
-            head = kids[0] if first < cited.first else None
-            tail = kids[-1] if _lines(kids[-1])[1] > cited.last else None
-            own = [c for c in node.children if "comment" not in c.type]
-            opens, closes = own[0] in kids, own[-1] in kids
-            if closes and not opens and not own[-1].is_named:
-                head = node  # it holds the node's end: it starts inside it, and `head` too
-            if opens and not closes and not own[0].is_named:
-                tail = node
-            return node, self.unit(head), self.unit(tail)
+                if (first, last) != (cited.first, cited.last):
+                    node = kids[0]
+                    continue
+            head = self.unit(kids[0]) if first < cited.first else None
+            tail = self.unit(kids[-1]) if _lines(kids[-1])[1] > cited.last else None
+            if any(self.is_part(kid, node) for kid in kids):
+                low, high = _lines(node)  # it holds the node's own start or end, not both
+                head = self.unit(node) if low < cited.first else head
+                tail = self.unit(node) if high > cited.last else tail
+            return node, head, tail
 
-    def unit(self, node: Node | None) -> Node | None:
+    def is_part(self, kid: Node, node: Node) -> bool:
+        """Whether `kid` is a piece of `node`'s own construct, not one of a list it
+        holds (`_is_list`): its first or last token (a brace, a keyword), or any child
+        of a node that is no list (a call's receiver, a function's signature, an `if`'s
+        branch) but a statement, a definition or a body."""
+        if not kid.is_named:
+            own = [c for c in node.children if "comment" not in c.type]
+            return kid in (own[0], own[-1])
+        return not (self.is_unit(kid) or kid.type.endswith(BODIES) or _is_list(node))
+
+    def unit(self, node: Node) -> Node:
         """The statement or definition a cut node belongs to: itself, or the nearest
-        above it."""
-        for current in _ancestors(node) if node is not None else []:
-            # A definition's wrapping (a decorated Python one, `export function f`) is
-            # named as the definition it wraps.
-            inner = current.child_by_field_name("definition") or wrapped(current)
-            if inner is not None and self.is_definition(inner):
+        above it. One of a list (`_is_list`: a block's statements, an array's elements,
+        a call's arguments) is a unit as well; a part of a construct (a function's body,
+        an `if`'s branch) is not."""
+        for current in _ancestors(node):
+            if (inner := self.wrapped_definition(current)) is not None:
                 return inner
-            if current.parent is not None and self.is_unit(current):
+            parent = current.parent
+            if parent is None or self.is_unit(current):
                 return current
+            if current.is_named and _is_list(parent):  # one of a list
+                # A statement that is its expression alone is named a statement.
+                return (
+                    parent
+                    if self.is_unit(parent) and _lines(parent) == _lines(current)
+                    else current
+                )
         return node
+
+    def wrapped_definition(self, node: Node) -> Node | None:
+        """The definition a wrapping holds (a decorated Python one, `export function
+        f`, `export const f = ...`): it is named as the definition it wraps."""
+        inner = node.child_by_field_name("definition") or wrapped(node)
+        while inner is not None and not self.is_definition(inner):
+            inner = wrapped(inner)
+        return inner
 
     def is_unit(self, node: Node) -> bool:
         if not node.is_named or "parameter" in node.type:
@@ -179,7 +236,7 @@ class _Tree:
     def lines(self, node: Node) -> tuple[int, int]:
         """A unit's lines: a definition's with the attributes written above it."""
         first = with_attributes(node) if self.is_definition(node) else node
-        return first.start_point.row + 1, node.end_point.row + 1
+        return first.start_point.row + 1, _lines(node)[1]
 
     def cover(self, start: int, end: int) -> tuple[int, int]:
         """The smallest range from `start`..`end` out that cuts no statement or
@@ -207,11 +264,16 @@ class _Tree:
         return f"ends inside {self.name(tail)}"
 
     def name(self, node: Node) -> str:
-        """`the statement at 38-44`, or a definition by its head: `fn build` (41-60)."""
+        """`the statement at 38-44`, a definition by its head: `fn build` (41-60), or
+        anything else by its first line: `FeatureSpec {` (1164-1169)."""
         low, high = self.lines(node)
         if self.is_definition(node):
             return f"`{self.label(node)}` ({span(low, high)[1:]})"
-        return f"the statement at {span(low, high)[1:]}"
+        if self.is_unit(node):
+            return f"the statement at {span(low, high)[1:]}"
+        line = self.parsed.lines(low, low).strip()
+        shown = line if len(line) <= LONGEST_LABEL else line[: LONGEST_LABEL - 1] + "…"
+        return f"`{shown}` ({span(low, high)[1:]})"
 
     def label(self, node: Node) -> str:
         """A definition's head as written, up to its name: `pub fn build`, `class
@@ -235,7 +297,7 @@ class _Tree:
         definition are the body's own)."""
         if any(self.is_definition(n) and _function_like(n) for n in _ancestors(inside)):
             return None
-        held = self.held(cited, inside)
+        held = self.held(cited)
         if len(held) != 1:
             return None
         low, high = self.lines(held[0])
@@ -249,10 +311,10 @@ class _Tree:
         says = f"holds `{self.label(held[0])}` ({span(low, high)[1:]}) and {around}"
         return Finding(says, low, high)
 
-    def held(self, cited: _Range, inside: Node) -> list[Node]:
+    def held(self, cited: _Range) -> list[Node]:
         """The outermost definitions whose lines lie in the range (attributes aside)."""
         found: list[Node] = []
-        stack = [inside]
+        stack = [self.root]
         while stack:
             node = stack.pop()
             for child in node.children:
@@ -263,7 +325,8 @@ class _Tree:
                     if cited.start <= low and high <= cited.end:
                         found.append(child)
                         continue
-                stack.append(child)
+                if not _function_like(child):  # what a body defines is the body's
+                    stack.append(child)
         return found
 
 
@@ -272,4 +335,5 @@ def _count(lines: int) -> str:
 
 
 def _function_like(node: Node) -> bool:
-    return "function" in node.type or "method" in node.type
+    """A function, a method, a closure or a lambda: what its body holds is its own."""
+    return any(word in node.type for word in ("function", "method", "closure", "lambda"))
