@@ -13,13 +13,14 @@ from typing import TextIO
 from watcher.commands.rules import run_all
 from watcher.config import Config, Upstream, load
 from watcher.errors import ConfigError, TooLarge, UpstreamError
+from watcher.judge.plan import Item, cited_problem
 from watcher.locate.lint import lint
 from watcher.mirror.clone import held_blobs
 from watcher.mirror.mirrors import Mirror
 from watcher.models import CodeCitation, Note
 from watcher.parse.languages import for_path
 from watcher.parse.syntax import Parsed, parse
-from watcher.pipeline import CheckOptions, gather
+from watcher.pipeline import CheckOptions, gather, group
 from watcher.report import annotation, plural
 
 
@@ -41,6 +42,7 @@ def validate(config_file: Path, out: TextIO, fmt: str = "text") -> int:
     problems = [r.message for r in inputs.errors]
     rules = {i.rule.id: i.rule for i in inputs.items if i.rule is not None}
     problems += [o.describe() for o in run_all(rules.values()) if not o.passed]
+    problems += cited_problems(config, inputs.items)
     warnings, skipped = lint_citations(config, inputs.notes.values())
     for level, message in [*(("error", p) for p in problems), *(("warning", w) for w in warnings)]:
         if fmt == "github":
@@ -130,13 +132,29 @@ def _parses(
     for note, citation in cited:
         if for_path(citation.path) is not None:
             by_commit[citation.commit].append((note, citation))
-    for commit, group in by_commit.items():
+    for commit, at_commit in by_commit.items():
         full = mirror.resolve(commit)
-        blobs = held_blobs(mirror.path, full, sorted({c.path for _, c in group})) if full else {}
-        for note, citation in group:
+        paths = sorted({c.path for _, c in at_commit})
+        blobs = held_blobs(mirror.path, full, paths) if full else {}
+        for note, citation in at_commit:
             blob, language = blobs.get(citation.path), for_path(citation.path)
             parsed = None
             if blob is not None and language is not None:
                 with contextlib.suppress(TooLarge, UpstreamError):
                     parsed = parse(blob, language, functools.partial(mirror.read, blob))
             yield note, citation, parsed
+
+
+def cited_problems(config: Config, items: list[Item]) -> list[str]:
+    """Citations whose lines cannot be anchored, where the mirror holds their file: no
+    fetch, so a site whose mirrors are not made yet is validated as before."""
+    problems = []
+    for upstream, members in group(config, items, CheckOptions(offline=True)):
+        if upstream is None:
+            continue
+        mirror = Mirror(upstream, config.cache, config.limits)
+        try:
+            problems += [p for i in members if (p := cited_problem(mirror, i)) is not None]
+        finally:
+            mirror.close()
+    return problems
