@@ -442,6 +442,7 @@ def _citation(
         cited=cited,
         title=title,
         index=index,
+        line=at("path"),
     )
 
 

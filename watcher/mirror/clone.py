@@ -8,12 +8,12 @@ import logging
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from watcher.errors import UpstreamError
-from watcher.mirror.git import plain, run
+from watcher.mirror.git import NO_FETCH, READING, plain, run
 from watcher.mirror.objects import Presence
 from watcher.state.store import slug
 
@@ -208,6 +208,20 @@ def listing(path: Path, commit: str) -> dict[str, str]:
         if len(parts) == 3 and parts[1] == "blob":
             files[name] = parts[2]
     return files
+
+
+def held_blobs(path: Path, commit: str, files: Iterable[str]) -> dict[str, str]:
+    """Those of `files` at `commit` whose blobs the mirror at `path` holds, by path: read
+    without a fetch (where a partial clone lacks a tree or a blob, git would fetch it);
+    {} when the commit's trees are not here."""
+    try:
+        out = run(path, *READING, "ls-tree", "-z", commit, "--", *files, env=NO_FETCH)
+    except UpstreamError:
+        return {}
+    entries = (entry.partition("\t") for entry in out.split("\0") if entry)
+    found = {name: meta.split()[2] for meta, _, name in entries if meta.split()[1:2] == ["blob"]}
+    presence = Presence(path / "objects")
+    return {name: blob for name, blob in found.items() if presence.has(blob)}
 
 
 def graph_chain(path: Path) -> Path:
