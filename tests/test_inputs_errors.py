@@ -129,7 +129,12 @@ NOTES = [
 
 RULES = [
     Bad("toml error", "[[rule]\nid = 'x'\n", "rules/bad.toml", "TOML error"),
-    Bad("unknown top-level key", "[rules]\nid = 'x'\n", "rules/bad.toml", "unknown key"),
+    Bad(  # named at its line, with the fix
+        "unknown top-level key",
+        "# rules\n\n[[rules]]\nid = 'x'\n",
+        "rules/bad.toml:3",
+        "unknown top-level key `rules`; a rule file holds only [[rule]] tables",
+    ),
     Bad(
         "unknown rule key",
         "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '(x) @target'\n"

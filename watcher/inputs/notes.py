@@ -14,7 +14,7 @@ import yaml
 
 from watcher.config import Limits, display_path
 from watcher.errors import NoteError
-from watcher.inputs import frontmatter, quotes
+from watcher.inputs import frontmatter, inside, quotes
 from watcher.models import CodeCitation, IssueCitation, Note
 
 log = logging.getLogger("watcher.notes")  # the name users see in log lines
@@ -233,12 +233,25 @@ def _check_expansion(root: Any, max_nodes: int, file: str, offset: int) -> None:
         open_.discard(key)
         sizes[key] = 1 + sum(sizes[id(child)] for child in children)
         if sizes[key] > max_nodes:
-            raise NoteError(
-                file,
-                f"front matter expands to more than {max_nodes:,} values (aliases repeat "
-                "what they name); write it out without aliases, or raise [limits] yaml_nodes",
-                line=offset + node.start_mark.line + 1,
-            )
+            raise NoteError(file, _too_many(max_nodes, aliased=len(sizes) < sizes[key]),
+                            line=offset + node.start_mark.line + 1)  # fmt: skip
+
+
+def _too_many(max_nodes: int, *, aliased: bool) -> str:
+    """Why front matter past [limits] yaml_nodes is refused: what counts, and the fix."""
+    if aliased:  # some node is counted more than once: an alias repeats it
+        return (
+            f"front matter expands to more than {max_nodes:,} values (aliases repeat "
+            "what they name); write it out without aliases, or raise [limits] yaml_nodes"
+        )
+    # Every key, value and list or mapping counts: a source with url, title, commit,
+    # path and date is 11, so the default admits about 900 such sources in one note.
+    return (
+        f"front matter holds more than {max_nodes:,} YAML values ([limits] yaml_nodes: "
+        f"each key, value, list and mapping counts, about 11 per source, so about "
+        f"{max_nodes // 11:,} sources); split the note, or raise [limits] yaml_nodes "
+        "in config.toml"
+    )
 
 
 def _children(node: Any) -> list[Any]:
@@ -400,6 +413,14 @@ def _citation(
             f"{where}: path {cited!r} is not FILE, FILE:LINE or FILE:START-END "
             "(lines are 1-based and START <= END)",
             line=line,
+        )
+    if problem := inside.repo_problem(repo):
+        raise NoteError(file, f"{where}: url: {problem}", line=line)
+    if problem := inside.path_problem(path):
+        # This citation's error alone: the note's other citations are still checked.
+        item = f"{note_id}:{cited}"
+        raise NoteError(
+            file, f"{where}: path {path!r} {problem}", line=line, item=item, note=note_id, repo=repo
         )
     return CodeCitation(
         note=note_id,

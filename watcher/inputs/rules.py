@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from watcher.config import display_path
 from watcher.errors import RuleError, WatchError
 from watcher.fingerprint import short
+from watcher.inputs import inside
 from watcher.models import Claim, Rule, RuleTest
 from watcher.parse import languages
 from watcher.state import store
@@ -244,7 +245,7 @@ def _load_file(
     except tomllib.TOMLDecodeError as exc:
         return [RuleError(shown, f"TOML error: {exc}; fix the syntax there")]
     except ValidationError as exc:
-        return [RuleError(shown, f"{_explain(exc)}; a rule file holds only [[rule]] tables")]
+        return [_top_level(exc, text, shown)]
     starts = [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[rule]]"]
     out: list[Rule | RuleError] = []
     for index, entry in enumerate(raw.rule):
@@ -254,6 +255,10 @@ def _load_file(
             parsed = _RawRule.model_validate(entry)
         except ValidationError as exc:
             out.append(RuleError(shown, f"rule {name}: {_explain(exc)}", line=line))
+            continue
+        if problem := _where_problem(parsed):
+            where = {"item": parsed.id, "note": parsed.note, "repo": parsed.repo or ""}
+            out.append(RuleError(shown, f"rule {name}: {problem}", line=line, **where))
             continue
         try:
             tests = tuple(t.test(file) for t in parsed.tests)
@@ -285,6 +290,35 @@ def _load_file(
             compiles.seen.add(mark)
         out.append(rule)
     return out
+
+
+def _where_problem(parsed: _RawRule) -> str | None:
+    """A `path` or `repo` that does not name a file inside an upstream, and the fix."""
+    if problem := inside.path_problem(parsed.path):
+        return f"path {parsed.path!r} {problem}"
+    if parsed.repo is not None and (problem := inside.repo_problem(parsed.repo)):
+        return f"repo: {problem}"
+    return None
+
+
+def _top_level(exc: ValidationError, text: str, shown: str) -> RuleError:
+    """A rule file whose top level is wrong (`[[rules]]`, `[rule]`), at the key's line."""
+    parts, line = [], None
+    for err in exc.errors():
+        key = str(err["loc"][0]) if err["loc"] else ""
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown top-level key `{key}`")
+        else:
+            parts.append(f"`{key}`: {err['msg']}; write each rule as a [[rule]] table")
+        line = line or _key_line(text, key)
+    hint = "; a rule file holds only [[rule]] tables (two brackets, `rule` singular)"
+    return RuleError(shown, "; ".join(parts) + hint, line=line)
+
+
+def _key_line(text: str, key: str) -> int | None:
+    """The first line that names top-level `key`: `[[key]]`, `[key]`, `[key.x]`, `key =`."""
+    pattern = re.compile(rf"^\s*(?:\[\[?\s*{re.escape(key)}\s*[\].]|{re.escape(key)}\s*[=.])")
+    return next((n for n, line in enumerate(text.splitlines(), 1) if pattern.match(line)), None)
 
 
 def language_of(rule: Rule) -> str | None:

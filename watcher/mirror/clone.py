@@ -105,7 +105,7 @@ def create(path: Path, repo: str, settings: Callable[[], dict[str, str]]) -> Non
     try:
         run(None, "init", "--quiet", "--bare", str(tmp))
         for key, value in settings().items():
-            run(tmp, "config", key, value)
+            run(tmp, "config", "--", key, value)  # a value may start with `-`
         os.replace(tmp, path)
     except BaseException:
         remove(tmp)

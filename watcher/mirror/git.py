@@ -85,7 +85,7 @@ def run(
     with git's own last line."""
     code, out, err = call(cwd, *args, stdin=stdin, env=env, timeout=timeout, what=what)
     if code != 0:
-        raise failure(args[0], code, err)
+        raise failure(args[0], code, err, cwd)
     return out
 
 
@@ -101,10 +101,14 @@ def run_bytes(cwd: Path, command: str, stdin: bytes) -> list[str]:
     return proc.stdout.decode().splitlines()
 
 
-def failure(command: str, code: int, err: str) -> UpstreamError:
-    """A failed git command's error: git's own last line."""
+def failure(command: str, code: int, err: str, cwd: Path | None = None) -> UpstreamError:
+    """A failed git command's error: git's own last line, with the folder it ran in (a
+    mirror in the cache: a path of this machine) shown by its name alone."""
     lines = [line for line in err.strip().splitlines() if line.strip()]
-    return UpstreamError(lines[-1] if lines else f"git {command} failed ({code})")
+    said = lines[-1] if lines else f"git {command} failed ({code})"
+    if cwd is not None:
+        said = said.replace(str(cwd.resolve()), cwd.name).replace(str(cwd), cwd.name)
+    return UpstreamError(said)
 
 
 def run_all(
@@ -125,7 +129,7 @@ def run_all(
                 proc, name = running.popleft()
                 out, err = proc.communicate()
                 if proc.returncode != 0:
-                    raise failure(name, proc.returncode, err)
+                    raise failure(name, proc.returncode, err, cwd)
                 outputs.append(out)
             if command is not None:
                 proc = subprocess.Popen(["git", "-C", str(cwd), *options, *command],

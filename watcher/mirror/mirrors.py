@@ -167,7 +167,7 @@ class Mirror:
                 # config.toml or watch changed
                 if not clone.origin_current(self.path, self._origin()):
                     for key, value in self._origin().items():
-                        run(self.path, "config", f"remote.origin.{key}", value)
+                        run(self.path, "config", "--", f"remote.origin.{key}", value)
                 self._fetch_refs()
             self._complete_trees(since)
 
@@ -220,7 +220,7 @@ class Mirror:
         """The branch the remote's HEAD points at (`ls-remote --symref`), for `branch = ""`."""
         self.round_trips += 1
         try:
-            out = self._network("ls-remote", "--symref", self.stored_url, "HEAD")
+            out = self._network("ls-remote", "--symref", "--", self.stored_url, "HEAD")
         except UpstreamError as exc:
             raise UpstreamError(
                 f"{self.upstream.repo}: cannot read the default branch of "
@@ -372,8 +372,9 @@ class Mirror:
         self.require()
         try:
             return run(
-                self.path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", env=NO_FETCH
-            ).strip()
+                self.path, "rev-parse", "--verify", "--quiet", "--end-of-options",
+                f"{rev}^{{commit}}", env=NO_FETCH,
+            ).strip()  # fmt: skip
         except UpstreamError:
             return None
 
