@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from watcher.config import Config, Upstream, load
-from watcher.errors import WatchError
+from watcher.errors import NoteError, WatchError
 from watcher.inputs import edit
 from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import load_rules
@@ -34,7 +34,7 @@ class Changes:
 
     def text(self, path: Path) -> str:
         if path not in self.texts:
-            old = path.read_text(encoding="utf-8")
+            old = edit.read(path)  # as stored: CRLF and a BOM kept
             self.texts[path] = (old, old)
         return self.texts[path][1]
 
@@ -54,11 +54,9 @@ class Changes:
             )
 
     def write(self) -> int:
-        from watcher.state.store import write_text
-
         changed = [(p, new) for p, (old, new) in self.texts.items() if old != new]
         for path, new in changed:
-            write_text(path, new)  # atomic: a note is never half-written
+            edit.write(path, new)  # atomic: a note is never half-written
         return len(changed)
 
 
@@ -127,7 +125,11 @@ def _moved(
         if not rebases:
             continue
         path = config.root / note.file
-        changes.set(path, edit.rebase_sources(changes.text(path), rebases, date, note.file))
+        try:
+            changes.set(path, edit.rebase_sources(changes.text(path), rebases, date, note.file))
+        except NoteError as exc:  # a value it cannot edit in place: the note is left alone
+            changes.todo.append(str(exc))
+            continue
         for rebase, citation in zip(rebases, _cited(note, rebases), strict=True):
             changes.done.append(
                 f"{note.file}: {citation} -> {rebase.commit[:12] if rebase.commit else ''} "
@@ -148,6 +150,7 @@ def accept_note(
     every source's `date` and the note's `lastVerified` set to `date`."""
     path = config.root / note.file
     rebases: list[edit.Rebase] = []
+    done, todo = len(changes.done), len(changes.todo)
     for citation in note.citations:
         result = _result(results, citation.id)
         where = f"{note.file}: sources[{citation.index}] {citation.cited}"
@@ -162,9 +165,15 @@ def accept_note(
             rebases.append(edit.Rebase(citation.index, citation.repo, result.current.commit, new))
     # Quotes first: their lines are the note's lines before the front matter changes.
     text = _quotes(config, note, results, changes.text(path), changes)
-    # Every source's date, issue citations' too: the whole note was re-read.
-    text = edit.rebase_sources(text, rebases, date, note.file, every_date=True)
-    changes.set(path, edit.set_key(text, "lastVerified", date))
+    try:
+        # Every source's date, issue citations' too: the whole note was re-read.
+        text = edit.rebase_sources(text, rebases, date, note.file, every_date=True)
+        text = edit.set_key(text, "lastVerified", date, note.file)
+    except NoteError as exc:  # a value it cannot edit in place: nothing is re-based
+        del changes.done[done:], changes.todo[todo:]
+        changes.todo.append(f"{exc} (nothing of note {note.id} was re-based)")
+        return
+    changes.set(path, text)
     _rules(config, note, rules, results, changes)
 
 
@@ -218,8 +227,8 @@ def _rules(
         where = f"{rule.file}: rule {rule.id}"
         if result.current is not None and result.current.path != rule.path:
             path = config.root / rule.file
-            changes.text(path)
-            changes.set(path, edit.set_rule_path(path, rule.id, result.current.path))
+            new = edit.set_rule_path(path, changes.text(path), rule.id, result.current.path)
+            changes.set(path, new)
             changes.done.append(f"{where}: path {rule.path} -> {result.current.path}")
         if result.verdict in (Verdict.BROKEN, Verdict.MISSING, Verdict.ERROR):
             changes.todo.append(
