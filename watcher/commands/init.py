@@ -151,9 +151,8 @@ def write(directory: Path, files: dict[str, str]) -> None:
         for path in reversed(made):
             with contextlib.suppress(OSError):
                 path.rmdir() if _kind(path) == "folder" else path.unlink()
-        where = exc.filename or directory
         raise WatchError(
-            f"{where}: cannot write the site ({exc.strerror}); nothing was written"
+            f"{directory}: cannot write the site ({exc.strerror}); nothing was written"
         ) from None
 
 
