@@ -103,8 +103,7 @@ NOTES = [
         "too many sources",
         "---\nid: bad\nsources:\n"
         + "  - url: https://github.com/acme/client\n    title: t\n    commit: abcdef12\n"
-        "    path: src/lib.rs:1-2\n    date: 2026-01-01\n" * 1_000
-        + "---\n",
+        "    path: src/lib.rs:1-2\n    date: 2026-01-01\n" * 1_000 + "---\n",
         "notes/zz-bad.md:4",
         "about 11 per source, so about 909 sources); split the note, or raise [limits] "
         "yaml_nodes in config.toml",

@@ -194,3 +194,17 @@ def test_a_git_failure_never_shows_the_mirror_cache_path(tmp_path: Path) -> None
         run(bare, "--literal-pathspecs", "log", "--", "../../etc/passwd")
     assert "outside repository" in str(caught.value)
     assert str(tmp_path) not in str(caught.value) and "acme__client.git" in str(caught.value)
+
+
+def test_a_missing_mirror_is_named_without_the_cache_path(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("lib", {LIB: SOURCE})
+    project.note("n", f"{base} {LIB}:1-2")
+    code, out, err = project.run("check", "--offline", "--format", "json", capsys=capsys)
+    report = json.loads(out)
+    assert code == 2
+    assert report["upstreams"][0]["error"] == (
+        "acme/client: no mirror in the cache yet; run `watch sync` (or drop --offline)"
+    )
+    assert str(project.root) not in out + err

@@ -187,20 +187,20 @@ class Mirror:
         problem = packs.health(self.path) if self.path.exists() else None
         if problem is not None:
             raise UpstreamError(
-                f"{self.upstream.repo}: the mirror at {self.path} is damaged ({problem}); "
+                f"{self.upstream.repo}: its mirror {self.path.name} is damaged ({problem}); "
                 "run without --offline to clone it again"
             )
 
     def _reclone(self, problem: str) -> None:
         if self.recloned:
             raise UpstreamError(
-                f"{self.upstream.repo}: the mirror at {self.path} is still damaged after "
+                f"{self.upstream.repo}: its mirror {self.path.name} is still damaged after "
                 f"cloning it again ({problem}); delete it and check the disk"
             )
         log.warning(
-            "%s: the mirror at %s is damaged (%s); cloning it again",
+            "%s: its mirror %s is damaged (%s); cloning it again",
             self.upstream.repo,
-            self.path,
+            self.path.name,
             problem,
         )
         self.recloned = True
@@ -344,7 +344,7 @@ class Mirror:
         """Refuse to read a mirror that was never made (offline, before a sync)."""
         if not self.exists:
             raise UpstreamError(
-                f"{self.upstream.repo}: no mirror at {self.path}; run `watch sync` "
+                f"{self.upstream.repo}: no mirror in the cache yet; run `watch sync` "
                 "(or drop --offline)"
             )
 
