@@ -208,3 +208,19 @@ def test_a_missing_mirror_is_named_without_the_cache_path(
         "acme/client: no mirror in the cache yet; run `watch sync` (or drop --offline)"
     )
     assert str(project.root) not in out + err
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/../../issues/1",
+        "https://github.com/acme/..",
+    ],
+)
+def test_a_url_naming_a_path_for_a_repository_is_refused(
+    project: Project, capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    extra = "    commit: abcdef12\n    path: src/lib.py\n" if "issues" not in url else ""
+    project.note("n", raw=f"---\nid: n\nsources:\n  - url: {url}\n{extra}---\n")
+    code, out, _ = project.run("validate", capsys=capsys)
+    assert code == 2 and "notes/n.md:4: sources[0]: url: expected OWNER/NAME" in out

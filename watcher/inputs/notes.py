@@ -338,6 +338,8 @@ def _source(
     title = str(source.get("title") or "")
     if match := ISSUE_URL.match(url):
         owner, name, kind, number = match.groups()
+        if problem := inside.repo_problem(f"{owner}/{name}"):
+            raise NoteError(file, f"{where}: url: {problem}", line=line)
         return IssueCitation(
             note=note_id,
             repo=f"{owner}/{name}",
