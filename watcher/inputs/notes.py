@@ -286,6 +286,9 @@ def _build(
     code: list[CodeCitation] = []
     issues: list[IssueCitation] = []
     untracked: list[str] = []
+    # Looked up by place and id, not compared pairwise: 900 sources took a second.
+    at: dict[tuple[str, str, int | None, int | None], list[CodeCitation]] = {}
+    ids: set[str] = set()
     source_nodes = _value(node, "sources")
     for index, source in enumerate(sources):
         line = _item_line(source_nodes, index, offset)
@@ -295,11 +298,14 @@ def _build(
             errors.append(exc)
             continue
         if isinstance(kind, CodeCitation):
-            if any(_same(c, kind) for c in code):
+            where = (kind.repo.lower(), kind.path, kind.start_line, kind.end_line)
+            if any(_same(c.commit, kind.commit) for c in at.get(where, [])):
                 continue  # the same lines at the same commit, cited again: one item
-            if any(c.id == kind.id for c in code):  # same lines cited at another commit
+            if kind.id in ids:  # same lines cited at another commit
                 kind = kind.model_copy(update={"suffix": f"@{kind.commit[:8]}"})
             code.append(kind)
+            at.setdefault(where, []).append(kind)
+            ids.add(kind.id)
         elif isinstance(kind, IssueCitation):
             issues.append(kind)
         else:
@@ -319,13 +325,10 @@ def _build(
     return note, errors
 
 
-def _same(a: CodeCitation, b: CodeCitation) -> bool:
-    """Two citations of the same lines at the same commit (one may abbreviate it)."""
-    short = min(len(a.commit), len(b.commit))
-    where = (a.repo.lower(), a.path, a.start_line, a.end_line)
-    return where == (b.repo.lower(), b.path, b.start_line, b.end_line) and (
-        a.commit[:short] == b.commit[:short]
-    )
+def _same(a: str, b: str) -> bool:
+    """The same commit, written in full or abbreviated."""
+    short = min(len(a), len(b))
+    return a[:short] == b[:short]
 
 
 def _source(
