@@ -297,3 +297,30 @@ def test_a_new_site_folder_is_renamed_into_place_whole(
                        "--url", "x")  # fmt: skip
     assert code == 2 and "nothing was written" in err
     assert _tree(tmp_path) == {"a": "dir"}  # no half site, no temp folder left
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_init_stopped_by_ctrl_c_leaves_nothing_and_runs_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    exists: bool,
+) -> None:  # fmt: skip
+    from watcher.commands import init as init_command
+
+    site = tmp_path / "site"
+    if exists:
+        site.mkdir()
+    made = init_command._create
+
+    def interrupted(directory: Path, relative: str, text: str, created: list[Path]) -> None:
+        if relative == ".github/workflows/watch.yml":
+            raise KeyboardInterrupt
+        made(directory, relative, text, created)
+
+    monkeypatch.setattr(init_command, "_create", interrupted)
+    code, _, err = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")
+    assert code == 130 and "interrupted" in err
+    assert _tree(tmp_path) == ({"site": "dir"} if exists else {})
+
+    monkeypatch.undo()
+    assert run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")[0] == 0
+    assert (site / ".github/workflows/watch.yml").is_file()

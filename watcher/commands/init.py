@@ -137,20 +137,23 @@ def _kind(path: Path) -> str | None:
 def write(directory: Path, files: dict[str, str]) -> None:
     """Write `files` (checked by `plan`) into `directory`: all of them, or none.
 
-    A new folder is built beside it and renamed into place; into a folder that exists,
-    each file is created exclusively, never through a symlink, and on a failure every
-    file and folder made so far is removed again."""
+    A new folder is built beside it and renamed into place. Into a folder that exists,
+    each file appears whole or not at all (`_create`), config.toml last, and on a failure
+    every file and folder made so far is removed again: even a killed init leaves no
+    config.toml, so running it again finishes the site."""
     if not os.path.lexists(directory):
         _stage(directory, files)
         return
     made: list[Path] = []
     try:
-        for relative, text in files.items():
-            _create(directory, relative, text, made)
-    except OSError as exc:
+        for relative in sorted(files, key=lambda name: name == "config.toml"):
+            _create(directory, relative, files[relative], made)
+    except BaseException as exc:  # a full disk, or Ctrl-C: what was made goes again
         for path in reversed(made):
             with contextlib.suppress(OSError):
                 path.rmdir() if _kind(path) == "folder" else path.unlink()
+        if not isinstance(exc, OSError):
+            raise
         raise WatchError(
             f"{directory}: cannot write the site ({exc.strerror}); nothing was written"
         ) from None
@@ -164,11 +167,17 @@ def _create(directory: Path, relative: str, text: str, made: list[Path]) -> None
         if _kind(path) is None:
             path.mkdir()
             made.append(path)
+    # Written under a temp name, then linked to its own: `link` fails on anything at the
+    # target, a dangling symlink included, and never follows one.
+    tmp = target.with_name(f".{target.name}.init-{os.getpid()}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(target, flags, 0o666)
-    made.append(target)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    try:
+        with os.fdopen(os.open(tmp, flags, 0o666), "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.link(tmp, target, follow_symlinks=False)
+        made.append(target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _stage(directory: Path, files: dict[str, str]) -> None:
@@ -183,8 +192,10 @@ def _stage(directory: Path, files: dict[str, str]) -> None:
         for relative, text in files.items():
             _create(stage, relative, text, [])
         os.rename(stage, directory)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, or Ctrl-C: no half site is left
         shutil.rmtree(stage, ignore_errors=True)
+        if not isinstance(exc, OSError):
+            raise
         raise WatchError(
             f"{directory}: cannot write the site ({exc.strerror}); nothing was written"
         ) from None
