@@ -324,3 +324,16 @@ def test_init_stopped_by_ctrl_c_leaves_nothing_and_runs_again(
     monkeypatch.undo()
     assert run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")[0] == 0
     assert (site / ".github/workflows/watch.yml").is_file()
+
+
+def test_a_leftover_temp_folder_of_a_killed_init_is_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    leftover = tmp_path / f".site.init-{os.getpid()}"
+    (leftover / "notes").mkdir(parents=True)
+    code, _, _ = run(capsys, "init", str(tmp_path / "site"), "--upstream", "acme/lib",
+                     "--url", "x")  # fmt: skip
+    assert code == 0 and (tmp_path / "site" / "config.toml").is_file()
+    assert _tree(tmp_path)[leftover.name] == "dir" and (leftover / "notes").is_dir()

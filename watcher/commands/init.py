@@ -180,20 +180,34 @@ def _create(directory: Path, relative: str, text: str, made: list[Path]) -> None
         tmp.unlink(missing_ok=True)
 
 
+def _new_folder(parent: Path, name: str) -> Path:
+    """A folder made for this run in `parent`: `name`, or `name-1`, `name-2`, … when a
+    killed run of the same process id left one."""
+    number = 0
+    while True:
+        path = parent / (f"{name}-{number}" if number else name)
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            number += 1
+
+
 def _stage(directory: Path, files: dict[str, str]) -> None:
     """A new site folder: made beside `directory` under a temp name, then renamed."""
     import shutil
 
     parent = directory.absolute().parent
     parent.mkdir(parents=True, exist_ok=True)
-    stage = parent / f".{directory.name}.init-{os.getpid()}"
+    stage: Path | None = None
     try:
-        stage.mkdir()
+        stage = _new_folder(parent, f".{directory.name}.init-{os.getpid()}")
         for relative, text in files.items():
             _create(stage, relative, text, [])
         os.rename(stage, directory)
     except BaseException as exc:  # a full disk, or Ctrl-C: no half site is left
-        shutil.rmtree(stage, ignore_errors=True)
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
         if not isinstance(exc, OSError):
             raise
         raise WatchError(
