@@ -23,8 +23,6 @@ from watcher.errors import ConfigError
 from watcher.inputs import inside
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# OWNER/NAME; `inside.repo_problem` says why a value is not one (`..`, a leading `-`).
-REPO_RE = re.compile(r"^(?!\.\.?/|-)[A-Za-z0-9_.-]+/(?!\.\.?$|-)[A-Za-z0-9_.-]+$")
 # What `git check-ref-format` refuses in a branch name (a leading `-` is refused apart).
 BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|^/|/$|\.lock$")
 EVERY_RE = re.compile(r"^@every\s+(\d+)\s*([smhd])$")
