@@ -181,3 +181,24 @@ def test_a_value_reached_through_an_alias_or_merge_key_is_refused_and_nothing_ch
     assert (project.root / "notes" / "n.md").read_bytes() == before
     if accept is None:
         assert head in other.read_text()
+
+
+def test_a_rule_path_set_by_accept_keeps_the_rule_files_crlf_and_bom(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("lib", {LIB: SOURCE})
+    project.note("n", f"{base} {LIB}:1-2")
+    rule = (
+        '\ufeff# the function\r\n[[rule]]\r\nid = "f-returns-1"\r\nnote = "n"\r\n'
+        'path = "src/lib.py"   # where it was\r\n'
+        "query = '''(function_definition name: (identifier) @n (#eq? @n \"f\")) @target'''\r\n"
+    )
+    rules = project.root / "rules" / "rules.toml"
+    rules.write_bytes(rule.encode())
+    assert project.run("rules", "lint", capsys=capsys)[0] == 0  # a BOM is no TOML error
+    upstream.move(LIB, "src/core.py", "Rename lib to core")
+
+    code, shown = run_fix(project, accept="n")
+
+    assert code == 0, shown
+    assert rules.read_bytes() == rule.replace("src/lib.py", "src/core.py").encode()

@@ -130,11 +130,12 @@ def set_rule_path(path: Path, text: str, rule_id: str, new_path: str) -> str:
     """The rule file's `text` with one rule's `path` set, everything else as it was."""
     import tomlkit
 
-    doc = tomlkit.parse(text)
+    bom = "\ufeff" if text.startswith("\ufeff") else ""  # kept, but not for tomlkit to read
+    doc = tomlkit.parse(text.removeprefix(bom))
     for rule in doc.get("rule", []):
         if rule.get("id") == rule_id:
             rule["path"] = new_path
-            return tomlkit.dumps(doc)
+            return bom + tomlkit.dumps(doc)
     raise RuleError(path, f"rule {rule_id} not found; was the file edited meanwhile?")
 
 

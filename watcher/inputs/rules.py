@@ -237,7 +237,8 @@ def _load_file(
                     "split the file, or raise the limit in config.toml",
                 )
             ]
-        text = file.read_text(encoding="utf-8", errors="replace")
+        # utf-8-sig: a BOM some editors save is not TOML, and is not the author's either
+        text = file.read_text(encoding="utf-8-sig", errors="replace")
     except OSError as exc:
         return [RuleError(shown, f"cannot read it ({exc.strerror}); check its permissions")]
     try:
