@@ -80,6 +80,13 @@ def test_escaping_citations_are_their_own_errors_and_the_upstream_is_judged(
     assert str(project.root) not in out + err  # no path of this machine
     assert note.is_file()
 
+    project.config(sink="files")  # the note's issue names its bad citation and the fix
+    project.run("check", capsys=capsys)
+    issue = (project.root / "state" / "issues" / "n.md").read_text()
+    assert "| `n:../../etc/passwd:1-2` | citation | **error** |" in issue
+    assert "path '/etc/passwd' is absolute; a citation names a file inside" in issue
+    assert not (project.root / "state" / "issues" / "other.md").exists()  # fresh: no issue
+
 
 def test_a_permalink_leaving_the_repository_is_refused(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
