@@ -231,3 +231,25 @@ def test_a_url_naming_a_path_for_a_repository_is_refused(
     project.note("n", raw=f"---\nid: n\nsources:\n  - url: {url}\n{extra}---\n")
     code, out, _ = project.run("validate", capsys=capsys)
     assert code == 2 and "notes/n.md:4: sources[0]: url: expected OWNER/NAME" in out
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/acme/notes",
+        "https://github.com/acme/notes.git",
+        "https://github.com/acme/notes/issues/3",
+        "https://x-access-token:ghp_secret0123456789@github.com/acme/notes",
+    ],
+)
+def test_a_url_where_owner_name_belongs_is_refused_with_what_to_write(
+    project: Project, capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    text = project.config_file.read_text().replace(
+        '[issues]\nsink = "none"', f'[issues]\nsink = "none"\nrepo = "{url}"'
+    )
+    project.config_file.write_text(text)
+    code, _, err = project.run("validate", capsys=capsys)
+    assert code == 2
+    assert "key issues.repo: Value error, expected OWNER/NAME, got a URL; write acme/notes" in err
+    assert "ghp_secret" not in err
