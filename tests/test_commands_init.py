@@ -239,12 +239,13 @@ def test_init_never_writes_through_a_symlink(
     (site / "notes").symlink_to(outside / "notes")  # dangling, to a folder
     (site / "rules").symlink_to(outside)  # to a folder that is there
     (site / ".github" / "workflows").symlink_to("/nonexistent-watch-test/workflows")
+    (site / "config.toml").symlink_to(outside / "config.toml")
     before = _tree(site)
 
     code, _, err = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")
 
     assert code == 2 and "Traceback" not in err
-    for name in (".gitignore", "notes", "rules", ".github/workflows"):
+    for name in ("config.toml", ".gitignore", "notes", "rules", ".github/workflows"):
         assert f"{name} is a symlink (init never writes through one)" in err
     assert _tree(site) == before and _tree(outside) == {}
 

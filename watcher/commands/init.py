@@ -81,7 +81,7 @@ def plan(directory: Path, relatives: list[str]) -> list[str]:
     if os.path.lexists(directory) and not directory.is_dir():
         kind = "a symlink to nothing" if directory.is_symlink() else "a file"
         raise WatchError(f"{directory}: is {kind}, not a folder; pick a folder for the site")
-    if os.path.lexists(directory / "config.toml"):
+    if _kind(directory / "config.toml") == "file":
         raise WatchError(
             f"{directory / 'config.toml'}: already exists; watch init does not overwrite "
             "a site (edit it, or pick another DIR)"
