@@ -87,14 +87,22 @@ class _RawTest(BaseModel):
             raise ValueError(f'test {self.name!r}: `fails` goes with expect = "broken"')
         return self
 
-    def test(self, rule_file: Path) -> RuleTest:
+    def test(self, rule_file: Path, roots: tuple[Path, ...]) -> RuleTest:
+        """The case, its `file` read from beside the rule file: inside the site (one of
+        `roots`, the config's folder and the rules folder), never anywhere else."""
         code = self.code
         if code is None:
             fixture = rule_file.parent / str(self.file)
+            if not any(fixture.resolve().is_relative_to(r.resolve()) for r in roots):
+                raise ValueError(
+                    f"test {self.name!r}: file {self.file} is outside the notes site; "
+                    "keep fixtures in the site, relative to the rule file (fixtures/x.rs)"
+                )
             try:
                 code = fixture.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                reason = f"cannot read file {self.file}: {exc}"
+                why = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
+                reason = f"cannot read file {self.file}: {why}"
                 raise ValueError(f"test {self.name!r}: {reason}") from None
         return RuleTest(name=self.name, code=code, expect=self.expect, fails=tuple(self.fails))
 
@@ -209,7 +217,7 @@ def load_rules(
         if not file.is_file():
             continue  # a folder named like a rule file
         shown = display_path(file, display_root)
-        for item in _load_file(file, shown, compiles, max_bytes):
+        for item in _load_file(file, shown, compiles, max_bytes, (display_root, folder)):
             if isinstance(item, RuleError):
                 errors.append(item)
             elif item.id in rules:
@@ -226,7 +234,7 @@ def load_rules(
 
 
 def _load_file(
-    file: Path, shown: str, compiles: Compiles | None, max_bytes: int
+    file: Path, shown: str, compiles: Compiles | None, max_bytes: int, roots: tuple[Path, ...]
 ) -> list[Rule | RuleError]:
     try:
         if (size := file.stat().st_size) > max_bytes:
@@ -262,7 +270,7 @@ def _load_file(
             out.append(RuleError(shown, f"rule {name}: {problem}", line=line, **where))
             continue
         try:
-            tests = tuple(t.test(file) for t in parsed.tests)
+            tests = tuple(t.test(file, roots) for t in parsed.tests)
         except ValueError as exc:
             out.append(RuleError(shown, f"rule {name}: {exc}", line=line))
             continue
