@@ -202,3 +202,23 @@ def test_a_rule_path_set_by_accept_keeps_the_rule_files_crlf_and_bom(
 
     assert code == 0, shown
     assert rules.read_bytes() == rule.replace("src/lib.py", "src/core.py").encode()
+
+
+def test_a_note_that_cannot_be_written_is_one_clear_error_and_stays_whole(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    import tempfile
+
+    base, _ = moved(upstream)
+    before = write_note(project, NOTE.format(base=base), crlf=True)
+
+    def disk_full(*args: object, **kwargs: object) -> tuple[int, str]:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkstemp", disk_full)
+    code, _, err = project.run("fix", "--write", capsys=capsys)
+
+    assert code == 2 and "Traceback" not in err
+    assert "notes/n.md: cannot write it (No space left on device); check its" in err
+    assert (project.root / "notes" / "n.md").read_bytes() == before

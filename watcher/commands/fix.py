@@ -56,7 +56,14 @@ class Changes:
     def write(self) -> int:
         changed = [(p, new) for p, (old, new) in self.texts.items() if old != new]
         for path, new in changed:
-            edit.write(path, new)  # atomic: a note is never half-written
+            try:
+                edit.write(path, new)  # atomic: a note is never half-written
+            except OSError as exc:
+                name = path.relative_to(self.root).as_posix()
+                raise WatchError(
+                    f"{name}: cannot write it ({exc.strerror}); check its permissions and "
+                    "run `watch fix --write` again (the files before it were written)"
+                ) from None
         return len(changed)
 
 
