@@ -44,7 +44,9 @@ def test_paths_inside_are_kept(path: str) -> None:
     assert path_problem(path) is None
 
 
-@pytest.mark.parametrize("repo", ["../..", "./x", "a/..", "a/.", "-a/b", "a/-b", "a", "a/b/c"])
+@pytest.mark.parametrize(
+    "repo", ["../..", "./x", "a/..", "a/.", "-a/b", "a/-b", "a", "a/b/c", "a/b\n"]
+)
 def test_a_repo_that_is_a_path_or_an_option_is_refused(repo: str) -> None:
     assert "expected OWNER/NAME" in (repo_problem(repo) or "")
 

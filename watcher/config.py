@@ -23,6 +23,7 @@ from watcher.errors import ConfigError
 from watcher.inputs import inside
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+REPO_RE = inside.REPO  # OWNER/NAME; `inside.repo_problem` says why a value is not one
 # What `git check-ref-format` refuses in a branch name (a leading `-` is refused apart).
 BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|^/|/$|\.lock$")
 EVERY_RE = re.compile(r"^@every\s+(\d+)\s*([smhd])$")

@@ -10,15 +10,15 @@ import json
 import os
 import re
 import stat
-import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
-from watcher.errors import WatchError
+from watcher.errors import UpstreamError, WatchError
 from watcher.inputs import inside
+from watcher.mirror.git import call
 from watcher.state.store import slug
 
 LS_REMOTE_SECONDS = 10.0
@@ -216,24 +216,27 @@ def _stage(directory: Path, files: dict[str, str]) -> None:
 
 
 def read_remote(url: str, timeout: float = LS_REMOTE_SECONDS) -> Remote:
-    """The default branch (HEAD's symref) and a release-tag glob, from one ls-remote."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    """The default branch (HEAD's symref) and a release-tag glob, from one ls-remote
+    (through the one git runner: no prompt, stopped at `timeout`)."""
     try:
-        done = subprocess.run(
-            # `--`: a URL is never read as an option (`--upload-pack=...` runs a command)
-            ["git", "ls-remote", "--symref", "--", url, "HEAD", "refs/tags/*"],
-            capture_output=True,
-            text=True,
+        # `--`: a URL is never read as an option (`--upload-pack=...` runs a command)
+        code, out, _ = call(
+            None,
+            "ls-remote",
+            "--symref",
+            "--",
+            url,
+            "HEAD",
+            "refs/tags/*",
             timeout=timeout,
-            env=env,
-            check=False,
+            what=url,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, UpstreamError):  # no git, or no answer in time
         return Remote()
-    if done.returncode != 0:
+    if code != 0:
         return Remote()
     branch, head, tags = "main", None, []
-    for line in done.stdout.splitlines():
+    for line in out.splitlines():
         if match := re.match(r"^ref: refs/heads/(\S+)\s+HEAD$", line):
             branch = match.group(1)
         elif line.endswith("\tHEAD"):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import posixpath
 import re
 
-# OWNER/NAME as GitHub spells them: letters, digits, `.`, `_`, `-`; never `.` or `..`
-# (a path, not a name), and not starting with `-` (an option to whatever reads it).
-_PART = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
+# OWNER/NAME as GitHub spells them: letters, digits, `.`, `_`, `-`; neither part `.` or
+# `..` (a path, not a name) nor starting with `-` (an option to whatever reads it).
+REPO = re.compile(r"^(?!\.\.?/|-)[A-Za-z0-9_.-]+/(?!\.\.?\Z|-)[A-Za-z0-9_.-]+\Z")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 # A repository's URL where OWNER/NAME belongs (any page of it: issues, a file, `.git`).
 _URL = re.compile(
@@ -54,10 +54,7 @@ def repo_problem(repo: str) -> str | None:
     """Why `repo` is not an OWNER/NAME, with an example; None when it is one."""
     if found := _URL.match(repo.strip()):  # a repository's URL, pasted: say what to write
         return f"expected OWNER/NAME, got a URL; write {found.group(1)}/{found.group(2)}"
-    owner, slash, name = repo.partition("/")
-    if not slash or not all(
-        _PART.match(part) and part not in (".", "..") for part in (owner, name)
-    ):
+    if not REPO.match(repo):
         # Not echoed when it may hold credentials (`user:token@host`).
         shown = "a URL" if "@" in repo or "://" in repo else repr(repo)
         return f"expected OWNER/NAME (like openai/codex), got {shown}"
