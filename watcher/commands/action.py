@@ -71,10 +71,12 @@ def action(
         out.write(matrix + "\n")
         _outputs(output_file, {"upstreams": matrix})
         return 0
+    failed_boxes: list[str] = []
     if config.issues.dashboard and config.issues.sink != "none":
         from watcher.commands.ticks import carry_out
 
-        carry_out(config, today=datetime.now(UTC).date(), upstream=upstream)  # ticked boxes
+        today = datetime.now(UTC).date()
+        failed_boxes = carry_out(config, today=today, upstream=upstream).failed  # ticked boxes
     try:
         report = _check(config, upstream, wait)
     except WatchError as exc:
@@ -86,6 +88,10 @@ def action(
         out.write(markdown)
         _append(summary_file, markdown)
         values = outputs(report)
+    if failed_boxes:  # a box not carried out is a failed run, though the check went well
+        lines = (f"**Dashboard box failed:** {_plain(f)}\n" for f in failed_boxes)
+        _append(summary_file, "".join(lines))
+        values |= {"exit-code": "2", "outcome": "error"}
     if commit_state:
         try:
             values["state-commit"] = _commit_state(config)

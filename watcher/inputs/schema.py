@@ -29,8 +29,11 @@ CONFIG_HELP: dict[str, str] = {
     "upstream": "one table per upstream repository (`[[upstream]]`)",
     "upstream.repo": "OWNER/NAME, as the notes cite it (required); each part a name, never "
     "`.` or `..`, not starting with `-`",
-    "upstream.url": "where to fetch it; `file://` and paths work (default: GitHub's URL); "
-    "never starting with `-`",
+    "upstream.url": (
+        "where to fetch it; `file://` and paths work (default: GitHub's URL), but only where "
+        "that path exists: a workflow in GitHub Actions cannot fetch them (`watch init --url` "
+        "warns); never starting with `-`"
+    ),
     "upstream.branch": "the branch whose head is checked; empty: the remote's default branch "
     "(its HEAD), read when the mirror is first cloned; a name `git check-ref-format` accepts",
     "upstream.release_tags": "glob of the tags that are releases, e.g. `v*`, `rust-v*`",

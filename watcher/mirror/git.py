@@ -102,10 +102,17 @@ def run_bytes(cwd: Path, command: str, stdin: bytes) -> list[str]:
 
 
 def failure(command: str, code: int, err: str, cwd: Path | None = None) -> UpstreamError:
-    """A failed git command's error: git's own last line, with the folder it ran in (a
-    mirror in the cache: a path of this machine) shown by its name alone."""
-    lines = [line for line in err.strip().splitlines() if line.strip()]
+    """A failed git command's error: git's first `fatal:` (else `error:`) line, which says
+    what went wrong ("'…' does not appear to be a git repository", "repository '…' not
+    found"), not the advice git prints after it ("… and the repository exists."). The
+    folder it ran in (a mirror in the cache: a path of this machine) is shown by its name."""
+    lines = [line.strip() for line in err.strip().splitlines() if line.strip()]
     said = lines[-1] if lines else f"git {command} failed ({code})"
+    for prefix in ("fatal: ", "error: "):
+        first = next((line for line in lines if line.startswith(prefix)), None)
+        if first is not None:
+            said = first.removeprefix(prefix)
+            break
     if cwd is not None:
         said = said.replace(str(cwd.resolve()), cwd.name).replace(str(cwd), cwd.name)
     return UpstreamError(said)
