@@ -267,12 +267,13 @@ def look_alike(cited: bool) -> str:
     )
 
 
-def test_cited_lines_removed_beside_a_look_alike_are_the_change(
+def test_cited_lines_removed_beside_a_look_alike_are_missing(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """At HEAD the cited lines are gone and a look-alike in another function stands for
-    them. Before the commit that removed them, the look-alike's lines were there as they
-    are now, and so were the cited lines themselves: that commit changed the item."""
+    """At HEAD the cited lines are gone and a look-alike stands in another function that
+    was there all along. Issue 35 (class 3): that is the other function's own code, not
+    the citation (it used to be called `changed` there): missing, since the commit that
+    removed them."""
     base = upstream.commit("base (#1)", {LIB: look_alike(True)})
     project.note("n", f"{base} {LIB}:2-5")
     drop = upstream.commit("ask without a key (#2)", {LIB: look_alike(False)})
@@ -280,18 +281,18 @@ def test_cited_lines_removed_beside_a_look_alike_are_the_change(
 
     result = check(project, capsys)[f"n:{LIB}:2-5"]
 
-    assert result["verdict"] == "changed"
-    assert result["current"]["start_line"] == 12  # the look-alike
+    assert result["verdict"] == "missing"
+    assert result["current"] is None
     assert result["introduced_by"]["commit"] == drop
-    assert [c["commit"] for c in result["history"]] == [drop]
+    assert [(c["commit"], c["state"]) for c in result["history"]] == [(drop, "missing")]
 
 
-def test_a_better_look_alike_removed_inside_the_definition_is_a_change(
+def test_cited_lines_removed_beside_a_look_alike_in_their_definition_are_missing(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A changed item is placed on the lines of its definition most like the cited ones.
-    When a commit removes better ones elsewhere in the definition, the lines it is placed
-    on were there, untouched, before: the definition's other lines decide it."""
+    """A changed item is carried through its definition by aligning its tokens. When a
+    commit removes the cited lines, a look-alike left in the same definition does not
+    stand for them (issue 35, class 3; it used to): the item is missing from then on."""
 
     def source(cited: str | None) -> str:
         block = (
@@ -312,10 +313,27 @@ def test_a_better_look_alike_removed_inside_the_definition_is_a_change(
 
     result = check(project, capsys)[f"n:{LIB}:2-5"]
 
-    assert result["verdict"] == "changed"
-    assert result["current"]["start_line"] == 7  # `other`, the look-alike left
-    assert result["introduced_by"]["commit"] == change
-    assert [c["commit"] for c in result["history"]] == [change, drop]
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == drop
+    assert [(c["commit"], c["state"]) for c in result["history"]] == [
+        (change, "changed"),
+        (drop, "missing"),
+    ]
+
+
+def copied(tweaked: bool, copy: bool) -> str:
+    """Cited lines in `approve` (one word changed when `tweaked`), and a verbatim copy of
+    the original ones in `expected` (when `copy`), far below them."""
+    block = (
+        "    let key = Key {\n        server: NAME.to_string(),\n"
+        '        tool: "run_action".to_string(),\n    };\n'
+    )
+    checks = "".join(f"    assert_eq!(options({n}), vec![{n}, {n + 1}]);\n" for n in range(6))
+    mine = block.replace("run_action", "run_tool") if tweaked else block
+    return (
+        f'fn approve() {{\n{mine}    ask("run_action", None);\n{checks}}}\n\n'
+        f"fn expected() {{\n{block if copy else ''}    check(expected, key);\n}}\n"
+    )
 
 
 def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
@@ -324,9 +342,12 @@ def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    base = upstream.commit("base (#1)", {LIB: look_alike(True)})
+    # The cited lines changed while a verbatim copy of them stood elsewhere (the item was
+    # there, moved); the change shows only once the copy is removed, far from its lines.
+    base = upstream.commit("base (#1)", {LIB: copied(False, False)})
     project.note("n", f"{base} {LIB}:2-5")
-    drop = upstream.commit("ask without a key (#2)", {LIB: look_alike(False)})
+    tweak = upstream.commit("tweak, and copy (#2)", {LIB: copied(True, True)})
+    drop = upstream.commit("drop the copy (#3)", {LIB: copied(True, False)})
     check(project, capsys)  # the mirror, which the oracle reads offline
     config = ["--config", str(project.config_file)]
 
@@ -339,7 +360,7 @@ def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
     assert oracle.main(config) == 1
     out = capsys.readouterr().out
     assert f"n:{LIB}:2-5 (changed)" in out
-    assert "walk: introduced_by -; history \n" in out
+    assert f"walk: introduced_by {tweak[:10]}; history {tweak[:10]} changed\n" in out
     assert f"every version: introduced_by {drop[:10]}; history {drop[:10]} changed" in out
 
 

@@ -267,7 +267,9 @@ def test_windows_not_holding_the_tokens_in_order_are_not_tokenized() -> None:
         1,
         4,
     )
-    assert version.stats.tokens_scanned == 0  # 772 when windows holding the probes were read
+    # Only the definition's own 22 tokens are read (cited whole, it is compared whole):
+    # 772 when the windows holding the probes were read.
+    assert version.stats.tokens_scanned <= 22
 
 
 def test_regions_whose_tokens_cannot_be_similar_enough_are_not_aligned(
@@ -448,7 +450,7 @@ def test_a_region_split_by_inserted_code_is_found_in_its_definition() -> None:
     )
     head = GO_CONNECT.replace("\n\tparams :=", f"\n\tbest := 0\n{negotiation}\n\tparams :=")
     anchor = anchors.anchor(_parsed(GO_CONNECT, "go"), "mcp/client.go", 3, 13)
-    assert anchor.share < matching.WHOLE_DEFINITION  # the top of the method only
+    assert not anchor.whole  # the top of the method only
     files = [("mcp/client.go", _parsed(head, "go"))]
 
     found = matching.find(anchor, files)
