@@ -452,6 +452,36 @@ def test_following_searches_only_the_bytes_each_commit_changed(
     assert project.counts.walk.searched < 21 * len(module()) // 3
 
 
+def test_a_file_edited_all_over_in_every_commit_is_searched_once_a_version(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scattered-edit shape (`bench.scattered`): every commit edits functions all
+    over the file, above and below the cited one, which changed once, early. Each version
+    is read once, none but the change is judged, and following the item's lines through
+    a version searches about its size once (its lines, then its names counted in all of
+    it), not once for each window around them and each version."""
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    edits = {TARGET: (4, "")}
+    change = upstream.commit("change the target (#2)", {LIB: module("", **edits)})
+    for index in range(24):  # eight functions each, spread over the file
+        for step in range(8):
+            name = NAMES[(index * 5 + step * 4) % 30]
+            if name != TARGET:
+                edits[name] = (100 + index, "")
+        upstream.commit(f"tune all over (#{3 + index})", {LIB: module("", **edits)})
+
+    result = check(project, capsys)[f"n:{LIB}:{target_lines()}"]
+
+    assert result["verdict"] == "changed"
+    assert result["introduced_by"]["commit"] == change
+    assert [c["commit"] for c in result["history"]] == [change]
+    assert project.counts.walk.judged_commits == [change]
+    assert project.counts.walk.skipped == 24
+    assert project.counts.walk.read == 26  # HEAD, the 24 versions before it, and the baseline
+    assert project.counts.walk.searched <= 24 * len(module()) * 2.2
+
+
 def task(index: int, value: int = 3) -> str:
     """A function with words of its own (`part_07`, `offset_07`), as real code has."""
     return (
@@ -591,6 +621,10 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
         assert (matching.place(anchor, [(path, parsed)])[0] == "same") is bool(verbatim), text
         bare = [syntax.Parsed(p.blob, syntax.TEXT, None, p.source) for p in (newer, parsed)]
         assert probes.stays_unmatched(anchor, language, *bare) is not verbatim, text
+        # Told which bytes both hold (the function's name), the same answer.
+        shared = cited.split("(")[0].encode()
+        assert shared in newer.source and shared in parsed.source
+        assert probes.stays_unmatched(anchor, language, *bare, shared) is not verbatim, text
     # A cited rare word that the changed version lacks, written again far below, out of
     # every window's reach: `locate` looks for the item otherwise there (a verbatim match
     # becomes possible; a similar region's lines are voted for by such words).

@@ -255,3 +255,9 @@ def test_a_url_where_owner_name_belongs_is_refused_with_what_to_write(
     assert code == 2
     assert "key issues.repo: expected OWNER/NAME, got a URL; write acme/notes" in err
     assert "ghp_secret" not in err
+
+
+def test_a_token_pasted_where_owner_name_belongs_is_not_echoed() -> None:
+    token = "ghp_" + "A1b2C3d4E5" * 4
+    problem = repo_problem(token) or ""
+    assert "expected OWNER/NAME" in problem and token not in problem

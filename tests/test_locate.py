@@ -464,21 +464,25 @@ def test_a_region_split_by_inserted_code_is_found_in_its_definition() -> None:
 
 def test_probes_held_alike_is_told_from_where_two_versions_differ() -> None:
     """`stays_unmatched` asks whether two versions both hold every probe (or neither
-    does) and looks for them only near where the versions differ: the same answer as
-    looking through both in full, on versions edited at random in every way a commit
-    can (insertions, deletions, replacements, at the edges and in the middle)."""
+    does), and looks for a probe only when bytes both hold (the item's followed lines)
+    lack it: the same answer as looking through both in full, on versions edited at
+    random in every way a commit can (insertions, deletions, replacements, at the edges
+    and in the middle)."""
 
     chance = random.Random(7)
     words = [b"alpha", b"beta", b"gamma", b"delta", b"ab", b"ga", b" ", b"\n"]
     needles = [b"alpha", b"gamma", b"mab", b"a\ng"]
-    for _ in range(2000):
+    for n in range(2000):
         older = b"".join(chance.choice(words) for _ in range(chance.randrange(0, 120)))
         newer = _edited_at_random(chance, older, words, chance.randrange(1, 4))
         wanted = needles[: chance.randrange(1, len(needles) + 1)]
         full = all(p in newer for p in wanted) == all(p in older for p in wanted)
-        stretches = diffs.differing(older, newer, 0, len(older), 0, len(newer))
-        told = probes._held_alike(wanted, newer, older, stretches)
-        assert told is full, (older, newer)
+        low, high = sorted(chance.randrange(len(newer) + 1) for _ in range(2))
+        kept = newer[low:high] if newer[low:high] in older else b""
+        versions = (syntax.Parsed(f"{2 * n + k:040d}", syntax.TEXT, None, v)
+                    for k, v in enumerate((newer, older)))  # fmt: skip
+        told = probes._held_alike(wanted, kept, *versions)
+        assert told is full, (older, newer, kept)
 
 
 def _edited_at_random(

@@ -3,13 +3,15 @@ the repository, and an OWNER/NAME that is a name, not a path.
 
 Checked where notes, rules and config.toml are read, so that no later stage (git, the
 mirror cache, state file names) ever sees `../../etc/passwd`, `/etc/passwd` or `../..`.
-Each check returns why a value is refused, with the fix, or None; standard library only.
+Each check returns why a value is refused, with the fix, or None.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+
+from watcher import redact
 
 # OWNER/NAME as GitHub spells them: letters, digits, `.`, `_`, `-`; neither part `.` or
 # `..` (a path, not a name) nor starting with `-` (an option to whatever reads it).
@@ -55,7 +57,8 @@ def repo_problem(repo: str) -> str | None:
     if found := _URL.match(repo.strip()):  # a repository's URL, pasted: say what to write
         return f"expected OWNER/NAME, got a URL; write {found.group(1)}/{found.group(2)}"
     if not REPO.match(repo):
-        # Not echoed when it may hold credentials (`user:token@host`).
-        shown = "a URL" if "@" in repo or "://" in repo else repr(repo)
+        # Not echoed when it may hold credentials (`user:token@host`, a pasted token).
+        secret = "@" in repo or "://" in repo or redact.looks_like_token(repo)
+        shown = "a URL or a token" if secret else repr(repo)
         return f"expected OWNER/NAME (like openai/codex), got {shown}"
     return None

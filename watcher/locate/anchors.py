@@ -276,7 +276,7 @@ def _anchor_by_index(parsed: Parsed, path: str, start: int, end: int) -> Anchor:
         parsed.lines(start, end),
         parsed.lines_of(first, last),
         _rarest(parsed, parsed.token_texts(first, last)),
-        tuple(parsed.text().splitlines()) if parsed.tree is None else (),
+        tuple(parsed.line_texts()) if parsed.tree is None else (),
     )
 
 

@@ -37,6 +37,10 @@ SIMILAR_IN_FILE = 0.8
 
 
 IDENTITY = 3
+# Of many verbatim occurrences, those nearest the cited lines that are looked at (the
+# nearest is the one chosen): each costs its text, and a generated file repeats a line
+# hundreds of thousands of times.
+NEAREST = 64
 
 
 def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
@@ -79,10 +83,11 @@ def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     size. Files no grammar reads (and probes that are not valid UTF-8) use the index."""
     probe = anchor.probes[0] if anchor.probes else ""
     if parsed.tree is None or not probe or "\ufffd" in probe:
-        return [
-            _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
-            for i in _occurrences(parsed, anchor.tokens)
-        ]
+        places = _occurrences(parsed, anchor.tokens)
+        if len(places) > NEAREST:  # a line repeated all through a generated file
+            at, lines = anchor.span[0] if anchor.span else 0, parsed.tokens.start_lines
+            places = sorted(sorted(places, key=lambda i: abs(lines[i] - at))[:NEAREST])
+        return [_found(anchor, path, parsed, i, i + len(anchor.tokens), True) for i in places]
     parsed.stats.tokens_scanned += len(anchor.tokens)
     return _matches(anchor, path, parsed, 0, parsed.size)
 
@@ -172,10 +177,24 @@ def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     """A file no grammar reads (JSON, TOML, ...), compared line by line: the cited lines
     are where a line diff of the two versions maps them, changed if any was edited."""
     start, end = (anchor.start_line or 1) - 1, anchor.end_line or 0
-    after = parsed.text().splitlines()
-    matcher = difflib.SequenceMatcher(None, anchor.context, after, autojunk=False)
+    before, after = anchor.context, parsed.line_texts()
+    # Lines the versions share at their start and end are matched as they are, and only
+    # what lies between is diffed: difflib's index of a big file's every line cost
+    # several times the file (and its time grows with the square of the lines).
+    head = _common(before, after, 0, 1)
+    tail = _common(before, after, head, -1)
+    matcher = difflib.SequenceMatcher(
+        None, before[head : len(before) - tail], after[head : len(after) - tail], autojunk=False
+    )
+    opcodes = [("equal", 0, head, 0, head)] if head else []
+    opcodes += [
+        (tag, i1 + head, i2 + head, j1 + head, j2 + head)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+    ]
+    if tail:
+        opcodes.append(("equal", len(before) - tail, len(before), len(after) - tail, len(after)))
     mapped: list[int] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if (i1 < end and start < i2) or (i1 == i2 and start < i1 < end):  # inside the cited lines
             if tag == "equal":
                 lo, hi = max(i1, start), min(i2, end)
@@ -185,9 +204,22 @@ def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if not mapped:
         return None  # every cited line was deleted
     first, last = min(mapped) + 1, max(mapped) + 1
-    text = "\n".join(after[first - 1 : last])
-    tokens = tuple(text.split())
-    return Found(path, first, last, tokens == anchor.tokens, text, tokens)
+    tokens = parsed.token_texts(*parsed.token_range(first, last))  # as the anchor's
+    return Found(path, first, last, tokens == anchor.tokens, parsed.lines(first, last), tokens)
+
+
+def _common(a: Sequence[str], b: Sequence[str], skip: int, step: int) -> int:
+    """How many lines `a` and `b` share at their start (`step` 1) or end (-1), leaving
+    the first `skip` of each alone."""
+    limit = min(len(a), len(b)) - skip
+    n = 0
+    if step > 0:
+        while n < limit and a[n] == b[n]:
+            n += 1
+    else:
+        while n < limit and a[-1 - n] == b[-1 - n]:
+            n += 1
+    return n
 
 
 def category(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> str:
