@@ -76,12 +76,12 @@ def creation_lock(path: Path, repo: str, wait: float) -> Iterator[None]:
         release = hold(Path(str(path) + ".lock"), wait=wait)
     except TimeoutError:
         raise UpstreamError(
-            f"{repo}: another process kept {path}.lock for "
+            f"{repo}: another process kept {path.name}.lock in the mirror cache for "
             f"{wait:g} s; wait for it, or delete the lock if none runs"
         ) from None
     except OSError as exc:
         raise UpstreamError(
-            f"{repo}: cannot write the mirror cache {path.parent} "
+            f"{repo}: cannot write the mirror cache "
             f"({exc.strerror}); set `cache` in config.toml to a writable folder"
         ) from None
     try:
@@ -99,13 +99,13 @@ def create(path: Path, repo: str, settings: Callable[[], dict[str, str]]) -> Non
         tmp = Path(tempfile.mkdtemp(prefix=path.name + ".", dir=path.parent))
     except OSError as exc:
         raise UpstreamError(
-            f"{repo}: cannot write the mirror cache {path.parent} "
+            f"{repo}: cannot write the mirror cache "
             f"({exc.strerror}); set `cache` in config.toml to a writable folder"
         ) from None
     try:
         run(None, "init", "--quiet", "--bare", str(tmp))
         for key, value in settings().items():
-            run(tmp, "config", key, value)
+            run(tmp, "config", "--", key, value)  # a value may start with `-`
         os.replace(tmp, path)
     except BaseException:
         remove(tmp)
