@@ -18,8 +18,8 @@ from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import Compiles, InvalidRule, load_rules
 from watcher.judge import classify, pool, tracked_issues
 from watcher.judge.plan import Item, Plan
+from watcher.judge.rule_items import rule_item, unusable
 from watcher.judge.session import Counts, Session
-from watcher.judge.unusable import unusable
 from watcher.mirror.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.parse import languages
@@ -234,58 +234,6 @@ def _issue_notes(inputs: Inputs, options: CheckOptions) -> list[Note]:
         )
         for n in notes
     ]
-
-
-def rule_item(
-    rule: Rule, notes: dict[str, Note], duplicates: dict[str, list[str]] | None = None
-) -> Item | Result:
-    """A rule as an item: its baseline is the commit of the note's citation of its file."""
-    note = notes.get(rule.note)
-    stub = Item(
-        id=rule.id,
-        kind="rule",
-        note=rule.note,
-        note_file=note.file if note else rule.file,
-        repo=rule.repo or "",
-        commit="",
-        path=rule.path,
-        rule=rule,
-    )
-    twins = (duplicates or {}).get(rule.note)
-    if note is None and twins:
-        return classify.error(
-            stub,
-            ErrorCode.RULE_INVALID,
-            f"{classify.rule_where(rule)}: rule {rule.id}: not checked: note {rule.note!r} "
-            f"is the id of {' and '.join(twins)}; give each note its own id",
-        )
-    if note is None:
-        return classify.error(
-            stub,
-            ErrorCode.RULE_INVALID,
-            f"{classify.rule_where(rule)}: rule {rule.id}: note {rule.note!r} does not exist; "
-            "set `note` to the id of a note in the notes folder (`watch notes` lists them)",
-        )
-    cited = [c for c in note.citations if rule.repo in (None, c.repo)]
-    source = next((c for c in cited if c.path == rule.path), cited[0] if cited else None)
-    if source is None:
-        return classify.error(
-            stub,
-            ErrorCode.RULE_BASELINE,
-            f"{classify.rule_where(rule)}: rule {rule.id}: note {note.id} cites no code of "
-            f"{rule.repo or 'any repository'}, so the rule has no baseline commit; "
-            "add a source citing the rule's file",
-        )
-    return Item(
-        id=rule.id,
-        kind="rule",
-        note=note.id,
-        note_file=note.file,
-        repo=rule.repo or source.repo,
-        commit=source.commit,
-        path=rule.path,
-        rule=rule,
-    )
 
 
 def group(
