@@ -62,6 +62,10 @@ def test_every_operation_answers_within_the_published_contract(api: GithubServer
     assert [p.number for p in listed] == [10]
     api.merge_pull(10)
     assert repo.get_pull(10).merged and list(repo.get_pulls(state="open")) == []
+    api.add_account("maintainer", "maintain")
+    assert gh.get_user().login == "watch-bot"
+    assert repo.get_collaborator_permission("maintainer") == "write"  # legacy name of maintain
+    assert repo.get_collaborator_role_name("watch-bot") == "admin"
 
     served = {r.operation for r in api.recorded}
     assert served == {op for _, _, op in iter_operations()}
@@ -128,3 +132,29 @@ def test_rate_limits_carry_the_documented_headers(
     assert "X-RateLimit-Reset" in answer.headers
     message: Any = answer.body["message"].lower()
     assert "rate limit" in message
+
+
+def test_graphql_names_the_last_editor_of_an_issue_body(api: GithubServer) -> None:
+    """GitHub's REST API does not say who edited an issue body; GraphQL does: `editor`
+    and `lastEditedAt` are null until someone edits it, then name the last editor."""
+    gh = client(api)
+    number = gh.get_repo("notes/site").create_issue(title="t", body="b").number
+    query = (
+        "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, "
+        "name: $name) { issue(number: $number) { author { login } editor { login } "
+        "lastEditedAt } } }"
+    )
+    variables = {"owner": "notes", "name": "site", "number": number}
+
+    def ask() -> Any:
+        return gh.requester.graphql_query(query, variables)[1]["data"]["repository"]["issue"]
+
+    never = ask()
+    api.add_account("mallory")
+    api.edit_body(number, "b, edited", "mallory")
+    edited = ask()
+
+    assert never == {"author": {"login": "watch-bot"}, "editor": None, "lastEditedAt": None}
+    assert edited["editor"] == {"login": "mallory"} and edited["lastEditedAt"]
+    with pytest.raises(GithubException):
+        gh.requester.graphql_query(query, {**variables, "number": 99})
