@@ -65,7 +65,11 @@ def test_files_sink_lifecycle_through_watch_check(
     assert "/pull/42" in text and "Stale verification: one-page — 1 changed" in text
     assert "issues: note one-page: open" in err
     assert again_code == 1 and [i["action"] for i in again["issues"]] == ["unchanged"]
-    board = (project.root / "state" / "issues" / "_dashboard.md").read_text(encoding="utf-8")
+    # The files sink keeps one dashboard page per upstream: matrix jobs never share a file.
+    pages = project.root / "state" / "issues" / "_dashboard"
+    assert [p.name for p in pages.iterdir()] == ["acme__client.md"]
+    board = (pages / "acme__client.md").read_text(encoding="utf-8")
+    assert "title: 'watch dashboard: acme/client'" in board
     assert "| `one-page` | **changed** |" in board
 
 

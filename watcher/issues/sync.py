@@ -284,6 +284,8 @@ def _record(run: Run, note: Note, plan: lifecycle.Plan, doc: IssueDoc | None) ->
 
 def refresh_dashboard(config: Config, sink: Sink, log: Log) -> None:
     """Render the dashboard from the shards as they are on disk (no note is touched)."""
+    if sink.dashboard_per_upstream:
+        return  # each job wrote its own upstream's page: nothing is shared to redraw
     book = Book.load(config.state, log)
     run = Run(config, sink, False, log, book, Scope(shards={}))
     _render(run, book)
@@ -297,20 +299,25 @@ def _dashboard(run: Run) -> Board | None:
 
 
 def _render(run: Run, book: Book) -> Board | None:
-    rows = book.rows(run.scope.owners)
+    """Write every page of the dashboard; where the one dashboard issue is (GitHub)."""
+    board: Board | None = None
+    pages = dashboard.pages(run.sink.dashboard_per_upstream, run.scope.shards, run.scope.repos)
     try:
-        docs = run.sink.find(dashboard.HANDLE, markers.DASHBOARD, run.book.dashboard_hint())
-        current = min(docs, key=lambda d: d.number or 0) if docs else None
-        doc = _write_dashboard(
-            run, current, dashboard.body(rows, book.failures(), _boxes(run, rows))
-        )
+        for page in pages:
+            rows = book.rows(run.scope.owners, page.shard)
+            text = dashboard.body(rows, book.failures(page.shard), _boxes(run, rows), page.title)
+            current = run.sink.dashboard(page.handle, run.book.board())
+            doc = _write_dashboard(run, page, current, text)
+            if doc is not None and page.shard is None:
+                board = {"handle": doc.handle, "url": doc.url, "author": doc.author}
+        retire = getattr(run.sink, "retire_dashboards", None)
+        if retire is not None and run.scope.complete:  # upstreams no longer checked
+            retire([p.shard for p in pages])
     except SinkError as exc:
         run.log(f"issues: dashboard: {exc}; the next run retries")
         run.failures.append(f"dashboard: {exc}")
         return None
-    if doc is None or run.dry_run:
-        return None
-    return {"handle": doc.handle, "url": doc.url}
+    return None if run.dry_run else board
 
 
 def _boxes(run: Run, rows: Mapping[str, Entry]) -> str:
@@ -325,13 +332,16 @@ def _boxes(run: Run, rows: Mapping[str, Entry]) -> str:
     return boxes.section(stale, snoozed, run.config.issues.accept)
 
 
-def _write_dashboard(run: Run, current: IssueDoc | None, body: str) -> IssueDoc | None:
+def _write_dashboard(
+    run: Run, page: dashboard.Page, current: IssueDoc | None, body: str
+) -> IssueDoc | None:
     labels = tuple(run.config.issues.labels[:1])
+    what = f"dashboard of {page.repo or page.shard}" if page.shard else "dashboard"
     if current is None:
-        run.log(f"issues: {'would open' if run.dry_run else 'opening'} the dashboard")
-        return run.sink.create(dashboard.HANDLE, dashboard.TITLE, body, labels)
+        run.log(f"issues: {'would open' if run.dry_run else 'opening'} the {what}")
+        return run.sink.create(page.handle, page.title, body, labels)
     if current.body.rstrip() == body.rstrip() and current.state == "open":
         return current
     verb = "would update" if run.dry_run else "updating"
-    run.log(f"issues: {verb} the dashboard {current.url or current.handle}")
-    return run.sink.update(current, title=dashboard.TITLE, body=body, labels=labels, state="open")
+    run.log(f"issues: {verb} the {what} {current.url or current.handle}")
+    return run.sink.update(current, title=page.title, body=body, labels=labels, state="open")
