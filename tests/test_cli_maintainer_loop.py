@@ -184,11 +184,13 @@ def dashboard(api: GithubServer) -> dict[str, Any]:
     return board
 
 
-def tick(api: GithubServer, box: str) -> None:
-    """Tick a box in the dashboard, as a maintainer does in GitHub's web UI."""
+def tick(api: GithubServer, box: str, who: str = "maintainer") -> None:
+    """Tick a box in the dashboard, as a maintainer (with write access) does in GitHub's
+    web UI."""
+    api.add_account("maintainer", "write")
     board = dashboard(api)
     assert f"- [ ] {box}" in board["body"]
-    board["body"] = board["body"].replace(f"- [ ] {box}", f"- [x] {box}")
+    api.edit_body(board["number"], board["body"].replace(f"- [ ] {box}", f"- [x] {box}"), who)
 
 
 def versioned(site: Site, tmp_path: Path) -> Upstream:

@@ -10,7 +10,11 @@
 - snooze: `snooze_until` (today + 30 days) is set in the note and committed to the
   checked-out branch, so this run and every later one leave its issue alone.
 
-The dashboard is rendered afresh by the check that follows, with its boxes unticked.
+Only the dashboard watch keeps is read (`Sink.dashboard`: never an issue someone else
+opened), only boxes outside code blocks count (`boxes.read`), and on GitHub only when the
+last edit of the body was made by someone with write access (`Sink.untrusted`). Ticks
+that do not count are reported as a warning and left alone; the check that follows
+renders the dashboard afresh with its boxes unticked, so each is reported once.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from watcher.errors import WatchError
 from watcher.inputs import checkout, edit
 from watcher.inputs.notememo import site_notes
 from watcher.issues import boxes
+from watcher.issues.sink import Sink
+from watcher.state.bookkeeping import Book, shard_of
 from watcher.state.store import write_text
 
 log = logging.getLogger("watcher.action")
@@ -34,7 +40,6 @@ def carry_out(config: Config, *, today: date, upstream: str | None = None) -> li
 
     With `upstream` (one job of a matrix), only the boxes of notes that upstream owns (the
     first repository a note cites): every box is carried out by exactly one job."""
-    from watcher.issues import dashboard, markers
     from watcher.issues.sink import SinkError
     from watcher.issues.sync import make_sink
 
@@ -42,13 +47,12 @@ def carry_out(config: Config, *, today: date, upstream: str | None = None) -> li
     if dry:
         return []
     try:
-        docs = sink.find(dashboard.HANDLE, markers.DASHBOARD, None)
+        ticks = _counted(config, sink, upstream)
     except SinkError as exc:
         log.error("dashboard: could not read its boxes: %s", exc)
         return []
-    current = min(docs, key=lambda d: d.number or 0) if docs else None
     done = []
-    for tick in _mine(config, boxes.ticked(current.body if current else None), upstream):
+    for tick in _mine(config, ticks, upstream):
         try:
             if tick.what == "accept":
                 done.append(_accept(config, sink, tick.note, today))
@@ -59,6 +63,32 @@ def carry_out(config: Config, *, today: date, upstream: str | None = None) -> li
     for line in done:
         log.info("dashboard: %s", line)
     return done
+
+
+def _counted(config: Config, sink: Sink, upstream: str | None) -> list[boxes.Tick]:
+    """The ticks that count, on every dashboard page this job carries out."""
+    from watcher.issues import dashboard
+
+    book = Book.load(config.state, log.info)
+    shards = (
+        [shard_of(config, upstream)]
+        if upstream
+        else [shard_of(config, u.repo) for u in config.upstream]
+    )
+    ticks: list[boxes.Tick] = []
+    for page in dashboard.pages(sink.dashboard_per_upstream, shards, {}):
+        doc = sink.dashboard(page.handle, book.board())
+        found, hidden = boxes.read(doc.body if doc else None)
+        where = (doc.url or doc.handle) if doc else ""
+        if hidden:
+            log.warning("dashboard %s: %d ticked box(es) inside code blocks ignored", where, hidden)
+        reason = sink.untrusted(doc) if doc and found else None
+        if reason is not None:
+            ignored = ", ".join(f"{t.what} {t.note}" for t in found)
+            log.warning("dashboard %s: ticks ignored (%s): %s", where, ignored, reason)
+            continue
+        ticks += found
+    return ticks
 
 
 def _mine(config: Config, ticks: list[boxes.Tick], upstream: str | None) -> list[boxes.Tick]:
