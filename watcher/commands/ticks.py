@@ -29,6 +29,7 @@ from watcher.inputs import checkout, edit
 from watcher.inputs.notememo import site_notes
 from watcher.issues import boxes
 from watcher.issues.sink import Sink
+from watcher.state import store
 from watcher.state.bookkeeping import Book, shard_of
 from watcher.state.store import write_text
 
@@ -73,7 +74,7 @@ def _counted(config: Config, sink: Sink, upstream: str | None) -> list[boxes.Tic
     shards = (
         [shard_of(config, upstream)]
         if upstream
-        else [shard_of(config, u.repo) for u in config.upstream]
+        else [shard_of(config, u.repo) for u in config.upstream] or [store.HOME]
     )
     ticks: list[boxes.Tick] = []
     for page in dashboard.pages(sink.dashboard_per_upstream, shards, {}):
