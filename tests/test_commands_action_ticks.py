@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.github_server import BOT, GithubServer
+from tests.github_server import BOT, Fault, GithubServer
 from tests.test_cli_maintainer_loop import LIB, SOURCE, Site, make_site, versioned
 from watcher.gitbuild import Upstream
 from watcher.issues import boxes
@@ -168,6 +168,25 @@ def test_a_body_last_edited_by_a_read_only_user_is_ignored_and_reported_once(
     assert "last edited by @reader, who has read access to notes/site" in err
     assert "ticks ignored" not in err_again  # reported once: the body was rendered afresh
     assert "- [ ] <!-- watch:snooze=one-page -->" in ours(api)["body"]
+    carried_out_nothing(site, repo, api)
+
+
+def test_when_github_cannot_say_who_edited_the_body_nothing_is_carried_out(
+    tmp_path: Path,
+    upstream: Upstream,
+    api: GithubServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    site, repo = stale(tmp_path, upstream, api, capsys, monkeypatch)
+    api.add_account("maintainer", "admin")
+    edit(api, "maintainer", tick_snooze)
+    api.faults = [Fault(r"^POST /graphql$", "500", times=99)]
+
+    code, _, err = site.run("action")
+
+    assert code == 0, err
+    assert "dashboard: could not read its boxes: GitHub read last editor" in err
     carried_out_nothing(site, repo, api)
 
 

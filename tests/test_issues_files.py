@@ -13,7 +13,7 @@ from tests.issues_support import Lines, config, note, result, upstreams
 from watcher.config import Config
 from watcher.issues import lifecycle, render
 from watcher.issues.files import FilesSink
-from watcher.issues.sink import DryRunSink
+from watcher.issues.sink import DryRunSink, SinkError
 from watcher.issues.sync import sync
 from watcher.models import IssueAction, Result, Verdict
 
@@ -145,3 +145,13 @@ def test_a_run_with_no_news_renders_no_issue_body_and_heals_a_hand_edit(
     shutil.rmtree(cfg.state / "bookkeeping")  # nothing recorded: rendered and compared
     assert [a.action for a in run(cfg, moved)] == ["unchanged"]
     assert renders.count == 4
+
+
+@pytest.mark.parametrize(
+    "handle", ["../x", "_dashboard/../x", "_dashboard/.x", "other/x", "_dashboard/a/b", ""]
+)
+def test_no_handle_names_a_file_outside_the_issue_folder(tmp_path: Path, handle: str) -> None:
+    sink = FilesSink(tmp_path / "issues")
+    with pytest.raises(SinkError, match="cannot name an issue file"):
+        sink.path(handle)
+    assert sink.path("_dashboard/acme__alpha") == tmp_path / "issues/_dashboard/acme__alpha.md"
