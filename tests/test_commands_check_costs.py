@@ -337,9 +337,9 @@ def test_walks_of_many_files_fetch_in_lock_step(
     # of every file in one batch (the history walks read them all, the walks back ask
     # for no more). Not 2 per file.
     assert trace.upload_packs() == 4
-    # The walks read every file's versions through one `cat-file --batch` (the mirror's
-    # own reader and `--batch-check` besides): not one process per walk.
-    assert len(trace.commands("cat-file")) == 3
+    # Everything reads blobs and commits through one `cat-file --batch` per mirror
+    # (`--batch-check` besides): not one process per walk, and no GitPython reader.
+    assert len(trace.commands("cat-file")) == 2
 
 
 def commit_graph_commits(mirror: Mirror) -> tuple[int, bool]:

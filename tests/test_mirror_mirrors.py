@@ -383,3 +383,51 @@ def test_rules_lint_keeps_the_citations_cached(
     project.run("check", "--format", "json", capsys=capsys)
 
     assert syntax.STATS.parses == 0
+
+
+def _raw_commit(upstream: Upstream, parent: str, header: bytes, message: bytes) -> str:
+    """A commit object written byte for byte (headers git itself would not write)."""
+    tree = upstream.git("log", "-1", "--format=%T", parent)
+    raw = b"tree %s\nparent %s\n%s\n%s" % (tree.encode(), parent.encode(), header, message)
+    sha = subprocess.run(
+        ["git", "-C", str(upstream.path), "hash-object", "-t", "commit", "-w", "--stdin"],
+        input=raw, capture_output=True, check=True,
+    ).stdout.decode().strip()  # fmt: skip
+    upstream.git("update-ref", "refs/heads/main", sha)
+    return sha
+
+
+def test_commit_info_reads_what_gitpython_reads(upstream: Upstream, tmp_path: Path) -> None:
+    """Who made a commit, when and what it says, read from the raw object through the
+    mirror's cat-file, equal to GitPython's reading: offsets, signatures, encodings."""
+    import git
+
+    plain = upstream.commit("Fix the cursor (#42)\n\nLonger text.\n", {LIB: "fn f() {}\n"})
+    odd = [
+        _raw_commit(upstream, plain,
+                    b"author Zo\xc3\xa9 Dev <z@example.com> 1760000000 +0545\n"
+                    b"committer Bot <b@example.com> 1760003600 -0430\n"
+                    b"gpgsig -----BEGIN PGP SIGNATURE-----\n abc\n -----END PGP SIGNATURE-----\n",
+                    b"Merge pull request #7 from a/b\n\nbody\n"),
+    ]  # fmt: skip
+    odd.append(_raw_commit(upstream, odd[0],
+                           b"author Ren\xe9 <r@example.com> 1760007200 +0000\n"
+                           b"committer Ren\xe9 <r@example.com> 1760007200 +0000\n"
+                           b"encoding ISO-8859-1\n",
+                           b"Caf\xe9 fix\n"))  # fmt: skip
+    mirror = _on_main(upstream, tmp_path)
+    mirror.sync()
+    theirs = git.Repo(upstream.path)
+    for sha in [plain, odd[0]]:
+        commit = theirs.commit(sha)
+        info = mirror.info(sha)
+        assert (info.date, info.author, info.summary, info.message) == (
+            commit.committed_datetime.isoformat(),
+            str(commit.author.name),
+            str(commit.summary),
+            str(commit.message),
+        )
+    # GitPython reads a Latin-1 commit as UTF-8 ("Ren\ufffd"); git re-encodes it, as here.
+    latin = mirror.info(odd[1])
+    assert (latin.author, latin.message) == ("René", "Café fix\n")
+    assert upstream.git("log", "-1", "--format=%an %s", odd[1]) == "René Café fix"

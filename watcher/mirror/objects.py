@@ -9,10 +9,12 @@ Answers are read in the reading thread itself, as they are needed.
 from __future__ import annotations
 
 import binascii
+import codecs
 import os
 import subprocess
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -163,6 +165,29 @@ def read(batch: Batch, blob: str, limit: int, repo: str) -> bytes:
     if data is None:
         raise UpstreamError(f"{repo}: cannot read blob {blob}")
     return data
+
+
+def commit_fields(raw: bytes) -> tuple[str, str, str]:
+    """A raw commit object's committer date (ISO 8601, its own offset), author name and
+    message, read as git stores them (the `encoding` header names the message's charset)."""
+    head, _, body = raw.partition(b"\n\n")
+    fields: dict[bytes, bytes] = {}
+    for line in head.split(b"\n"):
+        if line[:1] != b" ":  # a line starting with a space continues a multi-line header
+            key, _, value = line.partition(b" ")
+            fields.setdefault(key, value)
+    encoding = fields.get(b"encoding", b"utf-8").decode("ascii", "replace")
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        encoding = "utf-8"
+    author = fields.get(b"author", b"").rsplit(b" <", 1)[0]
+    stamp, _, zone = fields.get(b"committer", b"> 0 +0000").rsplit(b"> ", 1)[-1].partition(b" ")
+    sign = -1 if zone.startswith(b"-") else 1
+    hours, minutes = int(zone[1:3] or 0), int(zone[3:5] or 0)
+    offset = timezone(sign * timedelta(hours=hours, minutes=minutes))
+    date = datetime.fromtimestamp(int(stamp or 0), offset).isoformat()
+    return date, author.decode(encoding, "replace"), body.decode(encoding, "replace")
 
 
 def contents(
