@@ -159,14 +159,18 @@ def test_a_body_last_edited_by_a_read_only_user_is_ignored_and_reported_once(
     site, repo = stale(tmp_path, upstream, api, capsys, monkeypatch)
     api.add_account("reader", "read")
     edit(api, "reader", tick_snooze)
+    summary = tmp_path / "summary.md"
 
-    code, _, err = site.run("action")
-    again, _, err_again = site.run("action")
+    code, _, err = site.run("action", "--summary-file", str(summary))
+    first = summary.read_text(encoding="utf-8")
+    again, _, err_again = site.run("action", "--summary-file", str(summary))
 
     assert code == again == 0, err + err_again
     assert "ticks ignored (snooze one-page)" in err
     assert "last edited by @reader, who has read access to notes/site" in err
+    assert "**Ticks not carried out:**" in first and "by @\u200breader" in first  # no ping
     assert "ticks ignored" not in err_again  # reported once: the body was rendered afresh
+    assert summary.read_text(encoding="utf-8").count("Ticks not carried out") == 1
     assert "- [ ] <!-- watch:snooze=one-page -->" in ours(api)["body"]
     carried_out_nothing(site, repo, api)
 

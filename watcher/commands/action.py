@@ -74,7 +74,11 @@ def action(
     if config.issues.dashboard and config.issues.sink != "none":
         from watcher.commands.ticks import carry_out
 
-        carry_out(config, today=datetime.now(UTC).date(), upstream=upstream)  # ticked boxes
+        ignored: list[str] = []
+        carry_out(config, today=datetime.now(UTC).date(), upstream=upstream, ignored=ignored)
+        if ignored:  # once: the check below draws the dashboard afresh, unticked
+            lines = "".join(f"- {_plain(line)}\n" for line in ignored)
+            _append(summary_file, f"## watch dashboard\n\n**Ticks not carried out:**\n\n{lines}")
     try:
         report = _check(config, upstream, wait)
     except WatchError as exc:

@@ -36,11 +36,18 @@ from watcher.state.store import write_text
 log = logging.getLogger("watcher.action")
 
 
-def carry_out(config: Config, *, today: date, upstream: str | None = None) -> list[str]:
+def carry_out(
+    config: Config,
+    *,
+    today: date,
+    upstream: str | None = None,
+    ignored: list[str] | None = None,
+) -> list[str]:
     """Carry out every ticked box; one line per box saying what was done.
 
     With `upstream` (one job of a matrix), only the boxes of notes that upstream owns (the
-    first repository a note cites): every box is carried out by exactly one job."""
+    first repository a note cites): every box is carried out by exactly one job. Ticks
+    that do not count are logged, and appended to `ignored` (for the step summary)."""
     from watcher.issues.sink import SinkError
     from watcher.issues.sync import make_sink
 
@@ -48,7 +55,7 @@ def carry_out(config: Config, *, today: date, upstream: str | None = None) -> li
     if dry:
         return []
     try:
-        ticks = _counted(config, sink, upstream)
+        ticks = _counted(config, sink, upstream, ignored if ignored is not None else [])
     except SinkError as exc:
         log.error("dashboard: could not read its boxes: %s", exc)
         return []
@@ -66,7 +73,9 @@ def carry_out(config: Config, *, today: date, upstream: str | None = None) -> li
     return done
 
 
-def _counted(config: Config, sink: Sink, upstream: str | None) -> list[boxes.Tick]:
+def _counted(
+    config: Config, sink: Sink, upstream: str | None, ignored: list[str]
+) -> list[boxes.Tick]:
     """The ticks that count, on every dashboard page this job carries out."""
     from watcher.issues import dashboard
 
@@ -82,11 +91,13 @@ def _counted(config: Config, sink: Sink, upstream: str | None) -> list[boxes.Tic
         found, hidden = boxes.read(doc.body if doc else None)
         where = (doc.url or doc.handle) if doc else ""
         if hidden:
-            log.warning("dashboard %s: %d ticked box(es) inside code blocks ignored", where, hidden)
+            ignored.append(f"dashboard {where}: {hidden} ticked box(es) inside code blocks ignored")
+            log.warning("%s", ignored[-1])
         reason = sink.untrusted(doc) if doc and found else None
         if reason is not None:
-            ignored = ", ".join(f"{t.what} {t.note}" for t in found)
-            log.warning("dashboard %s: ticks ignored (%s): %s", where, ignored, reason)
+            which = ", ".join(f"{t.what} {t.note}" for t in found)
+            ignored.append(f"dashboard {where}: ticks ignored ({which}): {reason}")
+            log.warning("%s", ignored[-1])
             continue
         ticks += found
     return ticks
