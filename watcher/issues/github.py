@@ -135,12 +135,13 @@ class GithubSink:
     def dashboard(self, handle: str, recorded: Mapping[str, Any] | None) -> IssueDoc | None:
         """The issue watch opened (its number recorded, by the recorded author or this
         token's account), else the oldest labelled one this token's account opened."""
-        me = self.own_login()
-        number = (recorded or {}).get("handle")
+        number, author = (recorded or {}).get("handle"), (recorded or {}).get("author")
         if number and str(number).isdigit():
             doc = self._hinted(int(number), markers.DASHBOARD)
-            if doc is not None and doc.author in {(recorded or {}).get("author"), me} - {None}:
+            who = doc.author if doc is not None else None
+            if who is not None and (who == author or who == self.own_login()):  # asks if needed
                 return doc
+        me = self.own_login()
         if me is None or not self.label:  # unlabelled issues are never adopted
             return None
         index = self._index()
