@@ -214,6 +214,18 @@ def test_when_github_cannot_say_who_edited_the_body_nothing_is_carried_out(
             1,
         ),
         ("> - [x] <!-- watch:accept=a -->", [], 0),  # quoted: not one of our boxes
+        (
+            "<pre>\n\n- [x] <!-- watch:accept=a -->\n</pre>\n- [x] <!-- watch:snooze=a -->",
+            ["snooze a"],
+            1,
+        ),
+        (
+            "<details>\n- [x] <!-- watch:accept=a -->\n\n- [x] <!-- watch:snooze=a -->",
+            ["snooze a"],
+            1,
+        ),  # an HTML block runs to a blank line
+        ("<!-- one line -->\n- [x] <!-- watch:accept=a -->", ["accept a"], 0),  # closed
+        ("<sub>footer</sub>\n\n- [x] <!-- watch:accept=a -->", ["accept a"], 0),
     ],
 )
 def test_only_boxes_github_draws_count(body: str, counted: list[str], hidden: int) -> None:

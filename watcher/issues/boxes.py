@@ -8,8 +8,9 @@ and the next `watch action` run carries it out.
 
 Each box carries a hidden marker naming its action and note, so a tick is read back
 exactly, whatever the text around it says. Only a box GitHub draws as a checkbox counts:
-a line inside a fenced (``` or ~~~) or indented code block, or an HTML comment, is text
-that merely looks like one (pasted into the body, it must tick nothing).
+a line inside a fenced (``` or ~~~) or indented code block, an HTML comment or another
+HTML block (`<pre>`, `<details>`...) is text that merely looks like one (pasted into the
+body, it must tick nothing).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ _BOX = re.compile(
     r"^ {0,3}[-*] \[(?P<tick>[ xX])\] <!-- watch:(?P<what>accept|snooze)=(?P<note>[\w.-]+) -->"
 )
 _FENCE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,})")
+# CommonMark's HTML blocks: these run to their end tag; any other to a blank line.
+_RAW = re.compile(r"^ {0,3}<(?P<tag>pre|script|style|textarea)(?:\s|>|$)", re.IGNORECASE)
+_HTML = re.compile(r"^ {0,3}</?[A-Za-z!?]")
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,8 @@ def _lines(body: str) -> list[tuple[str, bool]]:
     """
     out: list[tuple[str, bool]] = []
     fence = ""  # the open fence's characters, "" outside one
-    comment = False
+    until = ""  # what ends the open HTML block: "-->", "</pre>"..., "" (a blank line)
+    html = False
     for line in body.splitlines():
         opened = _FENCE.match(line)
         if fence:
@@ -72,12 +77,18 @@ def _lines(body: str) -> list[tuple[str, bool]]:
             )
             out.append((line, False))
             fence = "" if closes and not line.strip().strip(fence[0]) else fence
+        elif html:
+            out.append((line, False))
+            html = until.lower() not in line.lower() if until else bool(line.strip())
         elif opened:
             fence = opened["fence"]
             out.append((line, False))
-        elif comment or (line.lstrip().startswith("<!--") and "-->" not in line):
+        elif _HTML.match(line):
+            raw = _RAW.match(line)
+            until = "-->" if line.lstrip().startswith("<!--") else ""
+            until = f"</{raw['tag']}>" if raw else until
+            html = until.lower() not in line.lower() if until else True
             out.append((line, False))
-            comment = "-->" not in line if comment else True
         else:
             out.append((line, not line.startswith(("\t", "    "))))
     return out
