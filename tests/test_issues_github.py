@@ -574,3 +574,15 @@ def test_a_token_that_cannot_name_its_account_keeps_the_recorded_dashboard_only(
     assert _boards(api) == [(2, "watch-bot"), (3, "mallory"), (4, "watch-bot")]
     assert api.issues()[2]["body"] == "<!-- watch:dashboard -->\n"
     assert _recorded(cfg)["handle"] == "4"
+
+    # An earlier version's record of the dashboard the Actions token opened is kept.
+    app = "github-actions[bot]"
+    api.add_issue("watch dashboard", "<!-- watch:dashboard -->\n", author=app)
+    data = json.loads(shard.read_text())
+    data["dashboard"] = {"handle": "5", "url": None}
+    shard.write_text(json.dumps(data))
+    run(cfg, api, stale((A, Verdict.CHANGED)))
+
+    assert _boards(api)[-1] == (5, app) and len(_boards(api)) == 4
+    assert "codex-reads-one-page-of-tools" in api.issues()[4]["body"]  # drawn by watch
+    assert _recorded(cfg) == {"handle": "5", "url": f"{api.url}/notes/site/issues/5", "author": app}

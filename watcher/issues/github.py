@@ -139,7 +139,7 @@ class GithubSink:
         if number and str(number).isdigit():
             doc = self._hinted(int(number), markers.DASHBOARD)
             who = doc.author if doc is not None else None
-            if who is not None and (who == author or who == self.own_login()):  # asks if needed
+            if who is not None and (who == author or self._vouched(who, author)):
                 return doc
         me = self.own_login()
         if me is None or not self.label:  # unlabelled issues are never adopted
@@ -149,6 +149,14 @@ class GithubSink:
             raise SinkError(f"GitHub: could not look up the dashboard of {self.repo_name}")
         docs = [d for d in index.get(markers.DASHBOARD, []) if d.author == me]
         return min(docs, key=lambda d: d.number or 0) if docs else None
+
+    def _vouched(self, who: str, recorded: str | None) -> bool:
+        """Whether an issue `who` opened, recorded as the dashboard by `recorded` (None: an
+        earlier version, which kept no author), is ours: `who` is this token's account,
+        or, for a token that cannot say whose it is, a GitHub App (`NAME[bot]`, a login no
+        person can take, acting only where an admin installed it) as Actions tokens are."""
+        me = self.own_login()
+        return who == me or (me is None and recorded is None and who.endswith("[bot]"))
 
     def own_login(self) -> str | None:
         """The token's own account; None when the token cannot say (GitHub App and
