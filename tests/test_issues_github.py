@@ -586,3 +586,35 @@ def test_a_token_that_cannot_name_its_account_keeps_the_recorded_dashboard_only(
     assert _boards(api)[-1] == (5, app) and len(_boards(api)) == 4
     assert "codex-reads-one-page-of-tools" in api.issues()[4]["body"]  # drawn by watch
     assert _recorded(cfg) == {"handle": "5", "url": f"{api.url}/notes/site/issues/5", "author": app}
+
+
+def test_matrix_jobs_without_news_leave_the_shared_dashboard_to_the_jobs_with_news(
+    api: GithubServer, tmp_path: Path
+) -> None:
+    """Two jobs of a matrix start from the same state/: the job of shard `x` has news for
+    A; the job of shard `y` has none, and its copy of `x` is older than what job `x` drew.
+    It must not draw the dashboard from that copy (A's news would vanish from it)."""
+    from watcher.state.bookkeeping import Scope
+
+    cfg = config(tmp_path, sink="github", dashboard=True)
+    owners = {A: "x", B: "y"}
+    everything = Scope(owners=owners, shards={"x": None, "y": None}, prune=True, complete=True)
+    first = stale((A, Verdict.CHANGED), (B, Verdict.BROKEN))
+    sync(cfg, NOTES, first, upstreams(), sink=sink_for(api), dry_run=False, log=Lines(),
+         scope=everything)  # fmt: skip
+    clone = tmp_path / "clone-y"
+    shutil.copytree(cfg.state, clone)  # job y's checkout, made before job x pushed
+
+    def job(shard: str, results: list[Result], state: Path) -> None:
+        scoped = cfg.model_copy(update={"state": state})
+        scope = Scope(owners=owners, shards={shard: None}, prune=True)
+        sync(scoped, NOTES, results, upstreams(), sink=sink_for(api), dry_run=False,
+             log=Lines(), scope=scope)  # fmt: skip
+
+    job("x", stale((A, Verdict.BROKEN)), cfg.state)  # news: A changed -> broken
+    job("y", stale((B, Verdict.BROKEN)), clone)  # no news, stale copy of x
+
+    (board,) = [i for i in api.issues() if i["title"] == "watch dashboard"]
+    rows = {r.split("|")[1].strip(" `"): r.split("|")[2].strip() for r in
+            board["body"].splitlines() if r.startswith("| `")}  # fmt: skip
+    assert rows == {A: "**broken**", B: "**broken**"}

@@ -292,14 +292,24 @@ def refresh_dashboard(config: Config, sink: Sink, log: Log) -> None:
 
 
 def _dashboard(run: Run) -> Board | None:
-    """Rebuild the dashboard from every shard (this run's notes folded in); its handle."""
+    """Rebuild the dashboard from every shard (this run's notes folded in); its handle.
+
+    A run of part of the upstreams (a job of a matrix) that changed none of its shards
+    leaves a shared dashboard issue as it is: its copies of the other jobs' shards may be
+    older than what those jobs drew, and the last job to push redraws it from every shard.
+    """
     book = run.book.copy()
     book.update(run.scope, run.entries, None)
-    return _render(run, book)
+    quiet = not run.scope.complete and all(
+        book.shards.get(s) == run.book.shards.get(s) for s in run.scope.shards
+    )
+    return _render(run, book, quiet)
 
 
-def _render(run: Run, book: Book) -> Board | None:
+def _render(run: Run, book: Book, quiet: bool = False) -> Board | None:
     """Write every page of the dashboard; where the one dashboard issue is (GitHub)."""
+    from watcher.issues import boxes
+
     board: Board | None = None
     pages = dashboard.pages(run.sink.dashboard_per_upstream, run.scope.shards, run.scope.repos)
     try:
@@ -307,6 +317,9 @@ def _render(run: Run, book: Book) -> Board | None:
             rows = book.rows(run.scope.owners, page.shard)
             text = dashboard.body(rows, book.failures(page.shard), _boxes(run, rows), page.title)
             current = run.sink.dashboard(page.handle, run.book.board())
+            untouched = current is not None and boxes.read(current.body) == ([], 0)
+            if quiet and page.shard is None and untouched:
+                continue  # no news from this job, and no tick to clear
             doc = _write_dashboard(run, page, current, text)
             if doc is not None and page.shard is None:
                 board = {"handle": doc.handle, "url": doc.url, "author": doc.author}
