@@ -155,3 +155,28 @@ def test_no_handle_names_a_file_outside_the_issue_folder(tmp_path: Path, handle:
     with pytest.raises(SinkError, match="cannot name an issue file"):
         sink.path(handle)
     assert sink.path("_dashboard/acme__alpha") == tmp_path / "issues/_dashboard/acme__alpha.md"
+
+
+def test_a_folder_or_file_in_the_way_fails_that_document_only(tmp_path: Path) -> None:
+    """A folder where a note's issue file goes, a file where the dashboard's folder goes:
+    those two are reported (without a machine path) and retried; the rest is written."""
+    cfg = config(tmp_path, sink="files", dashboard=True)
+    issues = cfg.state / "issues"
+    issues.mkdir(parents=True)
+    (issues / "_dashboard").write_text("a file", encoding="utf-8")
+    (issues / "other-note.md").mkdir()
+    notes = {A: note(A), "other-note": note("other-note")}
+    failures: list[str] = []
+    log = Lines()
+    results = [result(Verdict.BROKEN, A), result(Verdict.BROKEN, "other-note")]
+
+    actions = sync(cfg, notes, results, upstreams(), sink=FilesSink(issues, display=cfg.display),
+                   dry_run=False, log=log, failures=failures)  # fmt: skip
+
+    assert [(a.note, a.action) for a in actions] == [(A, "opened"), ("other-note", "failed")]
+    assert (issues / f"{A}.md").is_file()
+    (failure,) = failures
+    assert "1 note(s) not updated (other-note)" in failure
+    assert "dashboard: state/issues/_dashboard/_site.md: cannot be written" in failure
+    assert "note other-note: state/issues/other-note.md: cannot be written" in log.text
+    assert str(tmp_path) not in failure + log.text

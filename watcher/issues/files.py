@@ -44,7 +44,8 @@ class FilesSink:
     def check(self) -> None:
         if self.folder.exists() and not self.folder.is_dir():
             raise WatchError(
-                f"{self.folder}: expected a folder for issue files; move the file away"
+                f"{self.display(self.folder)}: expected a folder for issue files; "
+                "move the file away"
             )
 
     def path(self, note_id: str) -> Path:
@@ -120,7 +121,13 @@ class FilesSink:
         text += _SEPARATOR + doc.body
         for n, comment in enumerate(comments, 1):
             text += f"\n\n---\n\n**Comment {n}** by watch:\n\n{comment}"
-        write_text(self.path(doc.handle), text + "\n")
+        path = self.path(doc.handle)
+        try:
+            write_text(path, text + "\n")
+        except WatchError:  # a folder where the file goes, a file where its folder goes
+            raise SinkError(
+                f"{self.display(path)}: cannot be written; move away what is in its place"
+            ) from None
 
     def _load(self, handle: str) -> tuple[IssueDoc, dict[str, Any], list[str]] | None:
         try:
@@ -136,7 +143,7 @@ class FilesSink:
                 tuple(str(x) for x in meta.get("labels") or ()),
                 self.display(self.path(handle)),
             )
-        except FileNotFoundError:
+        except OSError:  # absent, or a folder (or a file) where it would be: none of ours
             return None
         except (ValueError, KeyError, TypeError, yaml.YAMLError):
             return None  # not a document we wrote: ignored, and overwritten by create
