@@ -60,13 +60,14 @@ def counted_write(path, text):
 mirrors.Mirror.close = counted_close
 state.write_text = counted_write
 from watcher.cli import main
-code = main(sys.argv[2:])
+from watcher.judge.session import Counts
+run = Counts()
+code = main(sys.argv[2:], counts=run)
 import resource
-from watcher.judge import pool as cores
 usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
 own_cpu, children_cpu = (u.ru_utime + u.ru_stime for u in usage)
-split = {"main": own_cpu, "workers": cores.STATS.worker_cpu,
-         "git": children_cpu - cores.STATS.worker_cpu}
+split = {"main": own_cpu, "workers": run.pool.worker_cpu,
+         "git": children_cpu - run.pool.worker_cpu}
 Path(sys.argv[1]).write_text(json.dumps(
     {**counts, "writes": writes, "cpu": own_cpu + children_cpu, "cpu_split": split}))
 sys.exit(code)

@@ -43,8 +43,7 @@ ATTRIBUTION_PROBE = """\
 import json, sys, time
 from pathlib import Path
 from watcher.history import attribute
-from watcher.parse import syntax
-from watcher.history import walk
+from watcher.judge.session import Counts
 spent = []
 stage = attribute.attribute
 def timed(*args, **kwargs):
@@ -55,9 +54,10 @@ def timed(*args, **kwargs):
         spent.append(time.perf_counter() - start)
 attribute.attribute = timed
 from watcher.cli import main
-code = main(sys.argv[2:])
-Path(sys.argv[1]).write_text(json.dumps({"seconds": sum(spent), "parses": syntax.STATS.parses,
-    "judged": walk.STATS.judged, "skipped": walk.STATS.skipped,
+run = Counts()
+code = main(sys.argv[2:], counts=run)
+Path(sys.argv[1]).write_text(json.dumps({"seconds": sum(spent), "parses": run.parse.parses,
+    "judged": run.walk.judged, "skipped": run.walk.skipped,
     "imported": sorted({m.split(".")[0] for m in sys.modules} & {"tree_sitter", "git", "github",
                                                                   "apscheduler"})}))
 """

@@ -9,7 +9,7 @@ import socket
 import textwrap
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ import pytest
 from tests.support import Trace
 from watcher.cli import main
 from watcher.gitbuild import Upstream
-from watcher.parse import syntax
+from watcher.judge.session import Counts
 
 if TYPE_CHECKING:
     from tests.github_server import GithubServer
@@ -48,7 +48,6 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
     monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
-    syntax.STATS.reset()
     yield
 
 
@@ -64,6 +63,8 @@ class Project:
     root: Path
     upstream: Upstream
     repo: str = "acme/client"
+    # What this project's checks did, summed over its runs (tests reset it as they go).
+    counts: Counts = field(default_factory=Counts)
 
     def __post_init__(self) -> None:
         for folder in ("notes", "rules"):
@@ -107,7 +108,7 @@ class Project:
     def run(self, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
         """Run the CLI in-process with this project's config; return (exit, stdout, stderr)."""
         capsys.readouterr()
-        code = main([*args, "--config", str(self.config_file)])
+        code = main([*args, "--config", str(self.config_file)], counts=self.counts)
         out, err = capsys.readouterr()
         return code, out, err
 

@@ -22,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +32,6 @@ from tests.support import Trace
 from watcher.config import Upstream as UpstreamConfig
 from watcher.config import load
 from watcher.gitbuild import Upstream
-from watcher.history import walk
-from watcher.judge import relocate
 from watcher.locate import anchors, matching
 from watcher.mirror import clone
 from watcher.mirror import renames as paths
@@ -68,7 +65,7 @@ def publish(upstream: Upstream) -> None:
 
 
 def check(project: Project) -> Report:
-    return run_check(load(project.config_file), CheckOptions(no_issues=True))
+    return run_check(load(project.config_file), CheckOptions(no_issues=True), counts=project.counts)
 
 
 def verdicts(report: Report) -> dict[str, tuple[Verdict, str | None]]:
@@ -106,11 +103,11 @@ def test_warm_run_parses_nothing_and_only_fetches_refs(
         changed,
     )
 
-    syntax.STATS.reset()
+    project.counts.parse.reset()
     trace.start()
     warm = check(project)
 
-    assert syntax.STATS.parses == 0
+    assert project.counts.parse.parses == 0
     assert trace.upload_packs() == 1  # the refs; no blob is fetched again
     assert verdicts(warm) == verdicts(cold)
 
@@ -125,12 +122,12 @@ def test_one_changed_file_parses_only_its_own_versions(
     upstream.commit("change gamma (#4)", {touched: module(NAMES, salt=20, gamma=7)})
     publish(upstream)
 
-    syntax.STATS.reset()
+    project.counts.parse.reset()
     trace.start()
     report = check(project)
 
     versions = {upstream.git("rev-parse", f"{rev}:{touched}") for rev in (base, "HEAD")}
-    parsed = syntax.STATS.parsed_blobs
+    parsed = project.counts.parse.parsed_blobs
     assert upstream.git("rev-parse", f"HEAD:{touched}") in parsed
     assert set(parsed) <= versions  # nothing of the three untouched files
     assert len(parsed) == len(set(parsed))
@@ -256,7 +253,7 @@ def test_long_walk_parses_each_distinct_blob_once(project: Project, upstream: Up
     report = check(project)
 
     assert verdicts(report)["legacy-cursor"] == (Verdict.BROKEN, flip)
-    parsed = syntax.STATS.parsed_blobs
+    parsed = project.counts.parse.parsed_blobs
     assert len(parsed) == len(set(parsed))
     assert len(parsed) <= 1 + 8  # the base and the distinct versions, each once
 
@@ -272,7 +269,7 @@ def test_long_walk_parses_only_the_versions_whose_commit_touched_the_item(
     assert verdicts(report)["legacy-cursor"] == (Verdict.BROKEN, flip)
     # The walk back to the base (for the item's history) reads every version, but the rule's
     # target lines are touched by the flip alone: the other edits are followed, not parsed.
-    assert syntax.STATS.parses <= 14
+    assert project.counts.parse.parses <= 14
 
 
 HEAVY_PROBE = """\
@@ -629,22 +626,22 @@ def test_items_whose_files_vanished_share_one_search_of_head(
     upstream.commit("gather (#2)", {home: moved, **others})
     head = upstream.commit("drop the old files (#3)", dict.fromkeys(gone))
     publish(upstream)
-    relocate.STATS.reset()
+    project.counts.search.reset()
 
     trace.start()
     report = check(project)
 
     assert [r.verdict for r in report.results] == [Verdict.MOVED] * len(gone)
     assert {r.current.path for r in report.results if r.current} == {home}
-    assert relocate.STATS.searches == 1  # one word index of HEAD's Rust files
+    assert project.counts.search.searches == 1  # one word index of HEAD's Rust files
     # The clone and its trees; the cited blobs with HEAD's Rust files.
     assert trace.upload_packs() == 3
     assert sum(args[-1] == head for args in trace.commands("ls-tree")) == 1
-    parsed = syntax.STATS.parsed_blobs
+    parsed = project.counts.parse.parsed_blobs
     assert len(parsed) == len(set(parsed))  # every blob parsed once at most
     head_blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in others}
     assert head_blobs.isdisjoint(parsed)  # files without the names are never parsed
-    assert relocate.STATS.keys == 1  # the one file holding them: its definitions listed once
+    assert project.counts.search.keys == 1  # the one file holding them: its definitions listed once
 
 
 def test_a_file_searched_for_many_items_is_parsed_only_for_those_it_defines(
@@ -669,7 +666,7 @@ def test_a_file_searched_for_many_items_is_parsed_only_for_those_it_defines(
 
     assert [r.verdict for r in report.results] == [Verdict.MISSING] * len(names)
     blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in callers}
-    parsed = [b for b in syntax.STATS.parsed_blobs if b in blobs]
+    parsed = [b for b in project.counts.parse.parsed_blobs if b in blobs]
     assert sorted(parsed) == sorted(blobs)  # searched for four items, each parsed once
 
 
@@ -692,7 +689,7 @@ def test_a_file_whose_bytes_cannot_define_the_name_is_not_parsed(
     upstream.commit("callers (#2)", {**callers, "src/home.rs": home})
     head = upstream.commit("drop the old file (#3)", {"src/old.rs": None})
     publish(upstream)
-    relocate.STATS.reset()
+    project.counts.search.reset()
 
     report = check(project)
 
@@ -700,8 +697,8 @@ def test_a_file_whose_bytes_cannot_define_the_name_is_not_parsed(
         (Verdict.MOVED, "src/home.rs")
     ]
     blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in callers}
-    assert blobs.isdisjoint(syntax.STATS.parsed_blobs)  # all 20 parsed without the check
-    assert (relocate.STATS.unparsed, relocate.STATS.keys) == (20, 1)
+    assert blobs.isdisjoint(project.counts.parse.parsed_blobs)  # all 20 parsed without the check
+    assert (project.counts.search.unparsed, project.counts.search.keys) == (20, 1)
 
 
 def test_the_files_each_removing_commit_touched_come_from_one_git_call(
@@ -744,12 +741,12 @@ def test_the_search_of_head_is_dropped_before_the_history_walks(
     upstream.commit("gather (#2)", {"src/home.rs": module(names, salt=100, f_gamma=7)})
     upstream.commit("drop the old file (#3)", {"src/old.rs": None})
     publish(upstream)
-    relocate.STATS.reset()
+    project.counts.search.reset()
     held: list[int] = []
     run_walks = attribute.run_walks
 
     def walks(mirror: Mirror, *started: Any) -> list[attribute.Told]:
-        held.append(len(relocate._SEARCHES.get(mirror, {})))
+        held.append(len(mirror.session.searches))
         return run_walks(mirror, *started)
 
     monkeypatch.setattr(attribute, "run_walks", walks)
@@ -757,7 +754,7 @@ def test_the_search_of_head_is_dropped_before_the_history_walks(
 
     found = sorted((r.verdict, r.current.path if r.current else None) for r in report.results)
     assert found == [(Verdict.CHANGED, "src/home.rs")] + [(Verdict.MOVED, "src/home.rs")] * 2
-    assert relocate.STATS.searches == 1  # built while judging...
+    assert project.counts.search.searches == 1  # built while judging...
     assert held == [0]  # ...and no longer held when the walks run
 
 
@@ -774,7 +771,7 @@ def test_renames_made_by_many_commits_are_detected_from_one_batch_of_blobs(
             f"move {old} (#{i + 10})", {old: None, new: module(NAMES, salt=10 * i, gamma=-i)}
         )
     publish(upstream)
-    paths.STATS.reset()
+    project.counts.paths.reset()
 
     trace.start()
     report = check(project)
@@ -784,7 +781,7 @@ def test_renames_made_by_many_commits_are_detected_from_one_batch_of_blobs(
     assert {r.current.path for r in alphas.values() if r.current} == {
         f.replace("src/", "src/moved/") for f in files
     }
-    assert paths.STATS.diffs == len(files)  # one similarity detection per removing commit
+    assert project.counts.paths.diffs == len(files)  # one similarity detection per removing commit
     # The clone and its trees, then the blobs every removal's detection compares, all
     # six commits at once (the files at HEAD the verdicts read among them). Not one
     # fetch per commit.
@@ -831,7 +828,7 @@ def test_walks_read_their_files_histories_off_one_shared_log(
     moved = "src/moved/w0.rs"
     upstream.commit("move w0 (#9)", {files[0]: None, moved: module(NAMES, beta=0, gamma=-9)})
     publish(upstream)
-    paths.STATS.reset()
+    project.counts.paths.reset()
 
     report = check(project)
 
@@ -840,7 +837,7 @@ def test_walks_read_their_files_histories_off_one_shared_log(
     assert betas[files[0]].current and betas[files[0]].current.path == moved
     # One log of every cited file from the baseline, which each walk reads its own
     # file's history off, and one log of the renamed file's new path. Not one per walk.
-    assert paths.STATS.logs == 2
+    assert project.counts.paths.logs == 2
 
 
 def test_a_shared_log_tells_each_path_what_its_own_log_does(
@@ -863,22 +860,22 @@ def test_a_shared_log_tells_each_path_what_its_own_log_does(
     wanted = [*files, "src/d", odd[2], "src/g/f02.rs"]
     mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
     mirror.sync()
-    paths.STATS.reset()
+    mirror.session.counts.paths.reset()
 
     shared = mirror.paths
     shared.prelog(head, [(base, p) for p in wanted])
-    assert paths.STATS.logs == 1  # of every file
+    assert mirror.session.counts.paths.logs == 1  # of every file
     told = {p: shared.follow(base, head, [p]) for p in wanted}
     told["pair"] = shared.follow(base, head, [files[3], "src/d"])
     # Every walk read its log off that one, the renamed file's new path too (from the
     # rename on), but for the quoted name (a log of its own).
-    assert paths.STATS.logs == 2
+    assert mirror.session.counts.paths.logs == 2
     own = paths.Paths(mirror)
     assert told == {
         **{p: own.follow(base, head, [p]) for p in wanted},
         "pair": own.follow(base, head, [files[3], "src/d"]),
     }
-    assert paths.STATS.logs > 2 + len(told)  # each path's own log, and the renames'
+    assert mirror.session.counts.paths.logs > 2 + len(told)  # each path's own log, and the renames'
 
 
 def test_citations_of_one_file_spread_over_notes_parse_it_once(
@@ -893,12 +890,12 @@ def test_citations_of_one_file_spread_over_notes_parse_it_once(
     for n, name in enumerate(NAMES[:2]):
         project.note(f"note-{n}", *(f"{base} {p}:{span(NAMES, name)}" for p in files))
     publish(upstream)
-    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
+    monkeypatch.setattr(syntax, "_CACHE", syntax.Cache(budget=1))
 
     report = check(project)
 
     assert report.summary.fresh == 4
-    parsed = syntax.STATS.parsed_blobs
+    parsed = project.counts.parse.parsed_blobs
     assert sorted(parsed) == sorted({upstream.git("rev-parse", f"HEAD:{p}") for p in files})
 
 
@@ -907,14 +904,12 @@ def test_a_stale_citation_is_anchored_once_for_its_verdict_and_its_walk(
 ) -> None:
     # The walk behind `introduced_by` needs the citation's anchor too; by then the
     # baseline's parse is gone from the cache (here: a cache of one file).
-    from watcher.judge import classify
     from watcher.locate import anchors
 
     cite_everything(project, upstream, FILES[:1])
     edit = upstream.commit("edit beta (#2)", {FILES[0]: module(NAMES, beta=99)})
     publish(upstream)
-    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
-    monkeypatch.setattr(classify, "_ANCHORS", OrderedDict())
+    monkeypatch.setattr(syntax, "_CACHE", syntax.Cache(budget=1))
     anchored: list[tuple[str, int | None]] = []
     real = anchors.anchor
 
@@ -989,13 +984,13 @@ def test_a_stale_citations_head_is_parsed_once_for_its_verdict_and_its_walk(
     edit_cited_beta(project, upstream)
     upstream.commit("more (#3)", {FILES[1]: module(NAMES, salt=10, beta=98)})
     publish(upstream)
-    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
+    monkeypatch.setattr(syntax, "_CACHE", syntax.Cache(budget=1))
 
     report = check(project)
 
     assert report.summary.changed == 2
     heads = [upstream.git("rev-parse", f"HEAD:{p}") for p in FILES[:2]]
-    parsed = syntax.STATS.parsed_blobs
+    parsed = project.counts.parse.parsed_blobs
     assert [parsed.count(h) for h in heads] == [1, 1]
 
 
@@ -1014,9 +1009,9 @@ def test_judging_places_a_stale_citation_at_head_once(
         return place(anchor, files)
 
     monkeypatch.setattr(matching, "place", counted)
-    judged = walk.STATS.judged
+    judged = project.counts.walk.judged
 
     report = check(project)
 
     assert report.summary.changed == 2
-    assert len(placed) == walk.STATS.judged - judged > 0
+    assert len(placed) == project.counts.walk.judged - judged > 0

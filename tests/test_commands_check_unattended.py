@@ -8,6 +8,8 @@ Real upstream repositories, the real PyGithub client against the local GitHub se
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -202,34 +204,50 @@ def test_github_down_fails_the_run_and_the_next_run_files(
 # --- no news, no writes -----------------------------------------------------------
 
 
+@pytest.fixture
+def writes(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
+    """Each state file written (`store.write_text`, behind every JSON state file), and
+    how often, in this test."""
+    counted: Counter[Path] = Counter()
+    real = store.write_text
+
+    def counting(path: Path, text: str | Iterable[str]) -> None:
+        real(path, text)
+        counted[path] += 1
+
+    monkeypatch.setattr(store, "write_text", counting)
+    return counted
+
+
 def test_a_run_with_no_news_writes_nothing_and_calls_nothing_that_writes(
     project: Project,
     capsys: pytest.CaptureFixture[str],
     api: GithubServer,
     monkeypatch: pytest.MonkeyPatch,
+    writes: Counter[Path],
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     site(project, f'api_url = "{api.url}"\n')
     project.upstream.commit("Send the cursor in legacy mode too (#42)", {LIB: V2})
     book = project.root / "state" / "bookkeeping" / "acme__client.json"
-    store.WRITES.clear()
+    writes.clear()
 
     assert check(project, capsys)[0] == 1
     first = state_files(project)
-    assert store.WRITES[book] == 1  # three notes, two issues, one dashboard: one save
-    store.WRITES.clear()
+    assert writes[book] == 1  # three notes, two issues, one dashboard: one save
+    writes.clear()
     api.recorded.clear()
 
     assert check(project, capsys)[0] == 1
 
     assert mutations(api) == []
     assert state_files(project) == first
-    written = {p.relative_to(project.root / "state").as_posix() for p in store.WRITES}
+    written = {p.relative_to(project.root / "state").as_posix() for p in writes}
     assert written == {"runs/acme__client.json"}  # only the run record: times by design
 
 
 def test_bookkeeping_is_saved_once_per_run_however_many_notes(
-    project: Project, capsys: pytest.CaptureFixture[str]
+    project: Project, capsys: pytest.CaptureFixture[str], writes: Counter[Path]
 ) -> None:
     base = project.upstream.commit("first", {LIB: V1})
     for n in range(12):
@@ -242,9 +260,9 @@ def test_bookkeeping_is_saved_once_per_run_however_many_notes(
 
     saves = []
     for _ in range(3):
-        store.WRITES.clear()
+        writes.clear()
         check(project, capsys)
-        saves.append(store.WRITES[book])
+        saves.append(writes[book])
 
     assert saves == [1, 0, 0]
     assert len(json.loads(book.read_text())["notes"]) == 12

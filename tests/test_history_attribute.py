@@ -172,10 +172,10 @@ def test_citations_of_one_file_walk_its_history_once(
         changed = V1.replace("= 1", "= 2").replace("    7", "    9")
         upstream.commit(f"edit {n}", {LIB: changed.replace("legacy\n}", f"legacy + {n}\n}}")})
         middle.append(upstream.git("rev-parse", f"HEAD:{LIB}"))
-    syntax.STATS.reset()
+    project.counts.parse.reset()
 
     results = check_results(project, capsys)
 
     assert {r["introduced_by"]["pr"] for r in results.values()} == {70}
-    counts = Counter(syntax.STATS.parsed_blobs)
+    counts = Counter(project.counts.parse.parsed_blobs)
     assert [counts[blob] for blob in middle[:-1]] == [1] * 5  # every version between, once

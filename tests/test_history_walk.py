@@ -1,5 +1,6 @@
 """The attribution walk (`watcher.history.walk`) judges only the versions whose commit
-touched the item, and its answers stay exact: pinned by `walk.STATS` and `syntax.STATS`."""
+touched the item, and its answers stay exact: pinned by the run's counts of walks and
+parses (`watcher.judge.session.Counts`)."""
 
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ def target_lines() -> str:
 
 
 def check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    syntax.STATS.reset()
-    walk.STATS.reset()
+    project.counts.parse.reset()
+    project.counts.walk.reset()
     _, out, _ = project.run("check", "--format", "json", capsys=capsys)
     return {r["id"]: r for r in json.loads(out)["results"]}
 
@@ -90,11 +91,11 @@ def test_commits_that_do_not_touch_the_item_are_not_parsed(
     # 43 commits after the baseline; only the one that touched the item is judged (once
     # per item), the others are followed without parsing. The walk behind `introduced_by`
     # and `history` reads each of the 44 versions once, for both items.
-    assert walk.STATS.judged_commits == [change, change]
-    assert walk.STATS.skipped == 2 * 42
-    assert walk.STATS.read == 44
-    assert walk.STATS.handed == 1  # the version judged is parsed from the walk's own read
-    assert syntax.STATS.parses <= 3  # the baseline, HEAD, and the version before the change
+    assert project.counts.walk.judged_commits == [change, change]
+    assert project.counts.walk.skipped == 2 * 42
+    assert project.counts.walk.read == 44
+    assert project.counts.walk.handed == 1  # the version judged is parsed from the walk's own read
+    assert project.counts.parse.parses <= 3  # the baseline, HEAD, and the version before the change
     assert [c["commit"] for c in citation["history"]] == [change]
 
 
@@ -116,7 +117,7 @@ def test_a_change_made_reverted_and_made_again_is_blamed_on_the_second_time(
     assert result["introduced_by"]["commit"] == again
     # The walk goes on to the baseline for the history, judging each commit that touched
     # the item, and nothing else.
-    assert walk.STATS.judged_commits == [again, revert, first]
+    assert project.counts.walk.judged_commits == [again, revert, first]
     assert [c["commit"] for c in result["history"]] == [first, revert, again]
 
 
@@ -136,7 +137,7 @@ def test_a_move_within_the_file_is_followed_to_the_earlier_change(
     assert result["verdict"] == "changed"
     assert result["current"]["path"] == "src/turn.rs"
     assert result["introduced_by"]["commit"] == change
-    assert walk.STATS.judged_commits == [change]  # the move and the rename are followed
+    assert project.counts.walk.judged_commits == [change]  # the move and the rename are followed
 
 
 def test_an_attribute_dropped_above_a_changed_definition_is_a_change(
@@ -353,15 +354,15 @@ def test_backtest_shares_the_walk_and_judges_only_touching_commits(
     noise(upstream, 6, step_20=(4, ""))
     back = upstream.commit("scale 3 again (#3)", {LIB: module()})
     noise(upstream, 6)
-    walk.STATS.reset()
+    project.counts.walk.reset()
 
     code, out, _ = project.run("backtest", "target-scale", capsys=capsys)
 
     assert code == 0
     assert f"{flip[:10]} same -> broken" in out
     assert f"{back[:10]} broken -> same" in out
-    assert walk.STATS.judged_commits == [back, flip]  # walked back from HEAD
-    assert walk.STATS.skipped == 18
+    assert project.counts.walk.judged_commits == [back, flip]  # walked back from HEAD
+    assert project.counts.walk.skipped == 18
 
 
 def test_renaming_the_scope_outside_the_target_lines_is_judged(
@@ -401,8 +402,8 @@ def test_a_longer_name_containing_a_guard_word_is_not_a_rename(
     assert results[f"n:{LIB}:{target_lines()}"]["introduced_by"]["commit"] == change
     assert results["target-scale"]["introduced_by"]["commit"] == change
     # Guards count whole words: the four helpers are followed, not judged, for either item.
-    assert walk.STATS.judged_commits == [change, change]
-    assert walk.STATS.skipped == 2 * 4
+    assert project.counts.walk.judged_commits == [change, change]
+    assert project.counts.walk.skipped == 2 * 4
 
 
 def test_following_searches_only_the_bytes_each_commit_changed(
@@ -421,13 +422,13 @@ def test_following_searches_only_the_bytes_each_commit_changed(
     result = check(project, capsys)[f"n:{LIB}:{target_lines()}"]
 
     assert result["introduced_by"]["commit"] == change
-    assert walk.STATS.judged_commits == [change]
-    assert walk.STATS.skipped == 21
+    assert project.counts.walk.judged_commits == [change]
+    assert project.counts.walk.skipped == 21
     # Each version is compared with the one after it, and only the bytes that differ (and
     # the length of the item's lines and the code around them, around them) are searched
     # for its lines and names: a few hundred bytes a version, where searching each
     # version whole takes its size at least.
-    assert walk.STATS.searched < 21 * len(module()) // 3
+    assert project.counts.walk.searched < 21 * len(module()) // 3
 
 
 def task(index: int, value: int = 3) -> str:
@@ -473,17 +474,17 @@ def test_a_missing_item_is_judged_only_where_a_commit_could_bring_it_back(
     # While it is missing, a commit that wrote nowhere near its words nor where its
     # words point cannot bring it back: those versions are told from their bytes, not
     # parsed. Judged: the versions before the two drops and before it came back.
-    assert walk.STATS.judged_commits == [again, back, first]
-    assert walk.STATS.quiet == 16
+    assert project.counts.walk.judged_commits == [again, back, first]
+    assert project.counts.walk.quiet == 16
     # Of the 16 versions told from their bytes, those that hold none of its rarest words
     # are told by a `find` of each, with no word counted: ~3 files' worth of words are
     # counted in all (~7 when each version's counts are edited from the next one's, 20
     # when counted afresh).
-    assert syntax.STATS.counted < 4 * len(tasks())
+    assert project.counts.parse.counted < 4 * len(tasks())
     # Where its rarest words occur is shifted from the next version's the same way, and
     # only the stretches that differ are searched: ~29 files' worth (~45 with every
     # version's words placed, ~97 afresh).
-    assert syntax.STATS.placed < 35 * len(tasks())
+    assert project.counts.parse.placed < 35 * len(tasks())
 
 
 def test_a_missing_function_still_called_is_not_judged_where_nothing_can_define_it(
@@ -504,8 +505,8 @@ def test_a_missing_function_still_called_is_not_judged_where_nothing_can_define_
     assert result["introduced_by"]["commit"] == drop
     # Its name is still written in each version, but only where it is called: no `fn`
     # before it, so no version can define it, and none is parsed to look for it.
-    assert walk.STATS.judged_commits == [drop]
-    assert walk.STATS.quiet == 8
+    assert project.counts.walk.judged_commits == [drop]
+    assert project.counts.walk.quiet == 8
 
 
 @pytest.mark.parametrize("text", ["a\nb\nc", "a\nb\nc\n", "a\r\nb\r\n\r\n", "\n\n", "one"])

@@ -251,14 +251,13 @@ def test_python_quote_with_ellipsis_among_several_cited_files(
 def test_unchanged_quotes_are_not_judged_again(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from watcher.parse import syntax
 
     base = upstream.commit("client", {LIB: SOURCE})
     note_with(project, base, "```rust\nlet next = match mode {\n```\n")
     run_json(project, capsys)
-    syntax.STATS.reset()
+    project.counts.parse.reset()
 
     _, results = run_json(project, capsys)
 
     assert results["n:quote:1"]["verdict"] == "fresh"
-    assert syntax.STATS.parses == 0
+    assert project.counts.parse.parses == 0

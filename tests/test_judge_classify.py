@@ -11,7 +11,6 @@ import pytest
 from tests.conftest import Project
 from tests.rust_client import CLIENT, CURSOR_GATE_RULE
 from watcher.gitbuild import Upstream
-from watcher.parse import syntax
 
 LIB = "src/client.rs"
 SOURCE = (
@@ -357,13 +356,13 @@ def test_same_lines_cited_at_two_commits_are_two_items(
     second = upstream.commit("touch", {LIB: SOURCE.replace("    next\n}", "    next.clone()\n}")})
     project.note("n", f"{first} {CITED}", f"{second} {CITED}")
     project.run("check", "--format", "json", capsys=capsys)
-    syntax.STATS.reset()
+    project.counts.parse.reset()
 
     _, out, _ = project.run("check", "--format", "json", capsys=capsys)
 
     verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
     assert verdicts == {f"n:{CITED}": "changed", f"n:{CITED}@{second[:8]}": "fresh"}
-    assert syntax.STATS.parses == 0  # both stay cached: neither overwrites the other
+    assert project.counts.parse.parses == 0  # both stay cached: neither overwrites the other
 
 
 def test_ambiguous_abbreviated_commit_lists_the_candidates(

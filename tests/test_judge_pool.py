@@ -15,7 +15,6 @@ import pytest
 from tests.conftest import Project
 from watcher.config import load
 from watcher.gitbuild import Upstream
-from watcher.history import walk
 from watcher.judge import pool as cores
 from watcher.models import Report
 from watcher.pipeline import CheckOptions, run_check
@@ -121,7 +120,7 @@ def source(values: dict[str, int], salt: int) -> str:
 def run(project: Project, processes: int) -> Report:
     project.config(extra=f"[limits]\nprocesses = {processes}\n")
     shutil.rmtree(project.root / "state", ignore_errors=True)  # judged afresh each time
-    return run_check(load(project.config_file), CheckOptions(no_issues=True))
+    return run_check(load(project.config_file), CheckOptions(no_issues=True), counts=project.counts)
 
 
 def test_a_spread_check_gives_the_same_report_and_counts_as_one_process(
@@ -141,10 +140,16 @@ def test_a_spread_check_gives_the_same_report_and_counts_as_one_process(
     monkeypatch.setattr(cores, "LEAST_WALKS", 1)
     counts, reports = [], []
     for processes in (1, 2):
-        cores.STATS.reset()
-        walk.STATS.reset()
+        project.counts.pool.reset()
+        project.counts.walk.reset()
         reports.append(run(project, processes))
-        counts.append((cores.STATS.by_workers, walk.STATS.judged, walk.STATS.skipped))
+        counts.append(
+            (
+                project.counts.pool.by_workers,
+                project.counts.walk.judged,
+                project.counts.walk.skipped,
+            )
+        )
 
     one, two = (r.model_dump(exclude={"started_at"}) for r in reports)
     assert one == two
@@ -166,7 +171,6 @@ def test_items_whose_files_are_gone_share_one_search_of_head_across_workers(
     # Four cited files lose their functions to one new file and are deleted: each item
     # searches HEAD. The search (a word index of HEAD's files) is built once, by the one
     # process that judges all of them, while another judges the files still there.
-    from watcher.judge import relocate
 
     gone = [f"src/old{i}.rs" for i in range(4)]
     names = {p: [f"f{i}_{n}" for n in NAMES[:3]] for i, p in enumerate(gone)}
@@ -181,13 +185,13 @@ def test_items_whose_files_are_gone_share_one_search_of_head_across_workers(
     monkeypatch.setattr(cores, "LEAST_JUDGED", 1)
     reports = []
     for processes in (1, 2):
-        relocate.STATS.reset()
-        cores.STATS.reset()
+        project.counts.search.reset()
+        project.counts.pool.reset()
         reports.append(run(project, processes))
-        assert relocate.STATS.searches == 1, processes
+        assert project.counts.search.searches == 1, processes
 
-    assert cores.STATS.by_workers > 0
-    assert cores.STATS.worker_cpu > 0  # what bench.scale tells apart from git's CPU
+    assert project.counts.pool.by_workers > 0
+    assert project.counts.pool.worker_cpu > 0  # what bench.scale tells apart from git's CPU
     one, two = (r.model_dump(exclude={"started_at"}) for r in reports)
     assert one == two
     found = {r.id.split(":")[1]: r.current.path for r in reports[1].results if r.current}

@@ -236,10 +236,10 @@ def test_windows_lacking_one_of_the_probes_are_not_tokenized() -> None:
     version = _parsed(changed + "".join(caller.format(n=n) for n in range(30)) + far)
     anchor = anchors.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
     assert anchor.probes[0] == "settle_ledger"
-    syntax.STATS.reset()
+    version.stats.reset()
 
     assert matching.place(anchor, [("src/ledger.rs", version)])[0] == "changed"
-    assert syntax.STATS.tokens_scanned < 100
+    assert version.stats.tokens_scanned < 100
 
 
 def test_windows_not_holding_the_tokens_in_order_are_not_tokenized() -> None:
@@ -259,7 +259,7 @@ def test_windows_not_holding_the_tokens_in_order_are_not_tokenized() -> None:
     version = _parsed(changed + "".join(caller.format(n=n) for n in range(30)))
     anchor = anchors.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
     assert set(anchor.probes) <= set(_parsed(caller.format(n=0)).token_texts())
-    syntax.STATS.reset()
+    version.stats.reset()
 
     assert matching.place(anchor, [("src/ledger.rs", version)]) == (
         "changed",
@@ -267,7 +267,7 @@ def test_windows_not_holding_the_tokens_in_order_are_not_tokenized() -> None:
         1,
         4,
     )
-    assert syntax.STATS.tokens_scanned == 0  # 772 when windows holding the probes were read
+    assert version.stats.tokens_scanned == 0  # 772 when windows holding the probes were read
 
 
 def test_regions_whose_tokens_cannot_be_similar_enough_are_not_aligned(
@@ -305,10 +305,10 @@ def test_windows_holding_none_of_the_rarest_tokens_are_not_tokenized() -> None:
     version = _parsed(fields + "".join(reader.format(n=n) for n in range(40)))
     anchor = anchors.anchor(_parsed(cited), "src/ledger.rs", 1, 4)
     assert set(anchor.probes[: matching.IDENTITY]) == {"settle_ledger", "let", "pub"}
-    syntax.STATS.reset()
+    version.stats.reset()
 
     assert matching.place(anchor, [("src/ledger.rs", version)])[0] == "missing"
-    assert syntax.STATS.tokens_scanned == 0  # 187 when every voted window was read
+    assert version.stats.tokens_scanned == 0  # 187 when every voted window was read
 
 
 @pytest.mark.parametrize(
@@ -395,7 +395,7 @@ def test_a_verbatim_match_costs_the_anchors_tokens_not_its_windows() -> None:
     )
     version = _parsed(others + cited + others.replace("other_", "more_"))
     anchor = anchors.anchor(_parsed(cited), "src/ledger.rs", 1, 3)
-    syntax.STATS.reset()
+    version.stats.reset()
 
     assert matching.place(anchor, [("src/ledger.rs", version)]) == (
         "same",
@@ -403,7 +403,9 @@ def test_a_verbatim_match_costs_the_anchors_tokens_not_its_windows() -> None:
         181,
         183,
     )
-    assert syntax.STATS.tokens_scanned < 3 * len(anchor.tokens)  # 646 when its window was tokenized
+    assert version.stats.tokens_scanned < 3 * len(
+        anchor.tokens
+    )  # 646 when its window was tokenized
 
 
 # The shape of go-sdk's Client.Connect (mcp/client.go:132-143 at c058c6a9, the top of the

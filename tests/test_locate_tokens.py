@@ -2,7 +2,7 @@
 
 Each parsed blob gets one token index (token text -> places), shared by every citation of
 that blob; finding a citation compares tokens only where its rarest token occurs. Pinned
-by `syntax.STATS.tokens_scanned`, never by timings.
+by `tokens_scanned` in the searched parse's counters, never by timings.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ def use_block(count: int, changed: bool = False) -> str:
     return imports + "\n" + rust_file(count)
 
 
-def parsed(text: str) -> syntax.Parsed:
+def parsed(text: str, stats: syntax.Stats | None = None) -> syntax.Parsed:
     raw = text.encode()
-    return syntax.parse(hashlib.sha1(raw).hexdigest(), "rust", lambda: raw)
+    return syntax.parse(hashlib.sha1(raw).hexdigest(), "rust", lambda: raw, stats=stats)
 
 
 def target_lines(count: int) -> tuple[int, int]:
@@ -48,11 +48,12 @@ def target_lines(count: int) -> tuple[int, int]:
     return start, start + 3
 
 
-def scanned(action: object) -> int:
-    syntax.STATS.reset()
+def scanned(searched: syntax.Parsed, action: object) -> int:
+    """The tokens `action` scanned in the parse it searches (counted on the parse)."""
+    searched.stats.reset()
     assert callable(action)
     action()
-    return syntax.STATS.tokens_scanned
+    return searched.stats.tokens_scanned
 
 
 @pytest.mark.parametrize("case", ["same", "changed", "moved"])
@@ -75,7 +76,7 @@ def test_finding_a_citation_scans_as_many_tokens_in_a_big_file_as_in_a_small_one
         assert found.identical == (case != "changed")
         shift = 2 if case == "moved" else 0
         assert (found.start_line, found.end_line) == (start + shift, end + shift)
-        costs[count] = scanned(lambda a=anchor, h=head: matching.find(a, [("src/lib.rs", h)]))
+        costs[count] = scanned(head, lambda a=anchor, h=head: matching.find(a, [("src/lib.rs", h)]))
     assert costs[2000] == costs[10]
     assert costs[10] < 200  # the construct's tokens a few times over, not the file's
 
@@ -89,20 +90,20 @@ def test_a_region_outside_any_definition_is_found_in_windows_not_the_whole_file(
         assert found is not None and not found.identical
         assert (found.start_line, found.end_line) == (1, 2)
         assert "TurnContext" in found.text
-        costs[count] = scanned(lambda a=anchor, h=head: matching.find(a, [("src/lib.rs", h)]))
+        costs[count] = scanned(head, lambda a=anchor, h=head: matching.find(a, [("src/lib.rs", h)]))
     assert costs[2000] == costs[10]
 
 
 def test_citations_of_a_parsed_file_never_tokenize_the_whole_file() -> None:
     text = rust_file(50) + "\n// shared index\n"
-    syntax.STATS.reset()
-    base = parsed(text)
+    stats = syntax.Stats()
+    base = parsed(text, stats)
     for index in range(10):
         start = 1 + 5 * index
         anchor = anchors.anchor(base, "src/lib.rs", start, start + 3)
         assert matching.find(anchor, [("src/lib.rs", base)]) is not None
-    assert syntax.STATS.parses == 1
-    assert syntax.STATS.indexed == 0  # anchored and found from the tree, by their own tokens
+    assert stats.parses == 1
+    assert stats.indexed == 0  # anchored and found from the tree, by their own tokens
     assert "_index" not in vars(base)
 
 
@@ -129,7 +130,7 @@ def test_a_renamed_and_edited_function_is_found_in_windows_not_the_whole_file() 
         assert found is not None and not found.identical
         assert (found.start_line, found.end_line) == (start + 1, end + 1)
         assert "_index" not in vars(head)  # no token index of the whole file
-        costs[count] = scanned(lambda a=anchor, h=head: matching.find(a, [("src/lib.rs", h)]))
+        costs[count] = scanned(head, lambda a=anchor, h=head: matching.find(a, [("src/lib.rs", h)]))
     assert max(costs.values()) < 300  # a few windows of the construct's size, whatever the file
 
 
@@ -145,9 +146,9 @@ def test_anchoring_a_citation_reads_its_own_tokens_not_the_files(case: str) -> N
         elif case == "part of a function":
             start += 1
         base = parsed(text)
-        syntax.STATS.reset()
+        base.stats.reset()
         anchored[count] = anchors.anchor(base, "src/lib.rs", start, end)
-        costs[count] = syntax.STATS.tokens_scanned
+        costs[count] = base.stats.tokens_scanned
         assert "_index" not in vars(base)
         # The same anchor the whole file's token index gives.
         first, last = base.token_range(start, end)
@@ -177,9 +178,9 @@ def test_a_definition_is_queried_where_its_name_occurs_not_over_the_whole_file()
         start, end = target_lines(count)
         anchor = anchors.anchor(parsed(rust_file(count)), "src/lib.rs", start, end)
         head = parsed(rust_file(count, target=13))  # changed: found by its definition
-        syntax.STATS.reset()
+        head.stats.reset()
         assert matching.place(anchor, [("src/lib.rs", head)])[:2] == ("changed", "src/lib.rs")
-        captured[count] = syntax.STATS.captured
+        captured[count] = head.stats.captured
     assert captured[2000] == captured[10] == 1  # `target` itself, not every function
 
 
@@ -188,14 +189,14 @@ def test_a_judgment_over_the_cache_budget_keeps_both_of_its_versions(
 ) -> None:
     """A baseline and a HEAD version each over the parse cache's budget (a 1.5 MB file)
     must not evict each other: every citation of the file would parse both again."""
-    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache(budget=1))
+    monkeypatch.setattr(syntax, "_CACHE", syntax.Cache(budget=1))
     base, head = rust_file(50).encode(), rust_file(50, target=9).encode()
-    syntax.STATS.reset()
+    stats = syntax.Stats()
     for _ in range(20):  # twenty citations, each reading both versions
-        syntax.parse("base", "rust", lambda: base)
-        syntax.parse("head", "rust", lambda: head)
+        syntax.parse("base", "rust", lambda: base, stats=stats)
+        syntax.parse("head", "rust", lambda: head, stats=stats)
 
-    assert syntax.STATS.parses == 2
+    assert stats.parses == 2
 
 
 def test_the_rarest_cited_tokens_are_ranked_from_one_word_count_per_blob() -> None:

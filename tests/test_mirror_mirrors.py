@@ -342,12 +342,12 @@ def test_second_run_on_unchanged_upstream_parses_nothing(
     project.note("n", *(f"{base} src/m{i}.rs:1-3" for i in range(10)))
     upstream.commit("change one", {"src/m1.rs": "pub fn f1() -> u32 {\n    100\n}\n"})
     project.run("check", "--format", "json", capsys=capsys)
-    assert syntax.STATS.parses > 0
-    syntax.STATS.reset()
+    assert project.counts.parse.parses > 0
+    project.counts.parse.reset()
 
     code, out, _ = project.run("check", "--format", "json", capsys=capsys)
 
-    assert syntax.STATS.parses == 0
+    assert project.counts.parse.parses == 0
     assert code == 1 and json.loads(out)["summary"]["changed"] == 1
 
 
@@ -357,13 +357,15 @@ def test_one_upstream_commit_reparses_only_the_touched_file(
     base = upstream.commit("many", _files(10))
     project.note("n", *(f"{base} src/m{i}.rs:1-3" for i in range(10)))
     project.run("check", "--format", "json", capsys=capsys)
-    syntax.STATS.reset()
+    project.counts.parse.reset()
     upstream.commit("touch m4", {"src/m4.rs": "// moved down\n" + _files(10)["src/m4.rs"]})
 
     project.run("check", "--format", "json", capsys=capsys)
 
     # The new version of m4 only (its baseline parse is still in this process's cache).
-    assert syntax.STATS.parsed_blobs == [_git(upstream.path, "rev-parse", "HEAD:src/m4.rs").strip()]
+    assert project.counts.parse.parsed_blobs == [
+        _git(upstream.path, "rev-parse", "HEAD:src/m4.rs").strip()
+    ]
 
 
 def test_rules_lint_keeps_the_citations_cached(
@@ -377,12 +379,12 @@ def test_rules_lint_keeps_the_citations_cached(
     )
     project.run("check", "--format", "json", capsys=capsys)
     project.run("rules", "lint", capsys=capsys)
-    syntax.STATS.reset()
-    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache())  # a new process: only state/ helps
+    project.counts.parse.reset()
+    monkeypatch.setattr(syntax, "_CACHE", syntax.Cache())  # a new process: only state/ helps
 
     project.run("check", "--format", "json", capsys=capsys)
 
-    assert syntax.STATS.parses == 0
+    assert project.counts.parse.parses == 0
 
 
 def _raw_commit(upstream: Upstream, parent: str, header: bytes, message: bytes) -> str:

@@ -17,7 +17,6 @@ from watcher.config import load
 from watcher.gitbuild import Upstream
 from watcher.judge.classify import plan
 from watcher.judge.plan import Plan
-from watcher.mirror import renames as paths
 from watcher.mirror.mirrors import Mirror
 from watcher.pipeline import CheckOptions, gather, group
 
@@ -233,22 +232,25 @@ def test_warm_run_asks_git_nothing_and_a_new_commit_one_log(
     base = upstream.commit("client (#0)", {OLD: client(NAMES), "src/other.ts": client(["ping"])})
     project.note("n", f"{base} {CITED}", f"{base} src/other.ts:2-4")
     _chain(upstream)
-    paths.STATS.reset()
+    project.counts.paths.reset()
     first = check_results(project, capsys)
     assert first[f"n:{CITED}"]["current"]["path"] == "lib/c.ts"
     # One log for both files (the chain's first path read off it), then one per later
     # path of the chain (b, c); the two removing commits each need one similarity
     # detection. The walk for blame reuses all of it.
-    assert (paths.STATS.logs, paths.STATS.diffs) == (3, 2)
+    assert (project.counts.paths.logs, project.counts.paths.diffs) == (3, 2)
 
-    paths.STATS.reset()
+    project.counts.paths.reset()
     assert check_results(project, capsys) == first
-    assert (paths.STATS.logs, paths.STATS.diffs) == (0, 0)
+    assert (project.counts.paths.logs, project.counts.paths.diffs) == (0, 0)
 
     upstream.commit("unrelated (#9)", {"README.md": "y\n"})
-    paths.STATS.reset()
+    project.counts.paths.reset()
     check_results(project, capsys)
-    assert (paths.STATS.logs, paths.STATS.diffs) == (1, 0)  # from the last HEAD, both files
+    assert (project.counts.paths.logs, project.counts.paths.diffs) == (
+        1,
+        0,
+    )  # from the last HEAD, both files
 
 
 VERSION_RULE = """\

@@ -1,5 +1,5 @@
 """A version parsed from another version's tree is the tree a fresh parse gives, and a
-walk over a file's history parses its versions that way (`syntax.STATS.reparsed`)."""
+walk over a file's history parses its versions that way (`syntax.Stats.reparsed`)."""
 
 from __future__ import annotations
 
@@ -88,19 +88,19 @@ def _same(parsed: syntax.Parsed, fresh: syntax.Parsed) -> None:
 def test_each_version_parsed_from_the_last_is_a_fresh_parse(
     language: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache())
+    monkeypatch.setattr(syntax, "_CACHE", syntax.Cache())
     monkeypatch.setattr(syntax, "REPARSE_SHARE", 1.0)  # whatever share differs
-    syntax.STATS.reset()
+    stats = syntax.Stats()
     versions = SERIES[language]
     held = []
     for source in versions:
         blob = hashlib.sha1(source).hexdigest()
-        parsed = syntax.parse(blob, language, lambda s=source: s, "src/file")
+        parsed = syntax.parse(blob, language, lambda s=source: s, "src/file", stats=stats)
         _same(parsed, _fresh(language, source))
         held.append(parsed)
 
-    assert syntax.STATS.parses == len(set(versions))  # a version seen before is held
-    assert syntax.STATS.reparsed == syntax.STATS.parses - 1
+    assert stats.parses == len(set(versions))  # a version seen before is held
+    assert stats.reparsed == stats.parses - 1
     for parsed in held:  # the trees reparsed from were copied, never edited
         _same(parsed, _fresh(language, parsed.source))
 
@@ -117,14 +117,14 @@ FAR = (
 def test_a_version_far_apart_is_told_each_stretch_that_differs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache())
-    syntax.STATS.reset()
+    monkeypatch.setattr(syntax, "_CACHE", syntax.Cache())
+    stats = syntax.Stats()
     old, new = BIG.encode(), FAR.encode()
-    held = syntax.parse("old", "rust", lambda: old, "src/big.rs")
-    parsed = syntax.parse("new", "rust", lambda: new, "src/big.rs")
+    held = syntax.parse("old", "rust", lambda: old, "src/big.rs", stats=stats)
+    parsed = syntax.parse("new", "rust", lambda: new, "src/big.rs", stats=stats)
 
     assert len(diffs.differing(old, new, 0, len(old), 0, len(new))) == 4
-    assert syntax.STATS.reparsed == 1
+    assert stats.reparsed == 1
     _same(parsed, _fresh("rust", new))
     _same(held, _fresh("rust", old))
 
@@ -144,14 +144,16 @@ def test_a_stretch_changed_at_its_middle_and_quarters_is_split_where_it_is_not()
 def test_versions_of_another_path_or_too_different_are_parsed_afresh(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(syntax, "_CACHE", syntax._Cache())
-    syntax.STATS.reset()
+    monkeypatch.setattr(syntax, "_CACHE", syntax.Cache())
+    stats = syntax.Stats()
     first, second = SERIES["rust"][:2]
-    syntax.parse("a", "rust", lambda: first, "src/a.rs")
-    syntax.parse("b", "rust", lambda: second, "src/b.rs")
-    syntax.parse("c", "rust", lambda: b"fn other() {}\n", "src/a.rs")  # all of it differs
+    syntax.parse("a", "rust", lambda: first, "src/a.rs", stats=stats)
+    syntax.parse("b", "rust", lambda: second, "src/b.rs", stats=stats)
+    syntax.parse(
+        "c", "rust", lambda: b"fn other() {}\n", "src/a.rs", stats=stats
+    )  # all of it differs
 
-    assert (syntax.STATS.parses, syntax.STATS.reparsed) == (3, 0)
+    assert (stats.parses, stats.reparsed) == (3, 0)
 
 
 FUNCTIONS = "".join(f"pub fn f{n}() -> u32 {{\n    {n}\n}}\n\n" for n in range(40))
@@ -166,14 +168,14 @@ def test_a_walk_parses_each_version_from_the_one_before(
     project.note("n", f"{base} {LIB}:1-4")
     for n in range(6):  # each commit edits the cited lines: every version is judged
         upstream.commit(f"edit (#{n + 10})", {LIB: V1.replace("legacy\n}", f"legacy + {n}\n}}")})
-    syntax.STATS.reset()
+    project.counts.parse.reset()
 
     _, out, _ = project.run("check", "--format", "json", capsys=capsys)
 
     (result,) = json.loads(out)["results"]
     assert (result["verdict"], result["introduced_by"]["pr"]) == ("changed", 10)
     # The baseline and six versions, each but the first parsed from the one before.
-    assert (syntax.STATS.parses, syntax.STATS.reparsed) == (7, 6)
+    assert (project.counts.parse.parses, project.counts.parse.reparsed) == (7, 6)
 
 
 # Words of a soup, some prefixes of others, and what may stand between two of them.

@@ -1,7 +1,7 @@
 """A warm `watch check` with nothing new answers from the last run (watcher.state.replay).
 
-Pinned by counters: `warm.STATS.replayed` (runs answered from a record, before pydantic
-is imported) and `warm.STATS.stored`. For every input that can change, the next run is
+Pinned by counters: `replayed` (runs answered from a record, before pydantic is
+imported) and `stored` of the runs' counts (`Counts.warm`). For every input that can change, the next run is
 a full one and prints what a full run prints; a run that did nothing new is answered
 again, with its own start time and its own line in the run record.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,16 +19,10 @@ from tests.conftest import Project
 from tests.support import Trace, lock_held_elsewhere
 from tests.test_state_replay_imports import LIB, RULES
 from watcher.gitbuild import Upstream
-from watcher.state import replay, warm
+from watcher.state import replay
 from watcher.state.runs import read_runs
 
 CHECK = ("check", "--format", "json")
-
-
-@pytest.fixture(autouse=True)
-def _counted() -> Iterator[None]:
-    warm.STATS.reset()
-    yield
 
 
 @pytest.fixture
@@ -56,9 +49,9 @@ def settled(project: Project, capsys: pytest.CaptureFixture[str], *args: str) ->
     the same as the run before it printed."""
     last = run(project, capsys, *args)
     for _ in range(3):
-        before = warm.STATS.replayed
+        before = project.counts.warm.replayed
         code, out = run(project, capsys, *args)
-        if warm.STATS.replayed > before:
+        if project.counts.warm.replayed > before:
             assert (code, timeless(out)) == (last[0], timeless(last[1]))
             return code, out
         last = (code, out)
@@ -67,9 +60,9 @@ def settled(project: Project, capsys: pytest.CaptureFixture[str], *args: str) ->
 
 def full(project: Project, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     """What a full run prints now (`-v` always runs in full)."""
-    before = warm.STATS.replayed
+    before = project.counts.warm.replayed
     code, out, _ = project.run("-v", *(args or CHECK), capsys=capsys)
-    assert warm.STATS.replayed == before
+    assert project.counts.warm.replayed == before
     return code, timeless(out)
 
 
@@ -81,7 +74,7 @@ def test_an_unchanged_site_is_answered_from_the_record_with_its_own_time_and_run
 
     again = run(site, capsys)
 
-    assert warm.STATS.replayed == 2
+    assert site.counts.warm.replayed == 2
     assert again[0] == code == 1
     assert timeless(again[1]) == timeless(out)
     assert json.loads(again[1])["started_at"] != "-"
@@ -143,13 +136,13 @@ def test_any_changed_input_runs_in_full_and_prints_what_a_full_run_prints(
     site: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], change: object
 ) -> None:
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = site.counts.warm.replayed
     assert callable(change)
     change(site, upstream)
 
     code, out = run(site, capsys)
 
-    assert warm.STATS.replayed == replayed  # not answered from the record
+    assert site.counts.warm.replayed == replayed  # not answered from the record
     assert (code, timeless(out)) == full(site, capsys)
 
 
@@ -186,12 +179,12 @@ def test_other_options_are_other_records(
     site: Project, capsys: pytest.CaptureFixture[str], option: tuple[str, ...]
 ) -> None:
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = site.counts.warm.replayed
 
     args = (*option, *CHECK) if option[0] == "-q" else (*CHECK, *option)
     code, out = run(site, capsys, *args)
 
-    assert warm.STATS.replayed == replayed
+    assert site.counts.warm.replayed == replayed
     assert (code, timeless(out)) == full(site, capsys, *args)
     assert settled(site, capsys, *args)[1].startswith(out[:20])
 
@@ -200,11 +193,11 @@ def test_filtered_and_dry_runs_always_run_in_full(
     site: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = site.counts.warm.replayed
     for args in (("--note", "lib"), ("--rule", "beta-says-beta"), ("--dry-run",)):
         for _ in range(3):
             run(site, capsys, *CHECK, *args)
-    assert warm.STATS.replayed == replayed
+    assert site.counts.warm.replayed == replayed
 
 
 def test_with_the_files_sink_a_new_day_runs_in_full(
@@ -213,12 +206,12 @@ def test_with_the_files_sink_a_new_day_runs_in_full(
     """Snoozes end on a date: the day is part of the fingerprint when issues are filed."""
     site.config(sink="files")
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = site.counts.warm.replayed
     monkeypatch.setattr(replay, "today", lambda: "2999-01-01")
 
     code, out = run(site, capsys)
 
-    assert warm.STATS.replayed == replayed
+    assert site.counts.warm.replayed == replayed
     assert (code, timeless(out)) == full(site, capsys)
 
 
@@ -227,13 +220,13 @@ def test_an_issue_file_edited_by_hand_runs_in_full(
 ) -> None:
     site.config(sink="files")
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = site.counts.warm.replayed
     issue = site.root / "state" / "issues" / "lib.md"
     issue.write_text(issue.read_text().replace("state: open", "state: closed"))
 
     run(site, capsys)
 
-    assert warm.STATS.replayed == replayed
+    assert site.counts.warm.replayed == replayed
 
 
 def test_a_github_sink_is_never_answered_from_a_record(
@@ -243,7 +236,7 @@ def test_a_github_sink_is_never_answered_from_a_record(
     site.config(sink="github")  # no token: a dry run that reads nothing, yet not stored
     for _ in range(4):
         run(site, capsys)
-    assert warm.STATS.replayed == 0 and warm.STATS.stored == 0
+    assert site.counts.warm.replayed == 0 and site.counts.warm.stored == 0
 
 
 def test_a_moved_upstream_is_fetched_once(
@@ -261,11 +254,11 @@ def test_a_moved_upstream_is_fetched_once(
 
 def test_the_state_lock_is_taken(site: Project, capsys: pytest.CaptureFixture[str]) -> None:
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = site.counts.warm.replayed
     with lock_held_elsewhere(site.root / "state" / ".lock"):
         code, out, err = site.run(*CHECK, capsys=capsys)
     assert code == 2 and out == "" and "holds the state lock" in err
-    assert warm.STATS.replayed == replayed
+    assert site.counts.warm.replayed == replayed
 
 
 def test_an_upstream_that_cannot_be_fetched_is_tried_once(
@@ -279,7 +272,7 @@ def test_an_upstream_that_cannot_be_fetched_is_tried_once(
 
     assert code == 2 and json.loads(out)["upstreams"][0]["error"]
     assert len([c for c in trace.commands("fetch") if "--prune" in c]) == 1
-    assert warm.STATS.replayed == 1  # settling's; this one ran in full
+    assert site.counts.warm.replayed == 1  # settling's; this one ran in full
 
 
 def test_another_issue_token_runs_in_full(
@@ -287,12 +280,12 @@ def test_another_issue_token_runs_in_full(
 ) -> None:
     """The token is a secret the output is redacted of: another one, another report."""
     settled(site, capsys)
-    replayed = warm.STATS.replayed
+    replayed = site.counts.warm.replayed
     monkeypatch.setenv("GITHUB_TOKEN", "a-new-token-value")
 
     code, out = run(site, capsys)
 
-    assert warm.STATS.replayed == replayed
+    assert site.counts.warm.replayed == replayed
     assert (code, timeless(out)) == full(site, capsys)
 
 
@@ -342,7 +335,7 @@ def test_a_full_run_reads_again_only_the_folders_it_wrote(
     each (500 notes and 12 MB of state at 5,000 citations); the state it wrote, again."""
     settled(site, capsys)
     _edit_note(site, upstream)
-    replayed = warm.STATS.replayed
+    replayed = site.counts.warm.replayed
     hashed: list[str] = []
     hash_file = replay._hash_file
 
@@ -352,7 +345,7 @@ def test_a_full_run_reads_again_only_the_folders_it_wrote(
 
     monkeypatch.setattr(replay, "_hash_file", counted)
     run(site, capsys)
-    assert warm.STATS.replayed == replayed  # a full run: the note changed
+    assert site.counts.warm.replayed == replayed  # a full run: the note changed
     inputs = [f for f in hashed if f.startswith(("notes", "rules"))]
     assert inputs and sorted(inputs) == sorted(set(inputs))  # each read once
     written = [f for f in hashed if f.startswith("state")]
@@ -380,6 +373,6 @@ def test_the_run_after_one_that_filed_issues_over_redacted_code_writes_nothing(
     run(project, capsys)
 
     assert book.read_bytes() == filed
-    assert warm.STATS.stored == 1
+    assert project.counts.warm.stored == 1
     run(project, capsys)
-    assert warm.STATS.replayed == 1
+    assert project.counts.warm.replayed == 1

@@ -13,12 +13,15 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from watcher import __version__
 from watcher.errors import WatchError
 from watcher.logs import configure_logging
 from watcher.redact import RedactingStream
+
+if TYPE_CHECKING:
+    from watcher.judge.session import Counts
 
 Handler = Callable[[argparse.Namespace], int]
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -88,6 +91,7 @@ def _check(args: argparse.Namespace) -> int:
         wait=args.wait,
         verbosity=args.verbose - args.quiet,
         log_format=args.log_format,
+        counts=args.counts,
     )
 
 
@@ -154,7 +158,7 @@ def _backtest(args: argparse.Namespace) -> int:
     if (args.rule_id is None) == (args.note is None):
         raise WatchError("backtest takes a RULE_ID or --note ID (one of them)")
     return backtest(args.config, args.rule_id, args.note, args.since, offline=args.offline,
-                    out=sys.stdout)  # fmt: skip
+                    out=sys.stdout, counts=args.counts)  # fmt: skip
 
 
 def _log(args: argparse.Namespace) -> int:
@@ -552,15 +556,17 @@ def _selectors(parser: argparse.ArgumentParser, verb: str) -> None:
         )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, counts: Counts | None = None) -> int:
     """Run one command; every expected failure is one message on stderr and exit 2.
 
     Everything the command prints passes the redaction point (watcher/redact.py). A bug
     (any other exception) prints its traceback and exits 2 as well: never 1, which
-    means "stale notes found" and would pass for success.
+    means "stale notes found" and would pass for success. What a `check` did is counted
+    in `counts` when given (`watcher.judge.session`: tests and the bench read it).
     """
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(_only(argv)).parse_args(argv)
+    args.counts = counts
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = RedactingStream(out), RedactingStream(err)
     try:

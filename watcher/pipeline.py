@@ -18,6 +18,7 @@ from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import Compiles, load_rules
 from watcher.judge import classify, pool, tracked_issues
 from watcher.judge.plan import Item, Plan
+from watcher.judge.session import Counts, Session
 from watcher.mirror.mirrors import Mirror
 from watcher.models import ErrorCode, Note, Report, Result, Rule, Summary, UpstreamStatus, Verdict
 from watcher.parse import languages
@@ -92,8 +93,15 @@ class Inputs:
     errors: list[Result] = field(default_factory=list)
 
 
-def run_check(config: Config, options: CheckOptions, progress: Progress | None = None) -> Report:
-    """Check every selected item against its upstream; save state; file issues.
+def run_check(
+    config: Config,
+    options: CheckOptions,
+    progress: Progress | None = None,
+    counts: Counts | None = None,
+) -> Report:
+    """Check every selected item against its upstream; save state; file issues. Each
+    upstream is checked in a session of its own (`watcher.judge.session`), whose caches
+    go with it; what they all did is counted in `counts` when given.
 
     Run-level failures (an upstream that cannot be fetched, GitHub unreachable) are
     reported once each, as an ERROR log line and in the report (exit 2); the items they
@@ -114,7 +122,9 @@ def run_check(config: Config, options: CheckOptions, progress: Progress | None =
         statuses: list[UpstreamStatus] = []
         results: list[Result] = list(inputs.errors)
         for upstream, items in group(config, inputs.items, options):
-            status, found = check_upstream(config, upstream, items, options, progress or _Quiet())
+            status, found = check_upstream(
+                config, upstream, items, options, progress or _Quiet(), counts
+            )
             statuses.append(status)
             results.extend(found)
         if not options.rule and options.citations and options.issue_citations:
@@ -282,6 +292,7 @@ def check_upstream(
     items: list[Item],
     options: CheckOptions,
     progress: Progress,
+    counts: Counts | None = None,
 ) -> tuple[UpstreamStatus, list[Result]]:
     """Sync one mirror and judge its items; an unreachable upstream fails only its items."""
     if upstream is None:  # a note-level error: the notes cite a repository nobody configured
@@ -292,7 +303,7 @@ def check_upstream(
         )
         status = UpstreamStatus(repo=repo, url="", branch="")
         return status, [classify.error(i, ErrorCode.NO_UPSTREAM, message) for i in items]
-    mirror = Mirror(upstream, config.cache, config.limits)
+    mirror = Mirror(upstream, config.cache, config.limits, Session(counts))
     since = [i.commit for i in items]  # the trees their history walks read
     try:
         if upstream.repo in options.fetched:
@@ -344,11 +355,11 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], workers: pool.Pool)
         verdict = classify.judge(mirror, plan)
         stale = verdict.verdict in (Verdict.CHANGED, Verdict.MISSING)
         spot = spots.head_spot(mirror, plan, verdict) if stale else None
-        return verdict, classify.known_anchor(plan), spot
+        return verdict, classify.known_anchor(mirror, plan), spot
 
     judged = pool.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=workers)
     for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
-        classify.remember_anchor(plan, anchor)
+        classify.remember_anchor(mirror, plan, anchor)
         spots.remember_spot(mirror, plan, spot)
     return [verdict for verdict, _, _ in judged]
 
@@ -387,7 +398,7 @@ def judge_all(
     saved = UpstreamState.read(config.state, upstream.repo)
     # Where each cited file went, remembered by (baseline, path) with the HEAD it reached:
     # an unchanged upstream asks git nothing, a moved one only about the new commits.
-    mirror.paths.memo = saved.paths()
+    mirror.paths.recall(saved.paths())
     followed = [(b, i.path) for i in items if (b := mirror.resolve(i.commit)) is not None]
     mirror.paths.prepare(head, followed)
     plans = [classify.plan(mirror, head, i, offline=options.offline) for i in items]
@@ -425,9 +436,8 @@ def judge_all(
     results = [found[position] for position in range(len(plans))]
     if judged:  # history walks: imported only when an item was judged afresh
         from watcher.history import attribute
-        from watcher.judge import relocate
 
-        relocate.forget(mirror)
+        mirror.session.judged()  # the searches of HEAD: only judging reads them
         attributed = attribute.attribute(
             mirror, list(judged.values()), upstream.release_tags, workers
         )

@@ -13,6 +13,7 @@ from watcher.errors import WatchError
 from watcher.history import attribute, walk
 from watcher.judge import classify
 from watcher.judge.plan import Plan
+from watcher.judge.session import Counts, Session
 from watcher.mirror.mirrors import Mirror
 from watcher.models import Result
 from watcher.pipeline import CheckOptions, gather, group
@@ -28,9 +29,10 @@ class Transition:
 
 def backtest(
     config_file: Path, rule_id: str | None, note_id: str | None, since: str | None,
-    *, offline: bool, out: TextIO,
+    *, offline: bool, out: TextIO, counts: Counts | None = None,
 ) -> int:  # fmt: skip
-    """Print the verdict changes of each selected item since its baseline (or `since`)."""
+    """Print the verdict changes of each selected item since its baseline (or `since`);
+    what the walks did is counted in `counts` when given."""
     config = load(config_file)
     options = CheckOptions(rule=rule_id, note=note_id, offline=offline, citations=rule_id is None)
     inputs = gather(config, options)
@@ -41,7 +43,7 @@ def backtest(
     for upstream, items in group(config, inputs.items, options):
         if upstream is None:
             continue
-        mirror = Mirror(upstream, config.cache, config.limits)
+        mirror = Mirror(upstream, config.cache, config.limits, Session(counts))
         try:
             if not offline:
                 mirror.sync([*(i.commit for i in items), *([since] if since else [])])

@@ -18,6 +18,7 @@ from watcher.state.replay import Request
 
 if TYPE_CHECKING:
     from watcher.config import Config
+    from watcher.judge.session import Counts
     from watcher.models import Report
     from watcher.pipeline import CheckOptions, Progress
     from watcher.state.runs import Run
@@ -39,8 +40,10 @@ def check(
     verbosity: int = 0,
     log_format: str = "text",
     out: TextIO | None = None,
+    counts: Counts | None = None,
 ) -> int:
-    """`watch check`: print the report, exit 0 (fresh), 1 (stale) or 2 (could not judge)."""
+    """`watch check`: print the report, exit 0 (fresh), 1 (stale) or 2 (could not judge);
+    what it did is counted in `counts` when given."""
     request = Request(
         config=config,
         upstream=upstream,
@@ -56,10 +59,19 @@ def check(
         log_format=log_format,
     )
     out = out or sys.stdout
-    return replay.check(request, out, lambda fetched, book, to: _full(request, fetched, book, to))
+    warm = counts.warm if counts is not None else None
+    return replay.check(
+        request, out, lambda fetched, book, to: _full(request, fetched, book, to, counts), warm
+    )
 
 
-def _full(request: Request, fetched: dict[str, str | None], book: Book | None, out: TextIO) -> int:
+def _full(
+    request: Request,
+    fetched: dict[str, str | None],
+    book: Book | None,
+    out: TextIO,
+    counts: Counts | None = None,
+) -> int:
     """The whole run; with `book`, tell watcher.state.replay what it read and did, to
     answer the next run without one."""
     from watcher.config import load
@@ -80,7 +92,7 @@ def _full(request: Request, fetched: dict[str, str | None], book: Book | None, o
     )
     fmt = request.fmt or ("table" if out.isatty() else "json")
     runs: list[tuple[str, Run]] = []
-    report = checked(config, options, "check", _progress(fmt), runs)
+    report = checked(config, options, "check", _progress(fmt), runs, counts)
     render(report, fmt, out)
     if book is not None:
         replay.tell(book, config, request, report, runs)
@@ -93,6 +105,7 @@ def checked(
     by: str,
     progress: Progress | None = None,
     runs: list[tuple[str, Run]] | None = None,
+    counts: Counts | None = None,
 ) -> Report:
     """Run a check and record it in `state/runs/` (so `watch status` sees every run);
     the runs recorded are added to `runs`.
@@ -104,7 +117,7 @@ def checked(
     from watcher.state.runs import here, record
 
     started = here(by)
-    report = run_check(config, options, progress)
+    report = run_check(config, options, progress, counts)
     if not (options.dry_run or options.read_only or options.note or options.rule):
         recorded = record(config.state, report, started, wait=options.wait)
         if runs is not None:

@@ -5,9 +5,7 @@ the remote when it answers within a few seconds; works offline with defaults."""
 from __future__ import annotations
 
 import datetime
-import os
 import re
-import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
@@ -15,7 +13,8 @@ from pathlib import Path
 from typing import TextIO
 
 from watcher.config import REPO_RE
-from watcher.errors import WatchError
+from watcher.errors import UpstreamError, WatchError
+from watcher.mirror.git import call
 from watcher.state.store import slug
 
 LS_REMOTE_SECONDS = 10.0
@@ -70,23 +69,18 @@ def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
 
 
 def read_remote(url: str, timeout: float = LS_REMOTE_SECONDS) -> Remote:
-    """The default branch (HEAD's symref) and a release-tag glob, from one ls-remote."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    """The default branch (HEAD's symref) and a release-tag glob, from one ls-remote
+    (through the one git runner: no prompt, stopped at `timeout`)."""
     try:
-        done = subprocess.run(
-            ["git", "ls-remote", "--symref", url, "HEAD", "refs/tags/*"],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-            check=False,
+        code, out, _ = call(
+            None, "ls-remote", "--symref", url, "HEAD", "refs/tags/*", timeout=timeout, what=url
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, UpstreamError):  # no git, or no answer in time
         return Remote()
-    if done.returncode != 0:
+    if code != 0:
         return Remote()
     branch, head, tags = "main", None, []
-    for line in done.stdout.splitlines():
+    for line in out.splitlines():
         if match := re.match(r"^ref: refs/heads/(\S+)\s+HEAD$", line):
             branch = match.group(1)
         elif line.endswith("\tHEAD"):

@@ -25,7 +25,7 @@ from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 
 from watcher.errors import TooLarge, WatchError
-from watcher.history import spots, walk
+from watcher.history import walk
 from watcher.judge import classify
 from watcher.judge.plan import Plan
 from watcher.judge.pool import LEAST_WALKS, Pool, lockstep, spread
@@ -97,7 +97,7 @@ def attribute(
             out[index] = out[index].model_copy(update=update)
     for index, candidates in _candidates(mirror, judged, introduced, pool).items():
         out[index] = out[index].model_copy(update={"candidates": candidates})
-    spots.forget_spots()  # those of walks that started elsewhere (in other files)
+    mirror.session.walked()  # the spots of walks that started elsewhere (in other files)
     return out
 
 

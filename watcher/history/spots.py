@@ -21,11 +21,10 @@ from watcher.parse.syntax import Parsed, tokens_between
 CONTEXT_BYTES = 256  # bytes first read on each side of an item for the code around it
 
 # Where a stale citation is at HEAD, told while it was judged, with HEAD's parse at hand:
-# (state, path, start line, end line, tokens, those lines' bytes), by its anchor and
-# HEAD's files. Its walk starts there instead of parsing HEAD again (the parse is long
-# gone from the cache, or was made in another process).
+# (state, path, start line, end line, tokens, those lines' bytes), kept by the run's
+# session by its anchor and HEAD's files. Its walk starts there instead of parsing HEAD
+# again (the parse is long gone from the cache, or was made in another process).
 Spot = tuple[str, str | None, int | None, int | None, tuple[str, ...], tuple[int, int] | None]
-_AT_HEAD: dict[tuple[Anchor, Files], Spot] = {}
 
 
 def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
@@ -51,18 +50,13 @@ def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
 def remember_spot(mirror: Mirror, plan: Plan, spot: Spot | None) -> None:
     """Keep a citation's place at HEAD for its walk (see `head_spot`)."""
     if spot is not None:
-        _AT_HEAD[(classify.anchor_of(mirror, plan), tuple(plan.files))] = spot
+        mirror.session.spots[(classify.anchor_of(mirror, plan), tuple(plan.files))] = spot
 
 
-def forget_spots() -> None:
-    """Drop the spots no walk took (those of walks that started in other files)."""
-    _AT_HEAD.clear()
-
-
-def spot(anchor: Anchor, files: Files, parse: Callable[[str, str], Parsed]) -> Spot:
+def spot(mirror: Mirror, anchor: Anchor, files: Files, parse: Callable[[str, str], Parsed]) -> Spot:
     """The item's spot in one version of its files: the one told at HEAD while it was
     judged (taken once), else placed in the files' parses (`parse(path, blob)`)."""
-    told = _AT_HEAD.pop((anchor, files), None)
+    told = mirror.session.spots.pop((anchor, files), None)
     if told is not None:
         return told
     parsed = [(p, parse(p, b)) for p, b in files]

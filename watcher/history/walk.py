@@ -80,42 +80,23 @@ Read = Callable[[str], bytes]  # a blob's bytes
 Judge = Callable[[Files, Read], Place]
 
 
-@dataclass
-class Stats:
-    """What walks did, for the cost model: versions judged (parsed) and followed without
-    parsing (per item), and the versions read (each once per walk, for all its items)."""
-
-    judged: int = 0
-    skipped: int = 0
-    quiet: int = 0  # versions a missing item was missing in, told without parsing them
-    read: int = 0
-    searched: int = 0  # bytes searched for an item's lines and guard words, following it
-    handed: int = 0  # versions parsed from the walk's own reads, not read again from the mirror
-    judged_commits: list[str] = field(default_factory=list)
-
-    def reset(self) -> None:
-        self.judged = self.skipped = self.quiet = self.read = self.searched = 0
-        self.handed = 0
-        self.judged_commits.clear()
-
-
-# The walks back from HEAD behind `introduced_by`, `history`, `backtest` and `watch log`.
-STATS = Stats()
-
-
 class _Sources(objects.Blobs):
     """Blob bytes for a walk (`watcher.mirror.objects.Blobs`), and the last two versions
-    read without a tree, for `_stays`."""
+    read without a tree, for `_stays`; what the walk did is counted in the run's session
+    (`stats`: the walks back from HEAD behind `introduced_by`, `history`, `backtest` and
+    `watch log`)."""
 
     def __init__(self, mirror: Mirror, size: int = 2 * AHEAD + 4) -> None:
         super().__init__(mirror, size)
         self.bare: OrderedDict[str, syntax.Parsed] = OrderedDict()
+        self.stats = mirror.session.counts.walk
+        self.parse_stats = mirror.session.counts.parse
 
     def unparsed(self, blob: str) -> syntax.Parsed:
         """A version with its word counts and line starts and no tree, for `_stays`: the
         last two are kept, as a walk compares each version with the one after it."""
         if blob not in self.bare:
-            version = syntax.Parsed(blob, syntax.TEXT, None, self(blob))
+            version = syntax.Parsed(blob, syntax.TEXT, None, self(blob), self.parse_stats)
             if self.bare:  # the version after it, whose word counts need only editing
                 version.counted_from(next(reversed(self.bare.values())))
             self.bare[blob] = version
@@ -126,7 +107,7 @@ class _Sources(objects.Blobs):
     def checked(self, blob: str) -> bytes:
         """A version to parse: above `[limits] file_bytes`, TooLarge, as `Mirror.read`."""
         data = super().checked(blob)
-        STATS.handed += 1
+        self.stats.handed += 1
         return data
 
 
@@ -202,7 +183,7 @@ def changes(
             _step(read, steps[position], before, judges, items, told)
         found = [(item.state, t[::-1]) for item, t in zip(items, told, strict=True)]
     finally:
-        STATS.read += read.count
+        read.stats.read += read.count
         read.close()
     return found
 
@@ -225,14 +206,14 @@ def _step(
         if item is not None and not _unmatched(read, after.judged, files, before):
             item = None  # its lines are there, and maybe the cited tokens themselves too
         if item is None and _stays(read, after.judged, files, before):
-            STATS.quiet += 1
+            read.stats.quiet += 1
             item = after
         elif item is None:
-            STATS.judged += 1
-            STATS.judged_commits.append(commit)
+            read.stats.judged += 1
+            read.stats.judged_commits.append(commit)
             item = _track(read, judge(before, read.checked), before)
         else:
-            STATS.skipped += 1
+            read.stats.skipped += 1
         if (item.state, item.judged.tokens) != (after.state, after.judged.tokens):
             told[n].append((commit, after.state))
         items[n] = item
@@ -279,7 +260,7 @@ def _counts(source: bytes, guards: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(follow.count(source, g.encode()) for g in guards)
 
 
-def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tracked | None:
+def _follow(read: _Sources, item: _Tracked, before: Files) -> _Tracked | None:
     """The item in `before`, when its lines are there byte for byte, once, and its guard
     words as many times (the commit did not touch it); None when it was touched (judge
     it). A file followed into one file is compared with it, and only the bytes that
@@ -292,7 +273,7 @@ def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tra
         source = read(blob)
         words = tuple(g.encode() for g in item.judged.guards)
         at, searched = follow.moved(item.source, source, item.at, region, words)
-        STATS.searched += searched
+        read.stats.searched += searched
         if at is not None:
             return _Tracked(item.judged, region, item.counts, path, source, at)
     found = [
@@ -301,7 +282,7 @@ def _follow(read: Callable[[str], bytes], item: _Tracked, before: Files) -> _Tra
         for source in [read(blob)]
         for at in _line_aligned(source, region)
     ]
-    STATS.searched += sum(len(read(b)) for _, b in before) * (1 + len(item.judged.guards))
+    read.stats.searched += sum(len(read(b)) for _, b in before) * (1 + len(item.judged.guards))
     if len(found) != 1:  # touched, or no longer unique: judge the version
         return None
     path, source, at = found[0]
@@ -396,7 +377,7 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
 
         def citation(files: Files, read: Read) -> Place:
             parse = functools.partial(classify.parse_at, mirror, read=read)
-            state, path, start, end, tokens, span = spots.spot(anchor, files, parse)
+            state, path, start, end, tokens, span = spots.spot(mirror, anchor, files, parse)
             return Place(state, path, start, end, names, tokens, stays, span, unmatched)
 
         return functools.cache(citation)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -191,14 +190,13 @@ class _Compact:
     hard: list[bool]
 
 
-_COMPACT: weakref.WeakKeyDictionary[Parsed, _Compact] = weakref.WeakKeyDictionary()
-
-
 def _compact(parsed: Parsed) -> _Compact:
-    if parsed not in _COMPACT:
+    """The file's tokens as one text, made once per parse and kept with it."""
+    compact = parsed.derived.get(_Compact)
+    if not isinstance(compact, _Compact):
         offsets, hard = _layout(parsed.tokens)
-        _COMPACT[parsed] = _Compact("".join(parsed.tokens.texts), offsets, hard)
-    return _COMPACT[parsed]
+        compact = parsed.derived[_Compact] = _Compact("".join(parsed.tokens.texts), offsets, hard)
+    return compact
 
 
 @dataclass(frozen=True)

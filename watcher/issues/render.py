@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import quote
 
+from watcher.config import REPO_RE
 from watcher.issues import markdown as md
 from watcher.issues import markers
 from watcher.models import Candidate, Change, Location, Note, Result, Verdict, worst
@@ -19,7 +20,6 @@ _BUDGET = 60_000  # leaves room for the footer and for a later reopen comment
 _DIFF_BUDGETS = (12_000, 4_000, 1_000, 0)  # per item, tried in turn until the body fits
 _LINE_LIMIT = 500  # one 200 kB minified line must not eat the whole body
 _HISTORY_LIMIT = 50  # commits listed per item; `watch log` has the rest
-_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 CODE_KINDS = ("citation", "rule", "quote")
 
@@ -248,7 +248,7 @@ def _footer() -> str:
 
 def permalink_url(repo: str, loc: Location) -> str | None:
     """https://github.com/OWNER/NAME/blob/COMMIT/PATH#Lstart-Lend, or None for a bad repo."""
-    if not _REPO.match(repo) or not re.fullmatch(r"[0-9A-Fa-f]{4,40}", loc.commit):
+    if not REPO_RE.match(repo) or not re.fullmatch(r"[0-9A-Fa-f]{4,40}", loc.commit):
         return None
     url = f"https://github.com/{repo}/blob/{loc.commit}/{quote(loc.path)}"
     if loc.start_line is not None:
@@ -285,7 +285,7 @@ def _commit_link(r: Result) -> str:
 def _link(repo: str, commit: str, pr: int | None) -> str:
     """A commit (and its pull request) linked on GitHub when the repository reads as one."""
     sha = commit if re.fullmatch(r"[0-9a-f]{7,40}", commit) else "0000000"
-    if not _REPO.match(repo):
+    if not REPO_RE.match(repo):
         return f"`{sha[:10]}`"
     link = f"[`{sha[:10]}`](https://github.com/{repo}/commit/{sha})"
     if pr is not None:
@@ -300,7 +300,7 @@ def _shows_release(r: Result) -> bool:
 def _thread_link(r: Result) -> str:
     """For an issue citation (`NOTE:OWNER/NAME#N`), the link to that issue or pull request."""
     match = re.search(r"#(\d+)$", r.id)
-    if r.kind != "issue" or match is None or not _REPO.match(r.repo):
+    if r.kind != "issue" or match is None or not REPO_RE.match(r.repo):
         return ""
     number = match.group(1)
     return f"[{md.code(f'{r.repo}#{number}')}](https://github.com/{r.repo}/issues/{number})"

@@ -7,7 +7,6 @@ batch before anything is parsed.
 from __future__ import annotations
 
 import difflib
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from watcher.parse import languages, syntax
 
 if TYPE_CHECKING:  # judging imports them on first use: a warm run plans, and judges nothing
     from watcher.judge import relocate
+    from watcher.judge.session import AnchorKey
     from watcher.locate.anchors import Anchor, Found
 
 
@@ -186,46 +186,40 @@ def parse_at(
     """The parse of a blob at `path`; its bytes read by `read` (a walk's own `cat-file`)
     when given, else from the mirror, and only when it is not parsed already."""
     language = language or languages.for_path(path) or syntax.TEXT
-    return syntax.parse(blob, language, lambda: (read or mirror.read)(blob), path)
+    stats = mirror.session.counts.parse
+    return syntax.parse(blob, language, lambda: (read or mirror.read)(blob), path, stats)
 
 
 # --- citations ------------------------------------------------------------------------
 
 
-# Anchors by (baseline blob, path, lines). A stale citation needs its anchor twice, to be
-# judged and again for its history walk, and by the walk its baseline's parse has long
-# left the parse cache: it would be parsed again only to be anchored again.
-_ANCHORS: OrderedDict[tuple[str, str, int | None, int | None], Anchor] = OrderedDict()
-ANCHORS_HELD = 8192  # an anchor is the citation's tokens and text: a few KB
+def _anchor_key(plan: Plan) -> AnchorKey:
+    item = plan.item
+    return (plan.base_blob, item.path, item.start_line, item.end_line)
 
 
-def known_anchor(plan: Plan) -> Anchor | None:
+def known_anchor(mirror: Mirror, plan: Plan) -> Anchor | None:
     """The plan's anchor if this process has it (a worker's, to send back)."""
-    item = plan.item
-    return _ANCHORS.get((plan.base_blob, item.path, item.start_line, item.end_line))
+    return mirror.session.anchors.get(_anchor_key(plan))
 
 
-def remember_anchor(plan: Plan, anchor: Anchor | None) -> None:
-    """Keep an anchor another process made for this plan."""
-    item = plan.item
-    if anchor is not None and item.start_line is not None:
-        _ANCHORS[(plan.base_blob, item.path, item.start_line, item.end_line)] = anchor
-        if len(_ANCHORS) > ANCHORS_HELD:
-            _ANCHORS.popitem(last=False)
+def remember_anchor(mirror: Mirror, plan: Plan, anchor: Anchor | None) -> None:
+    """Keep an anchor another process made for this plan, for the run (its session)."""
+    if anchor is not None and plan.item.start_line is not None:
+        mirror.session.remember_anchor(_anchor_key(plan), anchor)
 
 
 def anchor_of(mirror: Mirror, plan: Plan) -> Anchor:
+    """The plan's anchor: made once per run (a stale citation needs it again for its
+    history walk, by when its baseline's parse has long left the parse cache)."""
     from watcher.locate import anchors
 
-    item = plan.item
-    key = (plan.base_blob, item.path, item.start_line, item.end_line)
-    found = _ANCHORS.get(key)
+    found = mirror.session.anchor(_anchor_key(plan))
     if found is None:
+        item = plan.item
         parsed = parse_at(mirror, item.path, plan.base_blob)
         found = anchors.anchor(parsed, item.path, item.start_line, item.end_line)
-        remember_anchor(plan, found)  # (a whole file's tokens are not kept)
-        return found
-    _ANCHORS.move_to_end(key)
+        remember_anchor(mirror, plan, found)  # (a whole file's tokens are not kept)
     return found
 
 

@@ -25,7 +25,6 @@ import dataclasses
 import functools
 import logging
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from multiprocessing.sharedctypes import Synchronized
 
+    from watcher.judge.session import PoolStats
     from watcher.mirror.mirrors import Mirror
 
 T = TypeVar("T")
@@ -50,19 +50,6 @@ LEAST_JUDGED = 64
 LEAST_WALKS = 16
 
 
-@dataclasses.dataclass
-class Stats:
-    by_workers: int = 0  # tasks done by workers (none when a run stays in one process)
-    worker_cpu: float = 0.0  # seconds of CPU the workers' shares took, as they told it
-
-    def reset(self) -> None:
-        self.by_workers = 0
-        self.worker_cpu = 0.0
-
-
-STATS = Stats()
-
-
 class Last(list[str]):
     """A walk's last request: once these blobs are here, the rest of it is computation."""
 
@@ -70,18 +57,22 @@ class Last(list[str]):
 @dataclasses.dataclass(frozen=True)
 class Pool:
     """How a run spreads its work: the processes it may use, what workers count that must
-    be added up here (asked when workers start: a stage's module may be imported late),
-    and what a worker does first (to drop what must not be shared, such as pipes to git)."""
+    be added up here (asked when workers start), what a worker does first (to drop what
+    must not be shared, such as pipes to git), and where what the workers did is counted
+    (`stats`: the run's, `watcher.judge.session.PoolStats`; None: nowhere)."""
 
     processes: int
     counters: Callable[[], Sequence[object]] = tuple
     forked: Callable[[], None] = lambda: None
+    stats: PoolStats | None = None
 
 
 def pool(mirror: Mirror, limit: int | None) -> Pool:
     """The pool of a run on `mirror`: `usable(limit)` processes, the mirror's counters
-    and the stages' (`counters`), and the mirror's own pipes dropped in each worker."""
-    return Pool(usable(limit), functools.partial(counters, mirror), mirror.forked)
+    and the stages' (`counters`), the mirror's own pipes dropped in each worker, and
+    what the workers did counted in the run's session."""
+    stats = mirror.session.counts.pool
+    return Pool(usable(limit), functools.partial(counters, mirror), mirror.forked, stats)
 
 
 def usable(limit: int | None) -> int:
@@ -97,16 +88,8 @@ def usable(limit: int | None) -> int:
 
 def counters(mirror: Mirror) -> list[object]:
     """What a worker counts that the run's counters must include: the mirror's git calls,
-    and the stage counters of the modules judging and walking use (`walk` when a walk
-    runs: it is imported for walks only)."""
-    from watcher.judge import relocate
-    from watcher.mirror import renames
-    from watcher.parse import syntax
-
-    found = [mirror, syntax.STATS, renames.STATS, relocate.STATS]
-    if (walk := sys.modules.get("watcher.history.walk")) is not None:
-        found.append(walk.STATS)
-    return found
+    and the stage counters of its session (parses, path histories, searches, walks)."""
+    return [mirror, *mirror.session.counts.summed()]
 
 
 def spread(
@@ -141,7 +124,8 @@ def spread(
 
     counted = pool.counters()
     workers = [
-        _Worker(functools.partial(run, n), counted, pool.forked) for n in range(1, processes)
+        _Worker(functools.partial(run, n), counted, pool.forked, pool.stats)
+        for n in range(1, processes)
     ]
     with _stopping(workers):
         started = time.process_time()
@@ -229,12 +213,14 @@ class _Worker:
         job: Callable[[], dict[int, Any]],
         counters: Sequence[object],
         forked: Callable[[], None],
+        stats: PoolStats | None,
     ) -> None:
         import multiprocessing
 
         context = multiprocessing.get_context("fork")
         self.connection, theirs = context.Pipe(duplex=False)
         self.counters = counters
+        self.stats = stats
         self.process = context.Process(
             target=_child, args=(job, theirs, counters, forked), daemon=True
         )
@@ -255,8 +241,9 @@ class _Worker:
         for counter, delta in zip(self.counters, deltas, strict=True):
             _add(counter, delta)
         log.debug("a worker's share took %.1f s of CPU", seconds)
-        STATS.by_workers += len(answer)
-        STATS.worker_cpu += seconds
+        if self.stats is not None:
+            self.stats.by_workers += len(answer)
+            self.stats.worker_cpu += seconds
         return answer  # type: ignore[no-any-return]
 
     def stop(self) -> None:

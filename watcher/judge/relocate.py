@@ -12,9 +12,8 @@ None is picked without the others being reported.
 from __future__ import annotations
 
 import difflib
-import weakref
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -36,21 +35,6 @@ Parse = Callable[[str, str], "Parsed"]  # (path, blob) -> parsed file
 Key = tuple[str, tuple[str, ...]]  # a definition's kind and name path
 
 
-@dataclass
-class Stats:
-    """What repo-wide searches cost, for the cost model (tests read it, then reset it)."""
-
-    searches: int = 0  # word indexes built: one per (mirror, language, HEAD)
-    keys: int = 0  # blobs whose definitions were listed: once each per run
-    unparsed: int = 0  # candidates whose bytes cannot define the name (`definitions.may_define`)
-
-    def reset(self) -> None:
-        self.searches = self.keys = self.unparsed = 0
-
-
-STATS = Stats()
-
-
 def words(text: bytes) -> set[bytes]:
     """The identifier words of a text: runs of ASCII letters, digits and `_`."""
     return set(syntax.words(text))
@@ -68,7 +52,7 @@ class HeadSearch:
     """
 
     def __init__(self, mirror: Mirror, head: str, language: str) -> None:
-        STATS.searches += 1
+        mirror.session.counts.search.searches += 1
         at_head = mirror.files(head, languages.LANGUAGES[language].extensions)
         self.files = sorted(at_head.items())
         mirror.prefetch(at_head.values())
@@ -91,25 +75,13 @@ class HeadSearch:
         return self.postings[word]
 
 
-_SEARCHES: weakref.WeakKeyDictionary[Mirror, dict[tuple[str, str], HeadSearch]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 def head_search(mirror: Mirror, head: str, language: str) -> HeadSearch:
-    """The run's one search of HEAD in `language` for this mirror."""
-    searches = _SEARCHES.setdefault(mirror, {})
+    """The run's one search of HEAD in `language` for this mirror (kept by its session
+    until every item is judged: `Session.judged`)."""
+    searches = mirror.session.searches
     if (language, head) not in searches:
         searches[(language, head)] = HeadSearch(mirror, head, language)
     return searches[(language, head)]
-
-
-# What each candidate blob defines, per mirror and language: listed the first time it is
-# parsed as a candidate, so a file many items look in is parsed again (the parse cache
-# holds a few files) only for an item whose definition it has.
-_DEFINED: weakref.WeakKeyDictionary[Mirror, dict[tuple[str, str], frozenset[Key]]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def defining(
@@ -117,26 +89,21 @@ def defining(
 ) -> Parsed | None:
     """The parse of a candidate file (its bytes: `source`) when it has a definition of
     this kind and name path (`definitions.has_definition`), else None; its definitions are
-    listed once per run."""
-    defined = _DEFINED.setdefault(mirror, {})
+    listed once per run (the session keeps them): a file many items look in is parsed
+    again (the parse cache holds a few files) only for an item whose definition it has."""
+    defined, counts = mirror.session.defined, mirror.session.counts
     at = (blob, languages.for_path(path) or "")
     keys = defined.get(at)
     if keys is not None and key not in keys:
         return None
-    if keys is None and not may_define(source, at[1], key):
-        STATS.unparsed += 1
+    if keys is None and not may_define(source, at[1], key, counts.parse):
+        counts.search.unparsed += 1
         return None
     parsed = parse(path, blob)
     if keys is None:
-        STATS.keys += 1
+        counts.search.keys += 1
         keys = defined[at] = definition_keys(parsed)
     return parsed if key in keys else None
-
-
-def forget(mirror: Mirror) -> None:
-    """Drop this mirror's searches of HEAD once every item is judged: only judging reads
-    them, and on codex the Rust one alone holds ~25 MB through the history walks after."""
-    _SEARCHES.pop(mirror, None)
 
 
 def citation(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from watcher.locate.definitions import name_path
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
-from watcher.parse.syntax import STATS, WORD, Parsed, tokens_between
+from watcher.parse.syntax import WORD, Parsed, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -48,6 +48,12 @@ class Anchor:
         if any("\ufffd" in t for t in self.tokens):
             return None
         return tuple(t.encode() for t in self.tokens)
+
+    @functools.cached_property
+    def derived(self) -> dict[object, object]:
+        """What other stages compute once from this anchor, kept as long as it is: whether
+        its lines read as its tokens in a language (`probes`)."""
+        return {}
 
 
 @dataclass(frozen=True)
@@ -86,14 +92,14 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
             "inside of a string that starts above them)"
         )
     texts = tuple(cited.texts)
-    STATS.tokens_scanned += len(texts)
+    parsed.stats.tokens_scanned += len(texts)
     node = _enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
     key, share = None, 0.0
     if node is not None:
         # Only counted (the citation's share of it): no lines or bytes read.
         body = tokens_between(parsed, with_attributes(node).start_byte, node.end_byte,
                               starting=True, placed=False)  # fmt: skip
-        STATS.tokens_scanned += len(body.texts)
+        parsed.stats.tokens_scanned += len(body.texts)
         key = (node.type, name_path(node, parsed.language))
         share = len(texts) / max(1, len(body.texts))
     return Anchor(
@@ -195,5 +201,5 @@ def _anchor_by_index(parsed: Parsed, path: str, start: int, end: int) -> Anchor:
 def _rarest(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[str, ...]:
     """The cited tokens that occur least often in the whole baseline file: when a version
     drops one of them, it is most likely one of these (a literal, an identifier)."""
-    STATS.tokens_scanned += len(tokens)
+    parsed.stats.tokens_scanned += len(tokens)
     return tuple(sorted(set(tokens), key=lambda t: (parsed.count(t), -len(t), t))[:count])

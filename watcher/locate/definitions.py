@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from watcher.parse.languages import LANGUAGES, grammar
 from watcher.parse.nodes import definition_names, is_definition, with_attributes
-from watcher.parse.syntax import STATS, Parsed, is_word_byte, word_places
+from watcher.parse.syntax import Parsed, Stats, is_word_byte, word_places
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
@@ -56,18 +56,25 @@ def definition_node(
     return min(nodes, key=distance, default=None)
 
 
-@functools.lru_cache(maxsize=4)  # each holds a parse: its tree stays alive
 def named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
-    """The definitions of one kind with this name path, in the file's order. A definition
-    named by a plain word holds that word (its name node): the query looks only where the
-    word occurs, unless it occurs more than NAMED_PLACES times (then the whole file)."""
+    """The definitions of one kind with this name path, in the file's order (found once
+    per parse, and kept with it). A definition named by a plain word holds that word (its
+    name node): the query looks only where the word occurs, unless it occurs more than
+    NAMED_PLACES times (then the whole file)."""
+    key = ("definitions named", kind, names)
+    if key not in parsed.derived:
+        parsed.derived[key] = _named(parsed, kind, names)
+    return cast("list[Node]", parsed.derived[key])
+
+
+def _named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
     from tree_sitter import QueryCursor
 
     assert parsed.tree is not None
     name = names[-1] if names else ""
     places = None
     if PLAIN_NAME.fullmatch(name) and name not in LANGUAGES[parsed.language].definitions:
-        places = few_word_places(parsed.source, name.encode(), NAMED_PLACES)
+        places = few_word_places(parsed.source, name.encode(), NAMED_PLACES, parsed.stats)
     if places is None:
         return [node for path, node in _of_kind(parsed, kind) if path == names]
     found: dict[tuple[int, int], Node] = {}
@@ -75,7 +82,7 @@ def named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
         cursor = QueryCursor(_kind_query(parsed.language, kind))
         cursor.set_byte_range(low, high)
         for node in cursor.captures(parsed.tree.root_node).get("d", []):
-            STATS.captured += 1
+            parsed.stats.captured += 1
             found.setdefault((node.start_byte, node.end_byte), node)
     kinds = LANGUAGES[parsed.language].definitions
     return [
@@ -85,27 +92,35 @@ def named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
     ]
 
 
-def few_word_places(source: bytes, word: bytes, most: int) -> list[tuple[int, int]] | None:
+def few_word_places(
+    source: bytes, word: bytes, most: int, stats: Stats | None = None
+) -> list[tuple[int, int]] | None:
     """The byte ranges where `word` occurs as a whole word (`syntax.word_places`); None
     past `most` of them."""
     places: list[tuple[int, int]] = []
-    for place in word_places(source, word):
+    for place in word_places(source, word, stats=stats):
         if len(places) == most:
             return None
         places.append(place)
     return places
 
 
-@functools.lru_cache(maxsize=4)  # each holds a parse: its tree stays alive
 def _of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
     """Every definition of one kind in a parse, with its name path: one query per parse
-    and kind, however many citations of it a walk judges."""
+    and kind, however many citations of it a walk judges (kept with the parse)."""
+    key = ("definitions of kind", kind)
+    if key not in parsed.derived:
+        parsed.derived[key] = _query_kind(parsed, kind)
+    return cast("list[tuple[tuple[str, ...], Node]]", parsed.derived[key])
+
+
+def _query_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
     from tree_sitter import QueryCursor
 
     assert parsed.tree is not None
     nodes = QueryCursor(_kind_query(parsed.language, kind)).captures(parsed.tree.root_node)
     kinds = LANGUAGES[parsed.language].definitions
-    STATS.captured += len(nodes.get("d", []))
+    parsed.stats.captured += len(nodes.get("d", []))
     return [
         (name_path(node, parsed.language), node)
         for node in nodes.get("d", [])
@@ -163,7 +178,9 @@ _KEYWORDS: dict[tuple[str, str], bytes] = {
 _SPACE = frozenset(b" \t\f\v\r")
 
 
-def may_define(source: bytes, language: str, key: tuple[str, tuple[str, ...]]) -> bool:
+def may_define(
+    source: bytes, language: str, key: tuple[str, tuple[str, ...]], stats: Stats | None = None
+) -> bool:
     """Whether `source` may hold a definition with this key, told from its bytes without a
     parse. Of a kind whose name follows a keyword, some whole-word occurrence of the name
     must follow that keyword with only spaces between, or follow what may end a comment:
@@ -171,7 +188,7 @@ def may_define(source: bytes, language: str, key: tuple[str, tuple[str, ...]]) -
     keyword = _KEYWORDS.get((language, key[0]))
     if keyword is None or not key[1] or "\ufffd" in key[1][-1]:
         return True
-    places = word_places(source, key[1][-1].encode())
+    places = word_places(source, key[1][-1].encode(), stats=stats)
     return any(_after_keyword(source, at, keyword) for at, _ in places)
 
 

@@ -16,7 +16,7 @@ from watcher.locate.anchors import Anchor, Found
 from watcher.locate.definitions import definition_node, definition_span, has_definition, named
 from watcher.locate.windows import in_order, line_votes, probe_ranges, starts_in, window_bytes
 from watcher.parse.nodes import with_attributes
-from watcher.parse.syntax import STATS, Parsed, Tokens, tokens_between
+from watcher.parse.syntax import Parsed, Tokens, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node, TreeCursor
@@ -73,7 +73,7 @@ def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
             _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
             for i in _occurrences(parsed, anchor.tokens)
         ]
-    STATS.tokens_scanned += len(anchor.tokens)
+    parsed.stats.tokens_scanned += len(anchor.tokens)
     return _matches(anchor, path, parsed, 0, parsed.size)
 
 
@@ -103,13 +103,13 @@ def _match_at(
     start = back.node.start_point[0] + 1  # type: ignore[union-attr]
     end = back.node.end_point[0] + 1  # type: ignore[union-attr]
     for text in reversed(needle[:k]):
-        STATS.tokens_scanned += 1
+        parsed.stats.tokens_scanned += 1
         if not _step(back, forward=False) or _text_of(back, source) != text:
             return None
         start = back.node.start_point[0] + 1  # type: ignore[union-attr]
     ahead = _token_at(parsed, at, size) if k + 1 < len(needle) else None
     for text in needle[k + 1 :]:
-        STATS.tokens_scanned += 1
+        parsed.stats.tokens_scanned += 1
         if ahead is None or not _step(ahead, forward=True) or _text_of(ahead, source) != text:
             return None
         end = ahead.node.end_point[0] + 1  # type: ignore[union-attr]
@@ -256,7 +256,7 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
             continue
         if not in_order(source, ordered, low, high):
             continue
-        STATS.tokens_scanned += len(anchor.tokens)
+        parsed.stats.tokens_scanned += len(anchor.tokens)
         found += _matches(anchor, path, parsed, low, high)
     return found
 
@@ -273,7 +273,7 @@ def _definition_by_query(anchor: Anchor, path: str, parsed: Parsed) -> Found | N
         start_line, end_line = first.start_point[0] + 1, node.end_point[0] + 1
         return Found(path, start_line, end_line, False, parsed.lines(start_line, end_line))
     body = tokens_between(parsed, first.start_byte, node.end_byte)
-    STATS.tokens_scanned += len(body.texts)
+    parsed.stats.tokens_scanned += len(body.texts)
     region = _in_body(anchor.tokens, tuple(body.texts))
     if region is None:
         return None
@@ -333,7 +333,7 @@ def _occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
     at, rarest = min(enumerate(needle), key=lambda pair: parsed.count(pair[1]))
     places = parsed.positions.get(rarest, ())
     texts, wanted, n = parsed.tokens.texts, list(needle), len(needle)
-    STATS.tokens_scanned += n + n * len(places)
+    parsed.stats.tokens_scanned += n + n * len(places)
     return [i for p in places if (i := p - at) >= 0 and texts[i : i + n] == wanted]
 
 
@@ -359,7 +359,7 @@ def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         return None
     start, end = 0, len(texts)
     if anchor.share < WHOLE_DEFINITION:
-        STATS.tokens_scanned += len(texts)
+        parsed.stats.tokens_scanned += len(texts)
         region = _in_body(anchor.tokens, texts)
         if region is None:
             return None
@@ -383,7 +383,7 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
             continue
         texts = window.texts
         offset = bisect.bisect_left(window.start_lines, line)
-        for start in _starts(anchor.tokens, texts, offset):
+        for start in _starts(parsed, anchor.tokens, texts, offset):
             end = min(len(texts), start + n)
             if start >= end:
                 continue
@@ -418,14 +418,14 @@ def _trimmed(needle: tuple[str, ...], texts: list[str], start: int, end: int) ->
     return start + blocks[0].b, start + blocks[-1].b + blocks[-1].size
 
 
-def _starts(needle: tuple[str, ...], texts: list[str], offset: int) -> list[int]:
+def _starts(parsed: Parsed, needle: tuple[str, ...], texts: list[str], offset: int) -> list[int]:
     """Where a region like `needle` may start near `offset` in `texts`. The longest run
     they share places it by its own offset, which is off by as many tokens as were added
     above that run; the vote's offset is where its first tokens are. Both are tried: the
     better-aligned one wins."""
     n = len(needle)
     low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
-    STATS.tokens_scanned += high - low
+    parsed.stats.tokens_scanned += high - low
     matcher = difflib.SequenceMatcher(None, needle, texts[low:high], autojunk=False)
     a, b, size = matcher.find_longest_match(0, n, 0, high - low)
     return [] if size == 0 else list(dict.fromkeys((max(0, low + b - a), max(0, offset))))
@@ -450,7 +450,7 @@ def _in_index(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     texts, n = parsed.tokens.texts, len(anchor.tokens)
     best: tuple[float, int, int] | None = None
     for offset in _alignments(anchor.tokens, parsed):
-        for start in _starts(anchor.tokens, texts, offset):
+        for start in _starts(parsed, anchor.tokens, texts, offset):
             end = min(len(texts), start + n)
             ratio = likeness(anchor.tokens, texts[start:end])
             if ratio >= SIMILAR_IN_FILE and (best is None or ratio > best[0]):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from typing import cast
 
 from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import few_word_places, may_define
@@ -33,8 +34,9 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
         return False
     if anchor.definition is not None:
         own = anchor.definition[1][-1].encode()
-        named = all(few_word_places(older.source, w, 0) is None for w in WORD.findall(own))
-        if named and may_define(older.source, language, anchor.definition):
+        places = [few_word_places(older.source, w, 0, older.stats) for w in WORD.findall(own)]
+        named = all(p is None for p in places)
+        if named and may_define(older.source, language, anchor.definition, older.stats):
             return False  # the definition may be there
     probes = [t.encode() for t in anchor.probes or anchor.tokens]
     identity = probes[:IDENTITY]
@@ -116,15 +118,17 @@ def _gap(language: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?:\s|" + SPACES + rb"|" + LANGUAGES[language].comment + rb")*")
 
 
-@functools.lru_cache(maxsize=4096)
 def _written(anchor: Anchor, language: str) -> bool:
     """Whether the anchor's own lines read as its tokens one after another, with only
     whitespace and comments between (`_written_in`). Not so when text that no token
     covers lies between them (as some grammars leave inside strings): then a search for
     them so written would miss matches, and tells nothing."""
-    text = anchor.text.encode()
-    ordered = [t.encode() for t in anchor.tokens]
-    return _written_in(text, ordered, _gap(language), 0, len(text))
+    key = ("written", language)
+    if key not in anchor.derived:  # kept with the anchor: a walk asks at every version
+        text = anchor.text.encode()
+        ordered = [t.encode() for t in anchor.tokens]
+        anchor.derived[key] = _written_in(text, ordered, _gap(language), 0, len(text))
+    return anchor.derived[key] is True
 
 
 def _written_in(
@@ -159,21 +163,27 @@ def _plain(window: bytes, language: str) -> bool:
     return not any(b"/*" in c[2:] for c in _BLOCK_COMMENT.findall(window))
 
 
-@functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
 def _probe_windows(anchor: Anchor, parsed: Parsed) -> frozenset[bytes]:
-    """The bytes of the windows `place` reads for a verbatim match in a version."""
-    source = parsed.source
-    return frozenset(source[low:high] for low, high in probe_ranges(anchor, parsed))
+    """The bytes of the windows `place` reads for a verbatim match in a version, found
+    once per version and anchor and kept with the version: a walk compares each version
+    with the one after it."""
+    key = ("probe windows", anchor)
+    if key not in parsed.derived:
+        source = parsed.source
+        found = frozenset(source[low:high] for low, high in probe_ranges(anchor, parsed))
+        parsed.derived[key] = found
+    return cast("frozenset[bytes]", parsed.derived[key])
 
 
-@functools.lru_cache(maxsize=4)  # a walk compares each version with the one after it
 def _windows(anchor: Anchor, parsed: Parsed) -> tuple[frozenset[bytes], frozenset[bytes]]:
     """The bytes of the windows `place` reads in a version: around the rarest token's
-    occurrences, and around the lines the words vote for."""
-    source, starts = parsed.source, parsed.line_starts
-    probes = _probe_windows(anchor, parsed)
-    votes = frozenset(
-        source[slice(*window_bytes(source, starts, line, anchor))]
-        for line in line_votes(anchor, parsed)
-    )
-    return probes, votes
+    occurrences, and around the lines the words vote for (kept with the version)."""
+    key = ("windows", anchor)
+    if key not in parsed.derived:
+        source, starts = parsed.source, parsed.line_starts
+        votes = frozenset(
+            source[slice(*window_bytes(source, starts, line, anchor))]
+            for line in line_votes(anchor, parsed)
+        )
+        parsed.derived[key] = (_probe_windows(anchor, parsed), votes)
+    return cast("tuple[frozenset[bytes], frozenset[bytes]]", parsed.derived[key])

@@ -12,7 +12,8 @@ are remembered per tag set, and the packs that blob fetches leave behind are rol
 once they pile up.
 
 The pieces live beside this module: the one git runner (`git`), the clone on disk
-(`clone`), reading objects (`objects`), releases (`releases`) and packs (`packs`).
+(`clone`), reading objects (`objects`), releases (`releases`), packs (`packs`), and what
+a mirror is given (`source`).
 """
 
 from __future__ import annotations
@@ -23,63 +24,28 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING
 
 from watcher.errors import UpstreamError
 from watcher.mirror import clone, objects, packs
 from watcher.mirror.clone import TREES, stored_refs
 from watcher.mirror.git import NO_FETCH, READING, GitTimeout, credentials, run, run_all
 from watcher.mirror.releases import Releases
+from watcher.mirror.source import Bounds, CommitInfo, Source
 
 if TYPE_CHECKING:
     import subprocess
 
     from git import Repo
 
+    from watcher.judge.session import Session
     from watcher.mirror.objects import Batch
     from watcher.mirror.renames import Paths
 
 log = logging.getLogger("watch")
 
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
-
-
-class Source(Protocol):
-    """What a mirror reads of an [[upstream]] (watcher.config.Upstream; watcher.state.replay's
-    stand-in, which fetches before pydantic is imported)."""
-
-    @property
-    def repo(self) -> str: ...
-    @property
-    def fetch_url(self) -> str: ...
-    @property
-    def display_url(self) -> str: ...
-    @property
-    def branch(self) -> str: ...
-    @property
-    def fetch_seconds(self) -> float | None: ...
-
-
-class Bounds(Protocol):
-    """The limits a mirror obeys (watcher.config.Limits)."""
-
-    @property
-    def fetch_seconds(self) -> float: ...
-    @property
-    def stall_seconds(self) -> int: ...
-    @property
-    def file_bytes(self) -> int: ...
-
-
 COMMIT_BYTES = 2**24  # a commit object larger than this is not a commit anyone wrote
-
-
-class CommitInfo(NamedTuple):  # not a dataclass: a warm run imports this module
-    sha: str
-    date: str
-    author: str
-    summary: str
-    message: str
 
 
 class Mirror:
@@ -92,11 +58,20 @@ class Mirror:
     from a credential helper reading this process's environment.
     """
 
-    def __init__(self, upstream: Source, cache: Path, limits: Bounds | None = None) -> None:
+    def __init__(
+        self,
+        upstream: Source,
+        cache: Path,
+        limits: Bounds | None = None,
+        session: Session | None = None,
+    ) -> None:
         if limits is None:
             from watcher.config import Limits
 
             limits = Limits()
+        # The run's caches and counters for this upstream: every stage that judges or
+        # walks is handed the mirror, and reaches them here. Closed with the mirror.
+        self._session = session
         self.upstream = upstream
         self.limits = limits
         self.fetch_seconds = upstream.fetch_seconds or self.limits.fetch_seconds
@@ -524,6 +499,16 @@ class Mirror:
         return run_all(self.path, commands, READING)
 
     @property
+    def session(self) -> Session:
+        """The run's session for this upstream (`watcher.judge.session`): made here for a
+        mirror opened outside a run (a command's, a test's), on first use only."""
+        if self._session is None:
+            from watcher.judge.session import Session
+
+            self._session = Session()
+        return self._session
+
+    @property
     def paths(self) -> Paths:
         """Path histories of this mirror's files (renames followed commit by commit)."""
         if self._paths is None:
@@ -582,6 +567,8 @@ class Mirror:
         self.settle()
         self._reset()
         self.close_batch()
+        if self._session is not None:
+            self._session.close()
 
     # --- forked workers (watcher.judge.pool) ---------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from watcher.fingerprint import short
 from watcher.mirror.git import run
 
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ class Releases:
 
     def tags_key(self, pattern: str) -> str:
         """Changes whenever a tag matching `pattern` is added, moved or deleted."""
-        import hashlib
-
         self.mirror.require()
         out = run(
             self.mirror.path,
@@ -42,7 +41,7 @@ class Releases:
             "--format=%(objectname) %(refname)",
             f"refs/tags/{pattern}",
         )
-        return hashlib.sha256(out.encode()).hexdigest()[:16]
+        return short(out, 16)
 
     def remember(self, pattern: str, known: dict[str, str | None]) -> None:
         """Take `first` answers for the current tag set from an earlier run."""

@@ -51,9 +51,6 @@ class Stats:
         self.logs = self.diffs = 0
 
 
-STATS = Stats()
-
-
 @dataclass(frozen=True)
 class Link:
     """A followed path that a first-parent commit removed, and where git says it went."""
@@ -152,6 +149,10 @@ class Paths:
     _logged: dict[tuple[str, str], list[Logged]] = field(default_factory=dict)
     _every: dict[str, list[Logged]] = field(default_factory=dict)  # by HEAD: logs of every file
     _moves: dict[tuple[str, str, str], list[tuple[Link, str]]] = field(default_factory=dict)
+
+    def recall(self, memo: dict[str, dict[str, Any]]) -> None:
+        """Start from what state/ kept of an earlier run (`remembered` gave it)."""
+        self.memo = memo
 
     def where(self, base: str, head: str, path: str) -> Where:
         """The file `path` at `base`, followed to `head` (see `prepare` to batch the work)."""
@@ -356,7 +357,7 @@ class Paths:
     ) -> tuple[list[Entry], dict[str, int]]:
         """`git log` of `paths` (every file when none): its entries, and for each commit
         listed the number of entries up to it (it included)."""
-        STATS.logs += 1
+        self.mirror.session.counts.paths.logs += 1
         out = self.mirror.git(
             "log", "--first-parent", "--diff-merges=first-parent", "--reverse", "--raw",
             "--no-abbrev", "--no-renames", "--format=%x00%H", f"{since}..{head}",
@@ -388,7 +389,7 @@ class Paths:
         self._add_all(commit for commit, _, _ in wanted)
         self.mirror.prefetch(b for c, p, old in wanted for b in self._compared(c, p, old))
         asked = {r: found for r in wanted if (found := self._candidates(r[0], r[1]))}
-        STATS.diffs += len(asked)
+        self.mirror.session.counts.paths.diffs += len(asked)
         outs = self.mirror.gits([_similarity(c, p, found) for (c, p, _), found in asked.items()])
         self._moves |= {removal: [] for removal in wanted}
         for (removal, found), out in zip(asked.items(), outs, strict=True):
@@ -427,7 +428,7 @@ class Paths:
         them, with what other walks need."""
         found: list[str] = []
         while len(found) < limit:
-            STATS.logs += 1
+            self.mirror.session.counts.paths.logs += 1
             added = self.mirror.git("log", "--first-parent", "--diff-filter=A", "--format=%H",
                                     f"{base}..{head}", "--", path).split()  # fmt: skip
             source = (yield from self._source(added[0], path)) if added else None
@@ -457,7 +458,7 @@ class Paths:
                 blobs.append(parts[2])
         if not sources:
             return None
-        STATS.diffs += 1
+        self.mirror.session.counts.paths.diffs += 1
         yield blobs
         self.mirror.prefetch(blobs)
         out = self.mirror.git("diff", "--name-status", "-M", "-C", "--diff-filter=RC",

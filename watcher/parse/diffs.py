@@ -18,20 +18,14 @@ ANCHOR_BYTES = 128  # bytes from a line's start that must be found once to split
 SPLIT_AT = (1 / 2, 1 / 4, 3 / 4, *(k / 8 for k in (1, 3, 5, 7)), *(k / 16 for k in range(1, 16, 2)))
 
 
-# The last two versions compared whole, and their common start and end: a walk's step
-# compares a version with the one after it to follow an item's lines (`history.follow.moved`),
-# then again to find what differs between them (`differing`).
-_LAST: list[tuple[bytes, bytes, int, int]] = []
-
-
 def common_ends(new: bytes, old: bytes) -> tuple[int, int]:
-    """How many bytes `new` and `old` share at their start, and then at their end."""
-    if _LAST and _LAST[0][0] is new and _LAST[0][1] is old:
-        return _LAST[0][2], _LAST[0][3]
+    """How many bytes `new` and `old` share at their start, and then at their end. Not
+    remembered: a walk's step may compare the same two versions twice (to follow an
+    item's lines, then to tell whether it stays unmatched), and each time costs a memcmp
+    of what they share, microseconds beside the step's own work."""
     common = min(len(new), len(old))
     start = common_start(new, old, 0, 0, common)
     end = common_end(new, old, len(new), len(old), common - start)
-    _LAST[:] = [(new, old, start, end)]
     return start, end
 
 
@@ -85,7 +79,7 @@ def differing(
     `old`, splits both in two, each searched the same way. Only memcmp-speed comparisons
     and searches: versions far apart in a walk differ in many places, each small."""
     if low == old_low == 0 and (high, old_high) == (len(new), len(old)):
-        start, end = common_ends(new, old)  # the whole of both: maybe compared already
+        start, end = common_ends(new, old)  # the whole of both
     else:
         common = min(old_high - old_low, high - low)
         start = common_start(new, old, low, old_low, common)

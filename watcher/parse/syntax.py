@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import bisect
 import functools
-import re
 import sys
 from array import array
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from operator import add
@@ -22,28 +21,28 @@ from typing import TYPE_CHECKING
 from watcher.parse.diffs import differing
 from watcher.parse.languages import LANGUAGES, grammar
 from watcher.parse.nodes import definition_names, is_definition, with_attributes
+from watcher.parse.words import WORD as WORD
+from watcher.parse.words import Edits, edits, moved_places, recount
+from watcher.parse.words import is_word_byte as is_word_byte
+from watcher.parse.words import word_places as word_places
+from watcher.parse.words import words as words
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
 
-WORD = re.compile(rb"[A-Za-z0-9_]+")
-# Bytes of WORD's words; every other byte separates them (`words`).
-_WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) == "_") else 32
-                    for c in range(256))  # fmt: skip
 CACHE_BYTES = 2 * 2**20  # parses kept, in bytes of source (a tree takes ~30x its source)
 # A version is parsed from another's tree when what differs is at most this share of it:
 # beyond, tree-sitter checking what it may reuse costs as much as parsing afresh or more.
 # Measured on the 1,010 version pairs of 1,000 codex citations, all parsed either way:
 # 3.9 s at 0.25, 3.5 s at 0.35, 3.3 s at 0.4 to 0.6 (1.5x a fresh parse past 70%).
 REPARSE_SHARE = 0.4
-# A version's word counts are edited from another's (`counted_from`) when what differs is
-# at most this share: its words are counted one by one in Python, a whole file's in C.
-RECOUNT_SHARE = 0.25
 
 
 @dataclass
 class Stats:
-    """Counters that pin the cost model in tests and the bench."""
+    """Counters that pin the cost model in tests and the bench: a run's are its
+    session's (`watcher.judge.session`), and each parse counts into those of whoever got
+    it from the cache last (`parse`)."""
 
     parses: int = 0
     reparsed: int = 0  # of the parses, those that reused the tree of another version
@@ -65,7 +64,6 @@ class Stats:
         self.placed = 0
 
 
-STATS = Stats()
 TEXT = "text"  # any other file: compared word by word, with no definitions
 
 
@@ -106,7 +104,9 @@ class Parsed:
     """A parsed blob. Its tokens and definitions are read off the tree on first use:
     a rule's query needs only the tree, so walks that judge rules never pay for them."""
 
-    def __init__(self, blob: str, language: str, tree: Tree | None, source: bytes) -> None:
+    def __init__(
+        self, blob: str, language: str, tree: Tree | None, source: bytes, stats: Stats | None = None
+    ) -> None:
         self.blob = blob
         self.language = language  # a registered language, or TEXT for other files
         self.tree = tree
@@ -116,6 +116,12 @@ class Parsed:
         self.starts: dict[bytes, list[int]] = {}
         # Another version's places and the stretches where it differs (`counted_from`).
         self._edited: tuple[dict[bytes, list[tuple[int, int]]], Edits] | None = None
+        # What reading it costs is counted here: the run's counters (`parse` points a
+        # parse kept from an earlier run at the counters of the run that gets it now).
+        self.stats = stats if stats is not None else Stats()
+        # What other stages compute once from this parse, kept as long as it is: a
+        # quote's compact text (`inputs.quotes`), the definitions of a kind (`locate`).
+        self.derived: dict[object, object] = {}
 
     @functools.cached_property
     def _index(self) -> tuple[Tokens, list[Definition]]:
@@ -127,7 +133,7 @@ class Parsed:
     def positions(self) -> dict[str, array[int]]:
         """Where each token text occurs, in order: built once per blob and shared by every
         citation of it, so finding a citation costs time in its own tokens, not the file's."""
-        STATS.indexed += 1
+        self.stats.indexed += 1
         index: dict[str, array[int]] = {}
         for position, text in enumerate(self.tokens.texts):
             found = index.get(text)
@@ -140,21 +146,22 @@ class Parsed:
     def word_counts(self) -> dict[bytes, int]:
         """How often each identifier-like word occurs in the source bytes: counted once per
         blob, in C, and shared by every citation of it (no tokenizing)."""
-        STATS.counted += len(self.source)
+        self.stats.counted += len(self.source)
         return Counter(words(self.source))
 
     def counted_from(self, other: Parsed) -> None:
         """Take another version's word counts, when it has them, edited where the bytes
-        differ (`_edits`, `_recount`): a walk counts a big file's words once, not per
+        differ (`words.edits`, `words.recount`): a walk counts a big file's words once, not per
         version. Where its words occur (`places`) is then read off the other's the same
         way. Nothing is taken when so much differs that counting afresh is as fast."""
         known = other.__dict__.get("word_counts")  # counted already: no counting here
         if known is None or "word_counts" in self.__dict__:
             return
-        edits = _edits(other.source, self.source)
-        if edits is not None:
-            self.__dict__["word_counts"] = _recount(known, other.source, self.source, edits)
-            self._edited = (other._places, edits)
+        found = edits(other.source, self.source)
+        if found is not None:
+            counted = recount(known, other.source, self.source, found, self.stats)
+            self.__dict__["word_counts"] = counted
+            self._edited = (other._places, found)
 
     def places(self, word: bytes) -> list[tuple[int, int]]:
         """Where a word occurs whole (`word_places`), in order; found once per blob and
@@ -165,9 +172,9 @@ class Parsed:
             edited = self._edited
             known = edited[0].get(word) if edited is not None else None
             if edited is None or known is None:
-                found = list(word_places(self.source, word))
+                found = list(word_places(self.source, word, stats=self.stats))
             else:
-                found = _moved_places(known, edited[1], self.source, word)
+                found = moved_places(known, edited[1], self.source, word, self.stats)
             self._places[word] = found
         return found
 
@@ -238,7 +245,7 @@ class Parsed:
         return len(self.source)
 
 
-class _Cache:
+class Cache:
     """An LRU of parses by (blob id, language), bounded by the bytes of source it holds.
 
     It also remembers which of its parses is the latest of each path: a new version of
@@ -252,15 +259,22 @@ class _Cache:
         self.latest: dict[tuple[str, str], tuple[str, str]] = {}  # (path, language) -> key
 
     def get(
-        self, blob: str, language: str, load: Callable[[], bytes], path: str | None = None
+        self,
+        blob: str,
+        language: str,
+        load: Callable[[], bytes],
+        path: str | None = None,
+        stats: Stats | None = None,
     ) -> Parsed:
         key = (blob, language)
+        stats = stats if stats is not None else Stats()
         parsed = self.items.get(key)
         if parsed is not None:
             self.items.move_to_end(key)
+            parsed.stats = stats
         else:
             previous = self.items.get(self.latest.get((path, language), key)) if path else None
-            parsed = _parse(blob, language, load(), previous)
+            parsed = _parse(blob, language, load(), previous, stats)
             if previous is not None:
                 parsed.counted_from(previous)
             self._add(key, parsed)
@@ -280,32 +294,51 @@ class _Cache:
             self.latest = {p: k for p, k in self.latest.items() if k in self.items}
 
 
-_CACHE = _Cache()
+# The parses of this process, by blob id: kept across runs on purpose, as a grammar is.
+# A parse is a function of the blob's bytes, which its id names (content-addressed, so
+# never stale), and the cache is bounded in bytes: a daemon's next run, or `rules lint`
+# after `check` in one process, parses no unchanged file again. What reading a parse
+# costs is counted in the counters of the run that asked for it (`stats`), not here.
+_CACHE = Cache()
 
 
-def parse(blob: str, language: str, load: Callable[[], bytes], path: str | None = None) -> Parsed:
+def parse(
+    blob: str,
+    language: str,
+    load: Callable[[], bytes],
+    path: str | None = None,
+    stats: Stats | None = None,
+) -> Parsed:
     """The parse of a blob, from the cache when this process has parsed it before
     (then its bytes are not even read: `load` is called only on a miss). With the
     blob's `path`, a parse of another version of that path still held is reused:
-    tree-sitter parses again only what differs, and the tree is the same."""
-    return _CACHE.get(blob, language, load, path)
+    tree-sitter parses again only what differs, and the tree is the same. What parsing
+    and reading it cost is counted in `stats` (a run's: `watcher.judge.session`)."""
+    return _CACHE.get(blob, language, load, path, stats)
 
 
-def _parse(blob: str, language: str, source: bytes, previous: Parsed | None = None) -> Parsed:
+def _parse(
+    blob: str,
+    language: str,
+    source: bytes,
+    previous: Parsed | None = None,
+    stats: Stats | None = None,
+) -> Parsed:
     from tree_sitter import Parser
 
-    STATS.parses += 1
-    STATS.parsed_blobs.append(blob)
+    stats = stats if stats is not None else Stats()
+    stats.parses += 1
+    stats.parsed_blobs.append(blob)
     if language == TEXT:
-        return Parsed(blob, language, None, source)
+        return Parsed(blob, language, None, source, stats)
     parser = Parser(grammar(language))
     old = None
     if previous is not None and previous.tree is not None:
         old = edited(previous.tree, previous.source, source)
     if old is None:
-        return Parsed(blob, language, parser.parse(source), source)
-    STATS.reparsed += 1
-    return Parsed(blob, language, parser.parse(source, old), source)
+        return Parsed(blob, language, parser.parse(source), source, stats)
+    stats.reparsed += 1
+    return Parsed(blob, language, parser.parse(source, old), source, stats)
 
 
 def edited(tree: Tree, old: bytes, new: bytes) -> Tree | None:
@@ -346,97 +379,6 @@ class _Rows:
         return self.rows, at - self.source.rfind(b"\n", 0, at) - 1
 
 
-# Stretches where two versions differ, as (old start, old end, new start, new end),
-# in order, each starting and ending between words (`_whole_words`).
-Edits = list[tuple[int, int, int, int]]
-
-
-def _edits(old: bytes, new: bytes) -> Edits | None:
-    """Where `new` differs from `old`, widened to whole words; None when it is so much of
-    `new` that reading all of it afresh is as fast."""
-    regions = differing(old, new, 0, len(old), 0, len(new))
-    if sum(high - low for _, _, low, high in regions) > RECOUNT_SHARE * len(new):
-        return None
-    return _whole_words(regions, old, new)
-
-
-def _recount(counts: dict[bytes, int], old: bytes, new: bytes, edits: Edits) -> dict[bytes, int]:
-    """`new`'s word counts from `old`'s: the words of the stretches that differ are taken
-    out and put back as `new` has them."""
-    found = dict(counts)
-    for old_low, old_high, low, high in edits:
-        STATS.counted += old_high - old_low + high - low
-        for word in WORD.findall(old, old_low, old_high):
-            if left := found[word] - 1:
-                found[word] = left
-            else:
-                del found[word]
-        for word in WORD.findall(new, low, high):
-            found[word] = found.get(word, 0) + 1
-    return found
-
-
-def _moved_places(
-    known: list[tuple[int, int]], edits: Edits, source: bytes, word: bytes
-) -> list[tuple[int, int]]:
-    """A word's places in `source` from its places in the version `edits` lead from:
-    those in shared bytes shifted, those in the stretches that differ searched afresh
-    (no word crosses a stretch's ends)."""
-    found: list[tuple[int, int]] = []
-    at, shift = 0, 0  # places before edits[n] shift by what the edits before it did
-    for old_low, old_high, low, high in edits:
-        while at < len(known) and known[at][1] <= old_low:
-            found.append((known[at][0] + shift, known[at][1] + shift))
-            at += 1
-        while at < len(known) and known[at][0] < old_high:
-            at += 1  # in the stretch: found again below
-        found.extend(word_places(source, word, low, high))
-        shift = high - old_high
-    found.extend((start + shift, end + shift) for start, end in known[at:])
-    return found
-
-
-def word_places(
-    source: bytes, word: bytes, low: int = 0, high: int | None = None
-) -> Iterator[tuple[int, int]]:
-    """The byte ranges within [low, high) where `word` occurs as a whole word (no byte
-    `is_word_byte` takes on either side). The pattern starts with the word itself, which
-    the regex engine finds at `bytes.find` speed; a pattern starting with a look-behind is
-    tried at every byte (6-40x slower on a 450 KB file)."""
-    high = len(source) if high is None else high
-    STATS.placed += high - low
-    if source.find(word, low, high) < 0:  # most stretches of an edited version lack it
-        return
-    for match in _whole_word(word).finditer(source, low, high):
-        at = match.start()
-        if not (at and is_word_byte(source[at - 1])):
-            yield match.span()
-
-
-@functools.lru_cache(maxsize=4096)
-def _whole_word(word: bytes) -> re.Pattern[bytes]:
-    """The pattern `word_places` searches with, made once per word: a walk searches each
-    stretch of each version for the same few words."""
-    return re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])")
-
-
-def _whole_words(regions: Edits, old: bytes, new: bytes) -> Edits:
-    """The stretches that differ, each widened over the bytes both share until it starts
-    and ends between words; stretches that meet are merged."""
-    merged: Edits = []
-    for n, (old_low, old_high, low, high) in enumerate(regions):
-        floor = merged[-1][1] if merged else 0  # the shared bytes before end there
-        while old_low > floor and is_word_byte(old[old_low - 1]):
-            old_low, low = old_low - 1, low - 1
-        if merged and old_low == floor:
-            old_low, _, low, _ = merged.pop()
-        ceiling = regions[n + 1][0] if n + 1 < len(regions) else len(old)
-        while old_high < ceiling and is_word_byte(old[old_high]):
-            old_high, high = old_high + 1, high + 1
-        merged.append((old_low, old_high, low, high))
-    return merged
-
-
 def tokens_between(
     parsed: Parsed, low: int, high: int, *, starting: bool = False, placed: bool = True
 ) -> Tokens:
@@ -446,19 +388,17 @@ def tokens_between(
     Without `placed`, only their texts (no lines or bytes: a walk compares texts).
 
     Walks and judging read many windows: the loop reads each node's fields once, and
-    tells comments by kind id (`_comments`), not by building each node's type name."""
+    tells comments by kind id (`comment_kinds`), not by building each node's type name."""
     assert parsed.tree is not None
     tokens = Tokens()
     texts, intern, source = tokens.texts, sys.intern, parsed.source
-    comments = _COMMENT_KINDS.setdefault(parsed.language, {})
+    comments = comment_kinds(parsed.language)
     cursor = parsed.tree.root_node.walk()
     while True:
         node = cursor.node
         assert node is not None
         start, end, kind = node.start_byte, node.end_byte, node.kind_id
-        if (comment := comments.get(kind)) is None:
-            comment = comments[kind] = "comment" in node.type
-        if end > low and start < high and not comment:
+        if end > low and start < high and kind not in comments:
             if node.child_count == 0:
                 if low <= start < end and (starting or end <= high):
                     texts.append(intern(source[start:end].decode("utf-8", "replace")))
@@ -483,8 +423,15 @@ def tokens_between(
                 return tokens
 
 
-# Per language, whether each node kind (by id) is a comment: "comment" in its type name.
-_COMMENT_KINDS: dict[str, dict[int, bool]] = {}
+@functools.cache  # pure: what a grammar says of its own node kinds, read once per process
+def comment_kinds(language: str) -> frozenset[int]:
+    """The ids of the node kinds of `language` that are comments: "comment" in their name."""
+    kinds = grammar(language)
+    return frozenset(
+        kind
+        for kind in range(kinds.node_kind_count)
+        if "comment" in (kinds.node_kind_for_id(kind) or "")
+    )
 
 
 def node_tokens(node: Node, source: bytes) -> tuple[str, ...]:
@@ -573,18 +520,6 @@ def _words(source: bytes) -> Tokens:
             tokens.add(word, number, number, offset + index)
         offset += len(line) + 1
     return tokens
-
-
-def words(text: bytes) -> list[bytes]:
-    """`WORD`'s words of a text, in order, read by translate-and-split: less than half
-    the time of `WORD.findall` (codex's codex.rs: 1.6 ms against 3.6 ms)."""
-    return text.translate(_WORD_BYTES).split()
-
-
-def is_word_byte(byte: int) -> bool:
-    """Whether a byte can be part of an identifier word (ASCII letter, digit, `_`), as
-    `WORD` reads them: a name found next to one is part of a longer name."""
-    return byte == 0x5F or 0x30 <= byte <= 0x39 or 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
 
 
 def normalize(text: str) -> str:

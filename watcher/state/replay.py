@@ -44,7 +44,7 @@ from watcher import defaults, fingerprint, redact
 from watcher.errors import UpstreamError, WatchError
 from watcher.fingerprint import blake2b, digest
 from watcher.state.store import LOCK_NAME, RUNS_DIR, locked
-from watcher.state.warm import Book, Tee, captured, read, replay, store
+from watcher.state.warm import Book, Stats, Tee, captured, read, replay, store
 
 if TYPE_CHECKING:
     from watcher.config import Config
@@ -123,7 +123,7 @@ class Site(NamedTuple):
 FullRun = Callable[[dict[str, str | None], Book | None, TextIO], int]
 
 
-def check(request: Request, out: TextIO, full: FullRun) -> int:
+def check(request: Request, out: TextIO, full: FullRun, stats: Stats | None = None) -> int:
     """`watch check`: the stored report when nothing changed, else `full` (recorded).
 
     The state lock is held from the first fingerprint to the record's last write; the
@@ -139,10 +139,12 @@ def check(request: Request, out: TextIO, full: FullRun) -> int:
     except WatchError:  # held by another run: the full run says so, config checked first
         return full({}, None, out)
     with held:
-        return _under_lock(site, request.offline, started, Tee(out), full)
+        return _under_lock(site, request.offline, started, Tee(out), full, stats)
 
 
-def _under_lock(site: Site, offline: bool, started: float, tee: Tee, full: FullRun) -> int:
+def _under_lock(
+    site: Site, offline: bool, started: float, tee: Tee, full: FullRun, stats: Stats | None
+) -> int:
     record = read(site.record)
     listings: Listings = {}
     try:
@@ -153,7 +155,7 @@ def _under_lock(site: Site, offline: bool, started: float, tee: Tee, full: FullR
     fetched, refs = _sync(site, upstreams if isinstance(upstreams, list) else [], offline)
     fingerprint = {**before, "refs": refs}
     if record.get("fingerprint") == fingerprint and not any(fetched.values()):
-        replayed = replay(record, site.state, started, tee.inner)
+        replayed = replay(record, site.state, started, tee.inner, stats)
         if replayed is not None:
             return replayed
     book = Book()
@@ -168,7 +170,7 @@ def _under_lock(site: Site, offline: bool, started: float, tee: Tee, full: FullR
     same = after == fingerprint and _covers(fetched, book)
     book.output = tee.parts
     seed = after["site"] if after["site"] == before["site"] else None
-    store(site.record, book, lines, fingerprint if same else None, seed=seed)
+    store(site.record, book, lines, fingerprint if same else None, seed=seed, stats=stats)
     return code
 
 
@@ -191,18 +193,12 @@ def tell(
     fetched = [u for u in report.upstreams if u.url]
     for status in fetched:
         upstream = config.upstream_for(status.repo) or Upstream(repo=status.repo)
-        book.upstreams.append({
-            "repo": status.repo,
-            "branch": upstream.branch,
-            "fetch_seconds": config.fetch_seconds(upstream),
-            "stall_seconds": config.limits.stall_seconds,
-            "url": digest(upstream.fetch_url),
-        })  # fmt: skip
+        seconds = config.fetch_seconds(upstream)
+        stall, url = config.limits.stall_seconds, digest(upstream.fetch_url)
+        book.fetched(status.repo, upstream.branch, seconds, stall, url)
     timeless = {"started_at", "finished_at", "duration_s"}
-    book.runs = [
-        {"repo": repo, "run": run.model_dump(mode="json", exclude_none=True, exclude=timeless)}
-        for repo, run in runs
-    ]
+    for repo, run in runs:
+        book.recorded(repo, run.model_dump(mode="json", exclude_none=True, exclude=timeless))
     filing = not request.no_issues and config.issues.sink != "none"
     online = not request.offline and any(r.kind == "issue" for r in report.results)
     book.storable = (

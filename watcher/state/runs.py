@@ -20,6 +20,8 @@ from pydantic import Field, ValidationError
 
 from watcher.errors import WatchError
 from watcher.models import Frozen, Report
+from watcher.state.shard import HEALTHY as HEALTHY
+from watcher.state.shard import STAMP, finished
 from watcher.state.store import RUNS_DIR, locked, read_json, shards, slug, update_json
 
 M = TypeVar("M", bound=Frozen)
@@ -28,8 +30,6 @@ SERVE = "_serve"
 SCHEMA = "watch.runs/1"
 
 Outcome = Literal["fresh", "stale", "error", "failed", "locked", "interrupted"]
-# Outcomes after which the watcher did its job: it checked, whatever it found.
-HEALTHY: frozenset[str] = frozenset({"fresh", "stale"})
 _OUTCOME_BY_EXIT: dict[int, Outcome] = {0: "fresh", 1: "stale", 2: "error"}
 
 
@@ -83,11 +83,11 @@ def utcnow() -> datetime:
 
 
 def stamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(UTC).strftime(STAMP)
 
 
 def parse_stamp(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return datetime.strptime(text, STAMP).replace(tzinfo=UTC)
 
 
 # --- the record -------------------------------------------------------------------
@@ -163,14 +163,9 @@ def mark_started(state_dir: Path, repo: str, started: Started, *, wait: float) -
 
 def mark_finished(state_dir: Path, repo: str, run: Run, *, wait: float) -> None:
     with updating(state_dir, wait=wait) as box:
-        old = box[0].of(repo)
-        entry = UpstreamRuns(
-            last=run,
-            running=None,
-            runs=old.runs + 1,
-            last_healthy_at=run.finished_at if run.outcome in HEALTHY else old.last_healthy_at,
-        )
-        box[0] = _with(box[0], repo, entry)
+        old = box[0].of(repo).model_dump(mode="json", exclude_none=True)
+        fields = finished(old, run.model_dump(mode="json", exclude_none=True))
+        box[0] = _with(box[0], repo, UpstreamRuns.model_validate(fields))  # running: none
 
 
 def mark_interrupted(state_dir: Path, *, wait: float, now: datetime | None = None) -> list[str]:

@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from itertools import count
 from pathlib import Path
@@ -35,7 +34,6 @@ log = logging.getLogger("watch")
 BOOK_DIR = "bookkeeping"
 RUNS_DIR = "runs"
 HOME = "_site"  # the shard of notes that cite no upstream, when no upstream is configured
-WRITES: Counter[Path] = Counter()  # file -> times written in this process (tests pin it)
 _TEMPS = count()
 
 
@@ -275,7 +273,6 @@ def write_text(path: Path, text: str | Iterable[str]) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-        WRITES[path] += 1
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

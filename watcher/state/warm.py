@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from watcher import redact
+from watcher.state.shard import finished, stamp
 from watcher.state.store import RUNS_DIR, slug, update_json
 
 SCHEMA = "watch.warm/1"
-HEALTHY = ("fresh", "stale")  # as watcher.state.runs.HEALTHY: a run that did its job
 
 
 # Plain classes, not dataclasses: importing dataclasses (and inspect with it) costs a
 # warm run more than most of what it does.
 class Stats:
-    """What this stage did in this process (tests pin it)."""
+    """What this stage did for a run (`watcher.judge.session.Counts.warm`: tests pin it)."""
 
     def __init__(self) -> None:
         self.replayed = 0  # runs answered from a record
@@ -36,9 +36,6 @@ class Stats:
 
     def reset(self) -> None:
         self.replayed = self.stored = 0
-
-
-STATS = Stats()
 
 
 class Book:
@@ -53,6 +50,23 @@ class Book:
         self.upstreams: list[dict[str, Any]] = []  # what the next run fetches first
         self.runs: list[dict[str, Any]] = []  # run records, their times aside
         self.storable = False  # the report depends only on what is fingerprinted
+
+    def fetched(
+        self, repo: str, branch: str, fetch_seconds: float, stall_seconds: int, url: str
+    ) -> None:
+        """An upstream the run fetched (`url`: a digest of its fetch URL), with the limits
+        it was fetched under: the next run of the site fetches it first."""
+        self.upstreams.append({
+            "repo": repo,
+            "branch": branch,
+            "fetch_seconds": fetch_seconds,
+            "stall_seconds": stall_seconds,
+            "url": url,
+        })  # fmt: skip
+
+    def recorded(self, repo: str, run: dict[str, Any]) -> None:
+        """A run record the run wrote for `repo` (as JSON, its times aside)."""
+        self.runs.append({"repo": repo, "run": run})
 
 
 def read(file: Path) -> dict[str, Any]:
@@ -78,6 +92,7 @@ def store(
     fingerprint: dict[str, Any] | None,
     *,
     seed: str | None,
+    stats: Stats | None = None,
 ) -> None:
     """Store what the run did: the upstreams it fetched, which the next run of the same
     site (`seed`: config, options, code) fetches before deciding, and its report when it
@@ -86,7 +101,8 @@ def store(
     if seed is not None:
         record |= {"site": seed, "upstreams": book.upstreams}
     if fingerprint is not None and book.storable and all(line[0] >= 0 for line in lines):
-        STATS.stored += 1
+        if stats is not None:
+            stats.stored += 1
         record |= {
             "fingerprint": fingerprint,
             "output_chars": sum(len(part) for part in book.output),
@@ -112,7 +128,13 @@ def store(
             tmp.unlink()
 
 
-def replay(record: dict[str, Any], state_dir: Path, started: float, out: TextIO) -> int | None:
+def replay(
+    record: dict[str, Any],
+    state_dir: Path,
+    started: float,
+    out: TextIO,
+    stats: Stats | None = None,
+) -> int | None:
     """Print the stored report and record this run; None when the record cannot be used."""
     try:
         output, code = str(record["output"]), int(record["code"])
@@ -131,7 +153,8 @@ def replay(record: dict[str, Any], state_dir: Path, started: float, out: TextIO)
         logging.getLogger(name).log(level, "%s", text)
     out.write(output)
     out.flush()
-    STATS.replayed += 1
+    if stats is not None:
+        stats.replayed += 1
     return code
 
 
@@ -146,10 +169,10 @@ def _runs(
     folder = folder / RUNS_DIR
     if (folder.parent / "runs.json").exists() or (folder / "_serve.json").exists():
         return None
-    for shard in folder.glob("*.json") if folder.is_dir() else []:
-        if not isinstance(_read_shard(shard), dict):
+    for path in folder.glob("*.json") if folder.is_dir() else []:
+        if not isinstance(_read_shard(path), dict):
             return None
-    finished = time.time()
+    ended = time.time()
     docs = {}
     for entry in runs:
         repo, run = str(entry["repo"]), dict(entry["run"])
@@ -158,13 +181,11 @@ def _runs(
         if not isinstance(old, dict) or old.get("repo") != repo:
             return None
         run |= {
-            "started_at": _stamp(started),
-            "finished_at": _stamp(finished),
-            "duration_s": round(finished - started, 3),
+            "started_at": stamp(started),
+            "finished_at": stamp(ended),
+            "duration_s": round(ended - started, 3),
         }
-        healthy = _stamp(finished) if run["outcome"] in HEALTHY else old.get("last_healthy_at")
-        doc = {"repo": repo, "last": run, "runs": int(old.get("runs", 0)) + 1}
-        docs[path] = doc | ({"last_healthy_at": healthy} if healthy else {})
+        docs[path] = {"repo": repo, **finished(old, run)}
     return docs
 
 
@@ -174,12 +195,6 @@ def _read_shard(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("repo"), str) else None
-
-
-def _stamp(moment: float) -> str:
-    """As watcher.state.runs.stamp: microseconds, UTC."""
-    seconds, micro = divmod(round(moment * 1_000_000), 1_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micro:06d}Z"
 
 
 # --- what a full run printed -----------------------------------------------------
