@@ -34,6 +34,7 @@ SPEC_FILE = Path(__file__).parent / "data" / "github" / "issues-openapi.json"
 STAMP = "2026-12-02T09:00:00Z"
 DOCS = "https://docs.github.com/rest"
 BOT = "watch-bot"  # the account of the default token
+PERSON = "octocat"  # anyone: the author of issues a test adds by hand
 
 
 @dataclass
@@ -148,9 +149,10 @@ class GithubServer:
         body: str,
         labels: tuple[str, ...] = (),
         name: str = "notes/site",
-        author: str = BOT,
+        author: str = PERSON,
     ) -> int:
-        """An issue written by a person (`author`), as if through the web UI."""
+        """An issue written by a person (`author`: by default one with no access to the
+        repository, as anyone may open an issue), as if through the web UI."""
         with self.lock:
             data = {"title": title, "body": body, "labels": list(labels)}
             _, _, issue = _create_issue(self, self.repo(name), data, author)
