@@ -60,7 +60,7 @@ def carry_out(
         log.error("dashboard: could not read its boxes: %s", exc)
         return []
     done = []
-    for tick in _mine(config, ticks, upstream):
+    for tick in ticks:
         try:
             if tick.what == "accept":
                 done.append(_accept(config, sink, tick.note, today))
@@ -76,7 +76,8 @@ def carry_out(
 def _counted(
     config: Config, sink: Sink, upstream: str | None, ignored: list[str]
 ) -> list[boxes.Tick]:
-    """The ticks that count, on every dashboard page this job carries out."""
+    """The ticks that count, of the notes this job carries out, on every dashboard page it
+    reads; the others of its notes are reported, in `ignored` and the log."""
     from watcher.issues import dashboard
 
     book = Book.load(config.state, log.info)
@@ -89,9 +90,11 @@ def _counted(
     for page in dashboard.pages(sink.dashboard_per_upstream, shards, {}):
         doc = sink.dashboard(page.handle, book.board())
         found, hidden = boxes.read(doc.body if doc else None)
+        found, hidden = _mine(config, found, upstream), _mine(config, hidden, upstream)
         where = (doc.url or doc.handle) if doc else ""
-        if hidden:
-            ignored.append(f"dashboard {where}: {hidden} ticked box(es) inside code blocks ignored")
+        if hidden:  # each job says so of its own notes' boxes only
+            count = len(hidden)
+            ignored.append(f"dashboard {where}: {count} ticked box(es) inside code blocks ignored")
             log.warning("%s", ignored[-1])
         reason = sink.untrusted(doc) if doc and found else None
         if reason is not None:
@@ -104,7 +107,7 @@ def _counted(
 
 
 def _mine(config: Config, ticks: list[boxes.Tick], upstream: str | None) -> list[boxes.Tick]:
-    if upstream is None:
+    if upstream is None or not ticks:
         return ticks
     notes = site_notes(config).notes
     owners = {

@@ -42,19 +42,19 @@ def ticked(body: str | None) -> list[Tick]:
     return read(body)[0]
 
 
-def read(body: str | None) -> tuple[list[Tick], int]:
-    """The boxes ticked in a dashboard body (in order, each once), and how many more
-    ticked boxes sit inside code blocks or comments, where they count for nothing."""
+def read(body: str | None) -> tuple[list[Tick], list[Tick]]:
+    """The boxes ticked in a dashboard body (in order, each once), and the ticked boxes
+    that sit inside code blocks or HTML, where they count for nothing."""
     found: dict[tuple[str, str], Tick] = {}
-    hidden = 0
+    hidden: list[Tick] = []
     for line, shown in _lines(body or ""):
         match = _BOX.match(line) if shown else _BOX.match(line.strip())
         if not match or match.group("tick") not in "xX":
             continue
-        if not shown:
-            hidden += 1
-            continue
         tick = Tick(match.group("what"), match.group("note"))
+        if not shown:
+            hidden.append(tick)
+            continue
         found.setdefault((tick.what, tick.note), tick)
     return list(found.values()), hidden
 

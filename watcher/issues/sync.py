@@ -317,7 +317,7 @@ def _render(run: Run, book: Book, quiet: bool = False) -> Board | None:
             rows = book.rows(run.scope.owners, page.shard)
             text = dashboard.body(rows, book.failures(page.shard), _boxes(run, rows), page.title)
             current = run.sink.dashboard(page.handle, run.book.board())
-            untouched = current is not None and boxes.read(current.body) == ([], 0)
+            untouched = current is not None and boxes.read(current.body) == ([], [])
             if quiet and page.shard is None and untouched:
                 continue  # no news from this job, and no tick to clear
             doc = _write_dashboard(run, page, current, text)
