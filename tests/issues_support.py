@@ -118,7 +118,13 @@ def result(verdict: Verdict, note_id: str = "codex-reads-one-page-of-tools", **o
 
 def upstreams() -> list[UpstreamStatus]:
     return [
-        UpstreamStatus(repo=REPO, url=f"https://github.com/{REPO}.git", branch="main", head=HEAD)
+        UpstreamStatus(
+            repo=REPO,
+            url=f"https://github.com/{REPO}.git",
+            branch="main",
+            head=HEAD,
+            head_date="2026-08-22T09:30:00+00:00",
+        )
     ]
 
 

@@ -97,7 +97,8 @@ def test_filters(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
     assert ids("--upstream", "acme/client") == ids()
     for flag, value in (("--upstream", "other/repo"), ("--note", "nope"), ("--rule", "nope")):
         code, out, err = stale.run("check", "--format", "json", flag, value, capsys=capsys)
-        assert (code, out) == (2, "") and f"{flag} {value}: no " in err
+        named = "rule" if flag == "--rule" else flag  # as backtest's RULE_ID is named too
+        assert (code, out) == (2, "") and f"{named} {value}: no " in err
 
 
 def test_table_and_markdown(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
@@ -140,6 +141,28 @@ def test_rules_lint(stale: Project, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = stale.run("rules", "lint", capsys=capsys)
     assert code == 2
     assert "error: rule wrong (rules/wrong.toml:1): claim on @value fails at its baseline" in out
+    assert "(actual `2`, equals `5`)" in out  # as written, not repr'd
+
+    stale.rules(
+        RULE.replace('equals = "2"', "matches = '^\\d{2}$'").replace("b-returns-two", "wrong"),
+        "wrong.toml",
+    )
+    code, out, _ = stale.run("rules", "lint", capsys=capsys)
+    assert "(actual `2`, matches `^\\d{2}$`)" in out  # a regex reads as in the rule file
+
+
+def test_a_single_line_is_shown_as_one_line(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("lib", {LIB: SOURCE})
+    project.note("n", f"{base} {LIB}:2")
+    upstream.commit("a line above", {LIB: "// lib\n" + SOURCE})
+
+    _, out, _ = project.run("check", "--format", "json", "--no-issues", capsys=capsys)
+
+    (result,) = json.loads(out)["results"]
+    assert result["verdict"] == "moved" and f"{LIB}:3" in result["message"]
+    assert ":3-3" not in result["message"]
 
 
 def test_python_m_watcher_and_the_console_script_agree() -> None:
@@ -170,3 +193,33 @@ def test_demo_runs_offline_in_a_fresh_process(tmp_path: Path) -> None:
     assert "rust-v0.2.0" in out  # the flip ships in a later release
     assert "<!-- watch:note=" in out  # one generated issue is shown
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["notes"], 0),
+        (["fix", "--offline"], 0),
+        (["backtest", "b-returns-two", "--offline"], 0),
+        (["check", "--offline", "--format", "json", "--no-issues"], 1),
+        (["log", "b-returns-two", "--offline"], 0),
+        (["schema", "note"], 0),
+    ],
+    ids=lambda a: " ".join(a) if isinstance(a, list) else str(a),
+)
+def test_every_command_exits_quietly_when_its_reader_goes_away(
+    stale: Project, args: list[str], code: int
+) -> None:
+    """`watch notes | head -1`: the reader is gone before the first write. No traceback;
+    the command runs to its end and exits as it would have (check: 1, stale)."""
+    subprocess.run([sys.executable, "-m", "watcher", "sync", "--config", str(stale.config_file)],
+                   capture_output=True, check=True, cwd=stale.root)  # fmt: skip
+    command = [sys.executable, "-m", "watcher", *args]
+    if args[0] != "schema":
+        command += ["--config", str(stale.config_file)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=stale.root)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # as `head` does once it has its line: long before watch writes
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == code, err
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import pytest
 
@@ -60,6 +61,11 @@ def test_completion_scripts_know_the_commands(
         assert word in script, word
     if shell != "tcsh":  # shtab's tcsh script completes commands, not options
         assert "--no-issues" in script
+    # The script's header says where to put it, as docs/editors.md does.
+    editors = (Path(__file__).resolve().parents[1] / "docs" / "editors.md").read_text()
+    (install,) = [line for line in script.splitlines()[:6] if "watch completion" in line]
+    assert f".venv/bin/{install.removeprefix('#').strip()}\n" in editors
+    assert "bash_completion/" not in script.split("\n\n")[0]  # shtab's own suggestion
 
 
 def test_repeated_note_selects_several(

@@ -55,18 +55,23 @@ class Site:
 
 
 def make_site(
-    tmp_path: Path, upstream: Upstream, api: GithubServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    upstream: Upstream,
+    api: GithubServer | None,
+    capsys: pytest.CaptureFixture[str],
 ) -> Site:
     """`watch init`, then a note citing two files and quoting one, guarded by a rule,
-    filed on GitHub; `watch validate` accepts it."""
+    filed on GitHub (without `api`: as files); `watch validate` accepts it."""
     base = upstream.commit("client", {LIB: SOURCE, EXTRA: HELPER})
     upstream.tag("v0.1.0")
     root = tmp_path / "site"
     assert main(["init", str(root), "--upstream", REPO, "--url", upstream.url]) == 0
     site = Site(root, capsys)
     config = site.config.read_text(encoding="utf-8")
-    github = f'sink = "github"\nrepo = "notes/site"\napi_url = "{api.url}"'
-    site.config.write_text(config.replace('sink = "files"', github), encoding="utf-8")
+    if api is not None:
+        github = f'sink = "github"\nrepo = "notes/site"\napi_url = "{api.url}"'
+        config = config.replace('sink = "files"', github)
+    site.config.write_text(config, encoding="utf-8")
     (root / "notes" / "one-page.md").write_text(
         textwrap.dedent(
             f"""\
@@ -174,6 +179,8 @@ def test_loop_from_a_stale_note_to_a_closed_issue(
     (issue,) = note_issues(api)
     assert issue["state"] == "closed"
     assert "verified again" in api.comments(issue["number"])[-1]["body"]
+    assert [label["name"] for label in issue["labels"]] == ["stale-verification"]
+    assert "Verified again" in issue["body"] and "The next run closes" not in issue["body"]
 
 
 # --- the dashboard's boxes: tick, pull request, merge, closed ------------------------------
@@ -215,6 +222,15 @@ def stale_site(
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     site = make_site(tmp_path, upstream, api, capsys)
     repo = versioned(site, tmp_path)
+    go_stale(upstream)
+    assert site.run("action")[0] == 0
+    (issue,) = note_issues(api)
+    assert issue["state"] == "open"
+    assert "<!-- watch:accept=one-page -->" in dashboard(api)["body"]
+    return site, repo
+
+
+def go_stale(upstream: Upstream) -> None:
     # Upstream changes the arm the quote elides, and moves page_size: stale, rule still holds.
     upstream.commit(
         "Ask for the cursor lazily (#14)",
@@ -224,11 +240,6 @@ def stale_site(
         "Move page_size (#15)",
         {EXTRA: "pub fn other() {}\n", "src/paginate.rs": HELPER.split("\n\n")[0] + "\n"},
     )
-    assert site.run("action")[0] == 0
-    (issue,) = note_issues(api)
-    assert issue["state"] == "open"
-    assert "<!-- watch:accept=one-page -->" in dashboard(api)["body"]
-    return site, repo
 
 
 def test_dashboard_boxes_accept_through_a_pull_request_and_snooze(
@@ -318,7 +329,7 @@ def test_accept_by_commit_closes_the_issue_in_the_same_run(
     tick(api, "<!-- watch:accept=one-page -->")
     # In a matrix, only the job of the note's upstream carries its boxes out.
     config_model = load(site.config)
-    assert carry_out(config_model, today=date(2026, 12, 2), upstream="someone/else") == []
+    assert carry_out(config_model, today=date(2026, 12, 2), upstream="someone/else").done == []
 
     code, _, err = site.run("action", "--upstream", REPO)
 
@@ -328,3 +339,75 @@ def test_accept_by_commit_closes_the_issue_in_the_same_run(
         "Accept one-page: re-verified, re-based on upstream HEAD"
     )
     assert note_issues(api)[0]["state"] == "closed"
+
+
+def files_site(
+    tmp_path: Path, upstream: Upstream, capsys: pytest.CaptureFixture[str], extra: str = ""
+) -> tuple[Site, Upstream]:
+    """A stale, versioned site whose issues and dashboard are files (no GitHub at all)."""
+    site = make_site(tmp_path, upstream, None, capsys)
+    config = site.config.read_text(encoding="utf-8")
+    site.config.write_text(config + extra, encoding="utf-8")
+    repo = versioned(site, tmp_path)
+    go_stale(upstream)
+    assert site.run("action")[0] == 0
+    assert issue_state(site) == "open"
+    return site, repo
+
+
+def tick_file(site: Site, box: str) -> None:
+    board = site.root / "state" / "issues" / "_dashboard" / "acme__client.md"
+    text = board.read_text(encoding="utf-8")
+    assert f"- [ ] {box}" in text
+    board.write_text(text.replace(f"- [ ] {box}", f"- [x] {box}"), encoding="utf-8")
+
+
+def issue_state(site: Site) -> str:
+    text = (site.root / "state" / "issues" / "one-page.md").read_text(encoding="utf-8")
+    return "open" if "\nstate: open\n" in text else "closed"
+
+
+def test_accept_with_the_files_sink_pushes_a_branch_for_review_and_never_commits_to_main(
+    tmp_path: Path, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site, repo = files_site(tmp_path, upstream, capsys)
+    main_before = repo.git("rev-parse", "origin/main")
+    tick_file(site, "<!-- watch:accept=one-page -->")
+
+    code, _, err = site.run("action")
+
+    assert code == 0, err
+    assert "pushed branch watch/accept/one-page for review" in err
+    repo.git("fetch", "--quiet", "origin")
+    assert repo.git("rev-parse", "origin/main") == main_before  # main is left alone
+    assert repo.git("status", "--porcelain", "notes") == ""
+    branch_note = repo.git("show", "origin/watch/accept/one-page:notes/one-page.md")
+    head = upstream.git("rev-parse", "HEAD")
+    assert f"commit: {head}" in branch_note and EXTRA not in branch_note  # re-based on HEAD
+    assert issue_state(site) == "open"  # nothing is accepted until the branch is merged
+    board = (site.root / "state/issues/_dashboard/acme__client.md").read_text()
+    assert "push it to branch `watch/accept/one-page` for review" in board
+
+
+def test_a_failed_push_of_an_accepted_note_fails_the_run_and_leaves_its_issue_open(
+    tmp_path: Path, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site, repo = files_site(tmp_path, upstream, capsys, 'accept = "commit"\n')
+    origin = Upstream(tmp_path / "origin.git")
+    hook = Path(origin.git("rev-parse", "--absolute-git-dir")) / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'protected branch: pushes need review' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    head = repo.git("rev-parse", "HEAD")
+    tick_file(site, "<!-- watch:accept=one-page -->")
+    summary = tmp_path / "summary.md"
+
+    code, _, err = site.run("action", "--summary-file", str(summary))
+
+    assert code == 2
+    assert "accept one-page: push to origin main failed" in err
+    assert "protected branch" in err
+    assert "Dashboard box failed:** accept one-page" in summary.read_text()
+    assert repo.git("rev-parse", "HEAD") == head  # the commit is taken back
+    assert repo.git("status", "--porcelain", "notes") == ""  # and so is the edit
+    assert issue_state(site) == "open"

@@ -19,6 +19,7 @@ from tests.conftest import Project
 from tests.support import git
 from watcher.cli import build_parser
 from watcher.commands.action import OUTPUTS
+from watcher.commands.init import ACTION
 from watcher.config import load
 from watcher.mirror.mirrors import Mirror
 from watcher.schedule import trigger_for
@@ -117,7 +118,7 @@ def test_workflow_uses_the_action_with_its_inputs_and_outputs(
     workflow: dict[Any, Any], action_yml: dict[Any, Any]
 ) -> None:
     steps = steps_of(workflow)
-    (watch,) = [s for s in steps if s.get("uses") == "./"]  # ./ is this repository's action.yml
+    (watch,) = [s for s in steps if s.get("uses") == ACTION]
     assert set(watch["with"]) <= set(action_yml["inputs"])
     ids = {s["id"] for s in steps if "id" in s}
     text = (ROOT / "examples" / "workflows" / "watch.yml").read_text(encoding="utf-8")
@@ -131,7 +132,7 @@ def test_workflow_caches_each_shipped_upstreams_mirror_where_watch_keeps_it(
 ) -> None:
     config = load(ROOT / "config.toml")
     steps = steps_of(workflow)
-    cache_dir = next(s for s in steps if s.get("uses") == "./")["with"]["cache-dir"]
+    cache_dir = next(s for s in steps if s.get("uses") == ACTION)["with"]["cache-dir"]
     for upstream in config.upstream:
         path = f"{cache_dir}/{Mirror(upstream, Path('cache')).path.name}"
         name = upstream.repo.replace("/", "__")
@@ -150,8 +151,8 @@ def test_workflow_caches_each_shipped_upstreams_mirror_where_watch_keeps_it(
         assert f"['{upstream.repo}']" in save[0]["with"]["key"]  # keyed by the checked head
         assert "!cancelled()" in save[0]["if"]  # kept even when the run failed
     order = [s.get("uses") for s in steps]
-    assert order.index("actions/cache/restore@v4") < order.index("./")
-    assert order.index("./") < order.index("actions/cache/save@v4")
+    assert order.index("actions/cache/restore@v4") < order.index(ACTION)
+    assert order.index(ACTION) < order.index("actions/cache/save@v4")
 
 
 # --- the action's script, run locally ---------------------------------------------
@@ -308,15 +309,19 @@ def test_matrix_workflow_fans_out_over_what_watch_upstreams_prints(
     text = (ROOT / "examples" / "workflows" / "watch-matrix.yml").read_text(encoding="utf-8")
     for entry in matrix_workflow[True]["schedule"]:
         trigger_for(entry["cron"])
-    assert matrix_workflow["permissions"] == {"contents": "write", "issues": "write"}
+    assert matrix_workflow["permissions"] == {
+        "contents": "write",
+        "issues": "write",
+        "pull-requests": "write",
+    }
     plan, check = matrix_workflow["jobs"]["plan"], matrix_workflow["jobs"]["check"]
-    (lister,) = [s for s in plan["steps"] if s.get("uses") == "./"]
+    (lister,) = [s for s in plan["steps"] if s.get("uses") == ACTION]
     assert lister["with"]["list-upstreams"] == "true"
     assert plan["outputs"]["upstreams"] == f"${{{{ steps.{lister['id']}.outputs.upstreams }}}}"
     assert check["needs"] == "plan" and check["strategy"]["fail-fast"] is False
     matrix = check["strategy"]["matrix"]["upstream"]
     assert matrix == "${{ fromJSON(needs.plan.outputs.upstreams) }}"
-    (watch,) = [s for s in check["steps"] if s.get("uses") == "./"]
+    (watch,) = [s for s in check["steps"] if s.get("uses") == ACTION]
     for step in (lister, watch):
         assert set(step["with"]) <= set(action_yml["inputs"])
     assert watch["with"]["upstream"] == "${{ matrix.upstream.repo }}"
@@ -348,3 +353,105 @@ def test_matrix_workflow_fans_out_over_what_watch_upstreams_prints(
     assert entries[0]["cache_key"] == f"watch-mirror-{entries[0]['slug']}-"
     assert "!cancelled()" in save["if"]
     assert not (project.root / "state").exists()  # listing checks nothing
+
+
+# --- every example workflow against action.yml and the docs ------------------------
+
+WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
+SCHEDULED = [p for p in WORKFLOWS if p.name != "watch-pr.yml"]
+
+
+def test_every_example_workflow_is_checked_here() -> None:
+    assert [p.name for p in WORKFLOWS] == ["watch-matrix.yml", "watch-pr.yml", "watch.yml"]
+
+
+@pytest.mark.parametrize("path", SCHEDULED, ids=lambda p: p.name)
+def test_each_example_workflow_agrees_with_action_yml_and_the_docs(
+    path: Path, action_yml: dict[Any, Any]
+) -> None:
+    """What a maintainer copies must run as written once OWNER and the SHA are filled in:
+    the action pinned to a commit (no release tag exists yet), only inputs action.yml
+    declares, only outputs it sets, and the permissions the docs say each feature needs."""
+    text = path.read_text(encoding="utf-8")
+    flow = read_yaml(path)
+    steps = [s for job in flow["jobs"].values() for s in job["steps"]]
+    ours = [s for s in steps if "watch@" in s.get("uses", "") or s.get("uses") == "./"]
+    assert ours and all(s["uses"] == ACTION for s in ours), [s["uses"] for s in ours]
+    for step in ours:
+        assert set(step.get("with", {})) <= set(action_yml["inputs"]), step
+    for expr in EXPR.findall(text):
+        for _, output in re.findall(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expr):
+            assert output in action_yml["outputs"], expr
+    others = {s["uses"] for s in steps if s not in ours}
+    assert all(re.fullmatch(r"actions/[\w/-]+@v\d+", u) for u in others), others
+    # init turns dashboards on, and an accepted note is opened as a pull request.
+    assert flow["permissions"] == {
+        "contents": "write",  # commit-state
+        "issues": "write",
+        "pull-requests": "write",
+    }
+    operations = " ".join((ROOT / "docs" / "operations.md").read_text(encoding="utf-8").split())
+    issues = " ".join((ROOT / "docs" / "issues.md").read_text(encoding="utf-8").split())
+    assert path.name in operations
+    for permission in flow["permissions"]:
+        assert f"{permission}: write" in operations
+    assert "`pull-requests: write`" in issues
+    for output in action_yml["outputs"]:
+        assert f"`{output}`" in operations
+
+
+def test_the_docs_pin_the_hook_to_a_commit_and_say_how_releases_are_tagged() -> None:
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    editors = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    config = re.search(r"```yaml\n(repos:.*?)```", editors, re.S)
+    assert config is not None
+    (repo,) = yaml.safe_load(config.group(1))["repos"]
+    assert repo["rev"] == "COMMIT_SHA"  # no release tag exists to point at
+    assert {h["id"] for h in repo["hooks"]} <= {h["id"] for h in hooks}
+    (hook,) = hooks
+    assert hook["entry"] == "python -m watcher validate" and hook["pass_filenames"] is False
+    for changed in ("config.toml", "notes/a-note.md", "rules/codex.toml"):
+        assert re.match(hook["files"], changed)
+    releasing = (ROOT / "RELEASING.md").read_text(encoding="utf-8")
+    assert "git tag -a vX.Y.Z" in releasing and "`v1`" in releasing
+    template = (ROOT / "watcher" / "templates" / "workflow.yml").read_text(encoding="utf-8")
+    assert "uses: ./" not in template and "In this repository" not in template
+
+
+def test_the_pull_request_workflow_runs_commands_watch_accepts_with_read_only_rights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """watch-pr.yml files nothing and commits nothing: read rights only. Each watch
+    command it runs parses as written; it installs the pinned commit; it restores the
+    mirror caches the scheduled workflow saves (same path, same keys) to where watch
+    looks without a `cache` key."""
+    import shlex
+
+    from watcher import defaults
+
+    path = ROOT / "examples" / "workflows" / "watch-pr.yml"
+    text = path.read_text(encoding="utf-8")
+    flow = read_yaml(path)
+    assert flow["permissions"] == {"contents": "read"}
+    assert set(flow[True]["pull_request"]["paths"]) == {"notes/**", "rules/**", "config.toml"}
+    (job,) = flow["jobs"].values()
+    steps = job["steps"]
+    assert steps[0]["with"]["fetch-depth"] == 0  # --changed diffs against the base branch
+    assert f'"git+https://github.com/{ACTION}"' in text  # pinned as the action is
+    lines = [line.strip() for s in steps for line in s.get("run", "").splitlines()]
+    commands = [line for line in lines if line.startswith("python -m watcher ")]
+    assert len(commands) == 3
+    for line in commands:
+        argv = shlex.split(line.split(">>")[0].split("||")[0])[3:]
+        args = build_parser().parse_args([a.replace("$BASE", "origin/main") for a in argv])
+        assert (args.command in ("validate", "check") and args.format == "github") or ">>" in line
+    restore = [s for s in steps if s.get("uses") == "actions/cache/restore@v4"]
+    saved = [s for s in steps_of(read_yaml(ROOT / "examples" / "workflows" / "watch.yml"))
+             if s.get("uses") == "actions/cache/restore@v4"]  # fmt: skip
+    assert [s["with"] for s in restore] == [s["with"] for s in saved]
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", "/home/runner")
+    assert defaults.cache() == Path("/home/runner/.cache/watch/mirrors")
+    assert 'ln -sfn "$MIRRORS" ~/.cache/watch/mirrors' in text
+    operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    assert "watch-pr.yml" in operations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -111,6 +112,13 @@ def test_accept_previews_then_rebases_everything_on_head(
     assert "```rust\nMode::Legacy => response.next_cursor,\n```\n\nMore prose.\n" in text
     rule = (project.root / "rules" / "rules.toml").read_text()
     assert rule == RULE.replace('path = "src/client.rs"', 'path = "src/session.rs"')
+    # The ids older issues name still lead to the items (their lines are in the id).
+    code, out, err = project.run("log", f"n:{LIB}:1-7", "--offline", capsys=capsys)
+    assert code == 0, err
+    assert out.startswith(f"n:{LIB}:1-7 was re-based by `watch fix`; it is now n:{NEW}:3-9\n")
+    assert f"n:{NEW}:3-9 (note n) since {head[:12]}" in out
+    code, out, err = project.run("log", f"n:{EXTRA}:1-3", "--offline", capsys=capsys)
+    assert code == 2 and "no tracked item has this id" in err  # dropped: nothing to lead to
 
     # --offline: the mirror is as fix left it, and no GitHub read for the issue citation
     code, out, _ = project.run("check", "--offline", "--format", "json", capsys=capsys)
@@ -169,3 +177,66 @@ def test_fix_write_bumps_the_date_of_moved_citations_only(
     assert f"    commit: {head}\n    path: {LIB}:11-13\n    date: 2026-12-02\n" in text
     assert "issues/5\n    date: 2026-01-01\n" in text
     assert "lastVerified: 2026-01-01\n" in text
+
+
+def test_accept_judges_a_quote_corrected_by_hand_at_the_commit_it_rebases_to(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The maintainer fixes the stale quote to match HEAD, then accepts: the quote is not
+    at the old commit any more, but it is where the note is going, so nothing is left."""
+    _, head = build(project, upstream)
+    note = project.root / "notes" / "n.md"
+    note.write_text(
+        note.read_text().replace("Mode::Legacy => None,", "Mode::Legacy => response.next_cursor,")
+    )
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    verdicts = {r["id"]: r for r in json.loads(out)["results"]}
+    assert verdicts["n:quote:1"]["error"] == "quote-baseline"  # as the next check sees it
+
+    code, shown = run_fix(project, "accept", write=True)
+
+    assert code == 0, shown
+    assert f"notes/n.md:26: quote 1: occurs at {NEW}:5 at {head[:12]}, the new baseline" in shown
+    assert "todo" not in shown
+    code, out, _ = project.run("check", "--offline", "--format", "json", capsys=capsys)
+    verdicts = {r["id"]: r["verdict"] for r in json.loads(out)["results"]}
+    assert verdicts["n:quote:1"] == "fresh"
+
+
+def test_aliases_lead_every_old_id_to_the_newest(tmp_path: Path) -> None:
+    from watcher.state import aliases
+
+    state = tmp_path / "state"
+    aliases.record(state, "acme/client", {"n:a.rs:1-3": "n:a.rs:5-7", "n:b.rs:1": "n:b.rs:1"})
+    aliases.record(state, "acme/client", {"n:a.rs:5-7": "n:c.rs:9-11"})
+    aliases.record(state, "acme/other", {"m:x.py:1-2": "m:x.py:3-4"})
+
+    assert aliases.resolve(state, "n:a.rs:1-3") == "n:c.rs:9-11"  # one step, not a chain
+    assert aliases.resolve(state, "n:a.rs:5-7") == "n:c.rs:9-11"
+    assert aliases.resolve(state, "m:x.py:1-2") == "m:x.py:3-4"
+    assert aliases.resolve(state, "n:b.rs:1") is None  # unchanged ids are not kept
+    shard = (state / "aliases" / "acme__client.json").read_text()
+    aliases.record(state, "acme/client", {"n:a.rs:5-7": "n:c.rs:9-11"})
+    assert (state / "aliases" / "acme__client.json").read_text() == shard  # nothing new
+
+
+def test_accept_warns_that_a_rule_will_match_several_targets_at_its_new_baseline(
+    project: Project, upstream: Upstream
+) -> None:
+    """At HEAD the rule's construct has two twins: a check still judges it, but once the
+    note is re-based HEAD is the rule's baseline, where it must match exactly one."""
+    _, head = build(project, upstream)
+    twins = "".join(
+        f'\nmod {m} {{\n    pub fn initialize() -> Params {{\n        Params::new("{m}")'
+        '.with_protocol_version("2025-06-18")\n    }\n}\n'
+        for m in ("legacy", "compat")
+    )
+    head = upstream.commit("Two more clients (#5)", {NEW: upstream.read(NEW) + twins})
+
+    code, shown = run_fix(project, "accept", write=False)
+
+    assert code == 1, shown
+    assert (
+        f"todo: rules/rules.toml: rule init-version: matches 3 @target nodes in {NEW} at "
+        f"{head[:12]}, its new baseline once the note is re-based" in shown
+    )

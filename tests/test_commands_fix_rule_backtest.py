@@ -101,7 +101,19 @@ def test_backtest_lists_each_flip_with_its_release(
 
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == f"pinned (note n): same at {base[:12]}"
-    assert f"{flip[:10]} same -> broken  [v2.0.0]  speak 2026 (#2)" in lines[1]
-    assert f"{back[:10]} broken -> same  [v2.0.1]  revert (#3)" in lines[2]
+    assert lines[0] == f"pinned (note n): fresh at {base[:12]}"
+    assert f"{flip[:10]} fresh -> broken  [v2.0.0]  speak 2026 (#2)" in lines[1]
+    assert f"{back[:10]} broken -> fresh  [v2.0.1]  revert (#3)" in lines[2]
     assert len(lines) == 3
+
+
+def test_backtest_of_an_unknown_rule_names_it_and_no_flag(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("lib", {"src/lib.rs": "pub fn a() {}\n"})
+    project.note("n", f"{base} src/lib.rs:1")
+
+    code, _, err = project.run("backtest", "no-such-rule", "--offline", capsys=capsys)
+
+    assert code == 2
+    assert "rule no-such-rule: no rule has this id" in err and "--rule" not in err

@@ -71,7 +71,7 @@ def test_init_reads_the_remote_and_the_site_validates_and_checks_clean(
         .replace("  # - url:", "  - url:")
         .replace("  #   ", "    ")
         .replace(f"commit: {trunk.head()}", f"commit: {first}")
-        .replace("path: src/FILE:10-20", f"path: {LIB}:1-3")
+        .replace("path: src/lib.rs:10-20", f"path: {LIB}:1-3")  # the upstream's own folder
     )
     assert run(capsys, "validate", "--config", cfg)[0] == 0
     code, out, _ = run(capsys, "check", "--config", cfg, "--format", "json")
@@ -187,3 +187,71 @@ def test_pre_commit_hook_runs_validate() -> None:
     assert hook["entry"] == "python -m watcher validate" and hook["pass_filenames"] is False
     args = build_parser().parse_args(hook["entry"].split()[3:])
     assert args.handler.__name__ == "_validate"
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("file:///srv/mirrors/lib.git", True),
+        ("/srv/mirrors/lib.git", True),
+        ("../lib", True),
+        ("https://github.com/acme/lib.git", False),
+        ("ssh://git@example.com/acme/lib.git", False),
+        ("git@github.com:acme/lib.git", False),
+    ],
+)
+def test_a_url_is_local_when_git_reads_it_from_disk(url: str, local: bool) -> None:
+    from watcher.commands.init import is_local
+
+    assert is_local(url) is local
+
+
+def test_init_warns_that_ci_cannot_fetch_a_url_on_this_machine(
+    tmp_path: Path, trunk: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "init", str(tmp_path / "site"), "--upstream", "acme/lib",
+                       "--url", trunk.url)  # fmt: skip
+    assert code == 0
+    assert "--url is a path on this machine" in err and "every run would exit 2" in err
+    assert "https://github.com/acme/lib.git" in err  # the fix
+    assert str(tmp_path) not in err  # no local path in the message
+    config = (tmp_path / "site" / "config.toml").read_text()
+    assert "CI cannot fetch it" in config
+
+
+def test_init_writes_the_examples_in_the_upstreams_language(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Python upstream gets a Python example: its main language is read from the file
+    list at HEAD (tests and docs aside), fetched shallow and without blobs."""
+    upstream = Upstream(tmp_path / "upstream")
+    upstream.commit(
+        "sdk",
+        {
+            "src/agents/run.py": "def run():\n    pass\n",
+            "src/agents/tool.py": "def tool():\n    pass\n",
+            "src/agents/util/x.py": "X = 1\n",
+            "tests/test_a.py": "", "tests/test_b.py": "", "tests/test_c.py": "",
+            "tests/test_d.py": "", "scripts/build.rs": "fn main() {}\n",
+        },
+    )  # fmt: skip
+    site = tmp_path / "site"
+
+    code, out, _ = run(capsys, "init", str(site), "--upstream", "acme/sdk", "--url", upstream.url)
+
+    assert code == 0
+    assert "mostly python, under src/agents/" in out
+    note = (site / "notes/example.md").read_text()
+    assert "path: src/agents/client.py:10-20" in note and "```python block" in note
+    rule = (site / "rules/example.toml").read_text()
+    assert 'path = "src/agents/client.py"' in rule and "(function_definition name:" in rule
+    assert "function_item" not in rule + note and ".rs" not in rule + note
+    assert run(capsys, "validate", "--config", str(site / "config.toml"))[0] == 0
+
+
+def test_the_layout_is_the_commonest_language_of_the_sources() -> None:
+    from watcher.commands.init import Layout, layout
+
+    assert layout(["cmd/main.go", "pkg/a/a.go", "pkg/a/b.go", "web/x.ts"]) == Layout("go", "pkg/a")
+    assert layout(["README.md", "docs/a.py"]) == Layout()  # nothing to go by: the default
+    assert layout(["lib.rs"]) == Layout("rust", "")

@@ -100,3 +100,5 @@ def test_rule_new_on_a_commented_python_constant_holds_at_its_baseline(
         4,
         4,
     )
+    code, _, err = project.run("rule", "new", "n", "--source", "2", capsys=capsys)
+    assert code == 2 and "note n has 1 code citation; pick --source 1" in err

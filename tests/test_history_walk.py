@@ -359,8 +359,8 @@ def test_backtest_shares_the_walk_and_judges_only_touching_commits(
     code, out, _ = project.run("backtest", "target-scale", capsys=capsys)
 
     assert code == 0
-    assert f"{flip[:10]} same -> broken" in out
-    assert f"{back[:10]} broken -> same" in out
+    assert f"{flip[:10]} fresh -> broken" in out
+    assert f"{back[:10]} broken -> fresh" in out
     assert project.counts.walk.judged_commits == [back, flip]  # walked back from HEAD
     assert project.counts.walk.skipped == 18
 

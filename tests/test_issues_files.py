@@ -42,7 +42,14 @@ def test_open_comment_close_reopen_in_one_file(tmp_path: Path) -> None:
         [result(Verdict.BROKEN)],
     ]
 
-    actions = [run(cfg, results)[0].action for results in steps]
+    actions = []
+    for results in steps:
+        actions.append(run(cfg, results)[0].action)
+        if actions[-1] == "closed":  # verified again: no verdict label, nothing left to do
+            closed = path.read_text(encoding="utf-8")
+            assert header(path)["labels"] == ["stale-verification"]
+            assert "Verified again" in closed and "- [ ]" not in closed
+            assert "Commit the fix" not in closed and "The next run closes" not in closed
 
     assert actions == ["opened", "unchanged", "commented", "closed", "reopened"]
     text = path.read_text(encoding="utf-8")

@@ -457,7 +457,9 @@ def test_dashboard_is_one_issue_edited_in_place(api: GithubServer, tmp_path: Pat
     rows = [line for line in body.splitlines() if line.startswith("| `")]
     assert [r.split("|")[1].strip() for r in rows] == [f"`{B}`", f"`{A}`", f"`{C}`"]
     assert "**broken**" in rows[0] and f"[#1]({api.url}/notes/site/issues/1)" in rows[0]
-    assert "**fresh**" in rows[1] and "`9f8e7d6c5b4a`" in rows[1] and "[#" not in rows[1]
+    assert "**fresh**" in rows[1] and "[#" not in rows[1]
+    assert "| **fresh** | `openai/codex` `9f8e7d6c5b4a`, 2026-08-22 |" in rows[1]
+    assert "| **broken** | not seen fresh yet |" in rows[0]
 
 
 def test_an_unreachable_github_fails_every_note_without_raising(tmp_path: Path) -> None:

@@ -142,6 +142,11 @@ def test_a_later_change_of_a_stale_item_is_news_and_history_alone_is_not() -> No
         [changed_again], markers.news_keys([changed_again]), reopened=True
     )
     assert "changed again by [`ffffffffff`]" in comment and "/pull/2511)" in comment
+    assert "released in `rust-v0.163.0`" in comment
+
+    unreleased = changed_again.model_copy(update={"released_in": None})
+    comment = render.news_comment([unreleased], markers.news_keys([unreleased]), reopened=True)
+    assert ", not in a release yet" in comment and "released in not" not in comment
 
 
 def test_a_note_with_many_huge_items_stays_under_the_limit() -> None:
@@ -167,6 +172,10 @@ CASES = [
     ("text", "<!-- x --> <b>", "\\<\\!-- x --\\> \\<b\\>"),
     ("text", "[a](http://e)", "\\[a\\](`http://e`)"),
     ("text", "line\nbreak", "line break"),
+    ("text", "update it (`watch fix`)", "update it (`watch fix`)"),  # a code span, not \\`
+    ("text", "a lone ` tick", "a lone \\` tick"),
+    ("text", "`@org/team` in a span", "`@org/team` in a span"),
+    ("text", "``", "\\`\\`"),
 ]
 
 

@@ -433,3 +433,20 @@ def test_commit_info_reads_what_gitpython_reads(upstream: Upstream, tmp_path: Pa
     latin = mirror.info(odd[1])
     assert (latin.author, latin.message) == ("René", "Café fix\n")
     assert upstream.git("log", "-1", "--format=%an %s", odd[1]) == "René Café fix"
+
+
+def test_a_mistyped_url_says_what_git_found_wrong_not_its_closing_advice(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("lib", {LIB: "pub fn a() {}\n"})
+    project.note("n", f"{base} {LIB}:1")
+    typo = upstream.url.replace("upstream", "upstrem")
+    project.config_file.write_text(project.config_file.read_text().replace(upstream.url, typo))
+
+    code, out, err = project.run("check", "--format", "json", "--no-issues", capsys=capsys)
+
+    assert code == 2
+    (message,) = [u["error"] for u in json.loads(out)["upstreams"]]
+    assert "does not appear to be a git repository" in message, message
+    assert "check the url" in message
+    assert "and the repository exists" not in message + err and "Traceback" not in err

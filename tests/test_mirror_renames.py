@@ -194,7 +194,7 @@ def test_check_and_backtest_agree(
     first, changes = _replay(project)
 
     final = changes[-1].after if changes else first
-    expected = {"fresh": "same", "moved": "same"}.get(result["verdict"], result["verdict"])
+    expected = {"moved": "fresh"}.get(result["verdict"], result["verdict"])
     assert final == expected
     if result["introduced_by"]:
         assert changes[-1].commit == result["introduced_by"]["commit"]

@@ -83,6 +83,7 @@ def _check(args: argparse.Namespace) -> int:
         upstream=args.upstream,
         note=tuple(args.note),
         rule=tuple(args.rule),
+        changed=args.changed,
         fmt=args.format,
         offline=args.offline,
         dry_run=args.dry_run,
@@ -98,7 +99,7 @@ def _check(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from watcher.commands.validate import validate
 
-    return validate(args.config, sys.stdout)
+    return validate(args.config, sys.stdout, args.format)
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -202,9 +203,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _completion(args: argparse.Namespace) -> int:
-    import shtab
+    from watcher.commands.completion import script
 
-    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    sys.stdout.write(script(build_parser(), args.shell))
     return 0
 
 
@@ -249,11 +250,10 @@ def _add_check(sub: Subparsers) -> None:
     )
     check.add_argument("--upstream", metavar="REPO", help="check only this upstream (OWNER/NAME)")
     _selectors(check, "check only")
-    check.add_argument(
-        "--format",
-        choices=("table", "json", "markdown"),
-        help="output format (default: table on a terminal, json when piped)",
-    )
+    check.add_argument("--changed", metavar="REF", help="check only the notes (and notes of "
+                       "rules) changed since REF: git diff --name-only REF...HEAD")  # fmt: skip
+    check.add_argument("--format", choices=("table", "json", "markdown", "github"),
+                       help="default: table on a terminal, json when piped")  # fmt: skip
     _offline(check)
     check.add_argument(
         "--dry-run", action="store_true", help="say what issues would change; touch none"
@@ -269,13 +269,15 @@ def _add_check(sub: Subparsers) -> None:
 
 def _add_site_files(sub: Subparsers) -> None:
     """The site's own files: checked offline, and their formats."""
-    _command(
+    validate = _command(
         sub,
         "validate",
         _validate,
         "check config, notes and rules offline in one pass (also a pre-commit hook)",
         "watch validate --config config.toml",
     )
+    validate.add_argument("--format", choices=("text", "github"), default="text",
+                          help="github: workflow commands, shown on the diff")  # fmt: skip
     schema = _command(
         sub,
         "schema",
@@ -573,6 +575,7 @@ def main(argv: Sequence[str] | None = None, *, counts: Counts | None = None) -> 
         configure_logging(args.verbose - args.quiet, args.log_format)
         return _run(args)
     finally:
+        sys.stdout.flush()  # a reader gone at the last write is met here, quietly
         sys.stdout, sys.stderr = out, err
 
 

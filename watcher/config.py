@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from watcher import defaults, redact
-from watcher.errors import ConfigError
+from watcher.errors import ConfigError, did_you_mean, plain
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -182,7 +182,8 @@ def display_path(path: Path, root: Path) -> str:
 def load(file: Path) -> Config:
     """Read config.toml; every problem becomes one ConfigError naming the key."""
     try:
-        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+        text = file.read_text(encoding="utf-8")
+        raw = tomllib.loads(text)
     except FileNotFoundError:
         raise ConfigError(
             file, "not found; pass --config FILE or run in a notes repository"
@@ -198,10 +199,11 @@ def load(file: Path) -> Config:
     try:
         config = Config(root=root, file=file.resolve(), **data)
     except ValidationError as exc:
-        raise ConfigError(file, _explain(exc)) from None
+        where = key_line(text, tuple(exc.errors()[0]["loc"]))
+        raise ConfigError(file, _explain(exc), line=where) from None
     except TypeError as exc:  # a key given twice, or a non-table where a table belongs
         raise ConfigError(file, str(exc)) from None
-    _check_folders(config, explicit=set(raw))
+    _check_folders(config, explicit=set(raw), text=text)
     _register_secrets(config)
     return config
 
@@ -215,14 +217,17 @@ def _register_secrets(config: Config) -> None:
         redact.register_url(upstream.fetch_url)
 
 
-def _check_folders(config: Config, explicit: set[str]) -> None:
+def _check_folders(config: Config, explicit: set[str], text: str) -> None:
     """A folder that is not there makes a green run that checked nothing: say so."""
     for key in ("notes", "rules", "state", "cache"):
         folder: Path = getattr(config, key)
         shown = config.display(folder)
+        line = key_line(text, (key,)) if key in explicit else None
         if folder.exists() and not folder.is_dir():
             raise ConfigError(
-                config.file, f"key {key}: {shown} is a file, not a folder; point {key} at a folder"
+                config.file,
+                f"key {key}: {shown} is a file, not a folder; point {key} at a folder",
+                line=line,
             )
         # notes must be there; rules only when named (a site may have none yet);
         # state and cache are made on first use.
@@ -232,6 +237,7 @@ def _check_folders(config: Config, explicit: set[str]) -> None:
                 config.file,
                 f"key {key}: folder {shown} does not exist; create it, or fix the path "
                 "(relative to config.toml)",
+                line=line,
             )
 
 
@@ -239,7 +245,7 @@ def _explain(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"]
+        msg = plain(err["msg"])
         if err["type"] == "extra_forbidden":
             msg = "unknown key" + (
                 _did_you_mean(err["loc"]) or "; check its spelling against docs/config.md"
@@ -248,10 +254,31 @@ def _explain(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def key_line(text: str, loc: tuple[int | str, ...]) -> int | None:
+    """The line of the key at `loc` (`("upstream", 1, "brnch")`) in a TOML text: the
+    table's header (the Nth `[[upstream]]`), then the key's own line after it."""
+    lines = text.splitlines()
+    start, keys = 0, [str(p) for p in loc if not isinstance(p, int)]
+    if len(keys) > 1:
+        nth = next((p for p in loc if isinstance(p, int)), 0)
+        headers = [
+            n for n, line in enumerate(lines)
+            if re.fullmatch(rf"\s*\[\[?\s*{re.escape(keys[0])}\s*\]\]?\s*(#.*)?", line)
+        ]  # fmt: skip
+        if nth >= len(headers):
+            return None
+        start = headers[nth] + 1
+    key = re.compile(rf"\s*[\"']?{re.escape(keys[-1])}[\"']?\s*=") if keys else None
+    for n in range(start, len(lines)):
+        if len(keys) == 1 and lines[n].lstrip().startswith("["):
+            break  # a top-level key comes before the first table
+        if key is not None and key.match(lines[n]):
+            return n + 1
+    return start or None
+
+
 def _did_you_mean(loc: tuple[int | str, ...]) -> str:
     """` (did you mean `branch`?)` for a near miss of a key of the same table."""
-    import difflib
-
     tables: dict[str, type[BaseModel]] = {
         "upstream": Upstream,
         "issues": IssuesConfig,
@@ -259,5 +286,4 @@ def _did_you_mean(loc: tuple[int | str, ...]) -> str:
     }
     model = tables.get(str(loc[0]), Config) if len(loc) > 1 else Config
     known = [k for k in model.model_fields if k not in ("root", "file")]
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    return did_you_mean(str(loc[-1]), known)

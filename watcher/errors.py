@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -55,3 +56,26 @@ class TooLarge(WatchError):
             f"{size:,} bytes, above [limits] file_bytes ({limit:,}); cite a smaller file, "
             "or raise the limit in config.toml"
         )
+
+
+def plain(message: str) -> str:
+    """A pydantic message as a person would write it: without the "Value error, " (or
+    "Assertion failed, ") pydantic puts before the text a validator raised."""
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if message.startswith(prefix):
+            return message.removeprefix(prefix)
+    return message
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str:
+    """` (did you mean `tests`?)` for a near miss of a known key, else "": a close spelling
+    (difflib), also once two neighbouring letters are swapped back (`tset`)."""
+    import difflib
+
+    known = list(known)
+    swapped = [key[:i] + key[i + 1] + key[i] + key[i + 2 :] for i in range(len(key) - 1)]
+    for variant in (key, *swapped):
+        close = difflib.get_close_matches(variant, known, n=1, cutoff=0.6)
+        if close:
+            return f" (did you mean `{close[0]}`?)"
+    return ""

@@ -158,11 +158,23 @@ class Rule(Frozen):
 # --- results ----------------------------------------------------------------------
 
 
+def span(start: int | None, end: int | None) -> str:
+    """`:1880` for one line, `:1880-1890` for several, "" for a whole file."""
+    if start is None:
+        return ""
+    return f":{start}" if end in (None, start) else f":{start}-{end}"
+
+
 class Location(Frozen):
     commit: str
     path: str
     start_line: int | None = None
     end_line: int | None = None
+
+    @property
+    def cited(self) -> str:
+        """`FILE:START-END` (`FILE:LINE` for one line, `FILE` for a whole file)."""
+        return self.path + span(self.start_line, self.end_line)
 
 
 class ClaimResult(Frozen):

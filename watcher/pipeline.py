@@ -166,11 +166,13 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     compiles.save(config.cache)
     selected = [n for n in notes.notes.values() if _picked(options.note, n.id)]
     inputs = Inputs(notes.notes, selected, [])
-    inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in notes.errors]
+    files = {n.file for n in selected} if options.note else None  # --note: its own errors only
+    bad = [e for e in notes.errors if files is None or e.file in files]
+    inputs.errors += [_input_error(e, ErrorCode.NOTE_INVALID) for e in bad]
     for err in rules.errors:
         code = ErrorCode.QUERY_INVALID if "query error" in err.detail else ErrorCode.RULE_INVALID
         inputs.errors.append(_input_error(err, code, kind="rule"))
-    _check_filters(config, options, notes.notes, rules.rules)
+    _check_filters(config, options, notes.notes, rules.rules, notes.duplicates)
     if config.track_citations and options.citations and not options.rule:
         inputs.items += [classify.citation_item(c, n.file) for n in selected for c in n.citations]
         for quoted in [classify.quote_item(q, n) for n in selected for q in n.quotes]:
@@ -181,7 +183,7 @@ def gather(config: Config, options: CheckOptions) -> Inputs:
     for rule in rules.rules.values():
         if not _picked(options.rule, rule.id) or not _picked(options.note, rule.note):
             continue
-        item = rule_item(rule, notes.notes)
+        item = rule_item(rule, notes.notes, notes.duplicates)
         if isinstance(item, Result):
             inputs.errors.append(item)
         else:
@@ -194,15 +196,19 @@ def _picked(chosen: tuple[str, ...], item_id: str) -> bool:
 
 
 def _check_filters(
-    config: Config, options: CheckOptions, notes: dict[str, Note], rules: dict[str, Rule]
+    config: Config,
+    options: CheckOptions,
+    notes: dict[str, Note],
+    rules: dict[str, Rule],
+    duplicates: dict[str, list[str]],
 ) -> None:
     """A filter that names nothing is a typo, not a clean run: say so (exit 2)."""
-    for note_id in options.note:
-        if note_id not in notes:
-            raise WatchError(f"--note {note_id}: no note has this id; `watch notes` lists them")
-    for rule_id in options.rule:
-        if rule_id not in rules:
-            raise WatchError(f"--rule {rule_id}: no rule has this id (or it failed to load)")
+    for note_id in (n for n in options.note if n not in notes):
+        twins = f"this id is in {' and '.join(duplicates.get(note_id, []))}; give each its own"
+        why = twins if note_id in duplicates else "no note has this id; `watch notes` lists them"
+        raise WatchError(f"--note {note_id}: {why}")
+    for rule_id in (r for r in options.rule if r not in rules):  # named as RULE_ID is too
+        raise WatchError(f"rule {rule_id}: no rule has this id (or its file failed to load)")
     cited = {c.repo.lower() for n in notes.values() for c in n.citations}
     cited |= {c.repo.lower() for n in notes.values() for c in n.issue_citations}
     known = cited | {u.repo.lower() for u in config.upstream}
@@ -226,7 +232,9 @@ def _issue_notes(inputs: Inputs, options: CheckOptions) -> list[Note]:
     ]
 
 
-def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:
+def rule_item(
+    rule: Rule, notes: dict[str, Note], duplicates: dict[str, list[str]] | None = None
+) -> Item | Result:
     """A rule as an item: its baseline is the commit of the note's citation of its file."""
     note = notes.get(rule.note)
     stub = Item(
@@ -239,6 +247,14 @@ def rule_item(rule: Rule, notes: dict[str, Note]) -> Item | Result:
         path=rule.path,
         rule=rule,
     )
+    twins = (duplicates or {}).get(rule.note)
+    if note is None and twins:
+        return classify.error(
+            stub,
+            ErrorCode.RULE_INVALID,
+            f"{classify.rule_where(rule)}: rule {rule.id}: not checked: note {rule.note!r} "
+            f"is the id of {' and '.join(twins)}; give each note its own id",
+        )
     if note is None:
         return classify.error(
             stub,

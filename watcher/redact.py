@@ -76,17 +76,42 @@ def register_url(url: str) -> None:
 
 
 class RedactingStream(io.TextIOBase):
-    """A text stream that redacts each write before passing it on."""
+    """A text stream that redacts each write before passing it on.
+
+    When its reader goes away (`watch notes | head -1`), the rest is dropped quietly and
+    the command runs to its end and its own exit status, as `git log | head` does."""
 
     def __init__(self, inner: TextIO) -> None:
         self.inner = inner
+        self.gone = False
 
     def write(self, text: str) -> int:
-        self.inner.write(redact(text))
+        if not self.gone:
+            try:
+                self.inner.write(redact(text))
+            except BrokenPipeError:
+                self._reader_gone()
         return len(text)
 
     def flush(self) -> None:
-        self.inner.flush()
+        if not self.gone:
+            try:
+                self.inner.flush()
+            except BrokenPipeError:
+                self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        """Point the file descriptor at /dev/null, so that the interpreter's own flush of
+        what is still buffered, at exit, finds no broken pipe either."""
+        import os
+
+        self.gone = True
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.inner.fileno())
+            os.close(null)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass  # not a file descriptor (a test's capture): nothing will flush it later
 
     def isatty(self) -> bool:
         return self.inner.isatty()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TextIO
 
 from pydantic import BaseModel
 
-from watcher.models import Report, Result, Verdict
+from watcher.models import Report, Result, Verdict, span
 
 
 def to_json(report: Report) -> str:
@@ -128,15 +131,127 @@ def render_markdown(report: Report, stream: TextIO) -> None:
     stream.write("\n".join(lines) + "\n")
 
 
+# --- GitHub workflow commands: annotations on a pull request's diff ------------------
+
+# `FILE:LINE: ` (or `FILE:LINE:COL: `) at the start of a message: where an input error is.
+_AT = re.compile(r"^(?P<file>[^\s:]+\.(?:md|toml)):(?P<line>\d+)(?::(?P<col>\d+))?: ")
+_RULE_AT = re.compile(r"(?P<file>[\w./-]+\.toml):(?P<line>\d+)")  # a rule's own place
+_LEVEL = {
+    Verdict.ERROR: "error",
+    Verdict.BROKEN: "error",
+    Verdict.MISSING: "error",
+    Verdict.CHANGED: "warning",
+    Verdict.MOVED: "notice",
+}
+
+
+def render_github(
+    report: Report,
+    stream: TextIO,
+    root: Path | None = None,
+    rules: Mapping[str, tuple[str, int | None]] | None = None,
+) -> None:
+    """One workflow command per item that is not fresh (`::error file=notes/x.md,line=6,
+    col=5::…`), so GitHub shows it on the pull request's diff; then the summary line.
+    Paths are given from the workspace (the repository's top), `root` being the folder
+    the report's paths are relative to (config.toml's); `rules` says where each rule is
+    (its file and `[[rule]]` line)."""
+    texts: dict[str, list[str]] = {}  # the note files read, for the lines of citations
+    for r in report.results:
+        if r.verdict in _LEVEL:
+            place = (rules or {}).get(r.id) if r.kind == "rule" else None
+            file, line, col = (*place, None) if place else _place(r, root or Path(), texts)
+            title = f"watch: {r.verdict.value}"
+            text = f"{r.id}: {r.message}"
+            stream.write(annotation(_LEVEL[r.verdict], text, file, line, col, title, root))
+    for upstream in report.upstreams:
+        if upstream.error:
+            stream.write(annotation("error", upstream.error, title=f"watch: {upstream.repo}"))
+    stream.write(summary_line(report) + "\n")
+
+
+def annotation(
+    level: str,
+    message: str,
+    file: str | None = None,
+    line: int | None = None,
+    col: int | None = None,
+    title: str | None = None,
+    root: Path | None = None,
+) -> str:
+    """`::LEVEL file=…,line=…,col=…,title=…::MESSAGE` with GitHub's escapes; a message
+    that starts with `FILE:LINE:` is placed there, that prefix taken off."""
+    if file is None and (at := _AT.match(message)):
+        file, line = at["file"], int(at["line"])
+        col = int(at["col"]) if at["col"] else None
+        message = message[at.end() :]
+    props = {
+        "file": _workspace(file, root) if file else None,
+        "line": line,
+        "col": col,
+        "title": title,
+    }
+    shown = ",".join(f"{k}={_escape(str(v), True)}" for k, v in props.items() if v is not None)
+    return f"::{level}{' ' + shown if shown else ''}::{_escape(message, False)}\n"
+
+
+def _escape(text: str, prop: bool) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def _workspace(file: str, root: Path | None) -> str:
+    """`file` (relative to `root`) as GitHub names it: from the workspace's top."""
+    top = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()).resolve()
+    try:
+        return ((root or Path()) / file).resolve().relative_to(top).as_posix()
+    except ValueError:
+        return file
+
+
+def _place(
+    r: Result, root: Path, texts: dict[str, list[str]]
+) -> tuple[str, int | None, int | None]:
+    """The file, line and column an item's annotation belongs on: an input error's own
+    place, a rule's `[[rule]]`, a citation's `path:` (or link) in its note."""
+    if at := _AT.match(r.message):
+        return at["file"], int(at["line"]), int(at["col"]) if at["col"] else None
+    if r.kind == "rule" and (at := _RULE_AT.search(r.message)):
+        return at["file"], int(at["line"]), None
+    if r.note_file not in texts:
+        try:
+            texts[r.note_file] = (root / r.note_file).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            texts[r.note_file] = []
+    cited = r.id.removeprefix(f"{r.note}:").split("@")[0] if r.kind == "citation" else ""
+    path = cited.split(":")[0]
+    for n, line in enumerate(texts[r.note_file] if cited else [], start=1):
+        if f"path: {cited}" in line or (path and path in line and "://" in line):
+            return r.note_file, n, line.index(cited if cited in line else path) + 1
+    return r.note_file, None, None
+
+
 FORMATS: dict[str, Callable[[Report, TextIO], None]] = {
     "table": render_table,
     "json": render_json,
     "markdown": render_markdown,
+    "github": render_github,
 }
 
 
-def render(report: Report, fmt: str, stream: TextIO) -> None:
-    FORMATS[fmt](report, stream)
+def render(
+    report: Report,
+    fmt: str,
+    stream: TextIO,
+    root: Path | None = None,
+    rules: Mapping[str, tuple[str, int | None]] | None = None,
+) -> None:
+    """Print `report` as `fmt`; `root` (config.toml's folder) and `rules` (where each
+    rule is) place GitHub annotations."""
+    if fmt == "github":
+        render_github(report, stream, root, rules)
+    else:
+        FORMATS[fmt](report, stream)
 
 
 def plural(count: int, noun: str) -> str:
@@ -172,11 +287,7 @@ def _where(result: Result, *, short: bool = False) -> str:
     """Where the item is at HEAD; with `short`, only the lines when the file is the same."""
     if result.current is None:
         return ""
-    lines = (
-        f":{result.current.start_line}-{result.current.end_line}"
-        if result.current.start_line
-        else ""
-    )
+    lines = span(result.current.start_line, result.current.end_line)
     same = result.baseline is not None and result.baseline.path == result.current.path
     if short and same and lines:
         return lines

@@ -71,14 +71,16 @@ def action(
         out.write(matrix + "\n")
         _outputs(output_file, {"upstreams": matrix})
         return 0
+    failed_boxes: list[str] = []
     if config.issues.dashboard and config.issues.sink != "none":
         from watcher.commands.ticks import carry_out
 
-        ignored: list[str] = []
-        carry_out(config, today=datetime.now(UTC).date(), upstream=upstream, ignored=ignored)
-        if ignored:  # once: the check below draws the dashboard afresh, unticked
-            lines = "".join(f"- {_plain(line)}\n" for line in ignored)
-            _append(summary_file, f"## watch dashboard\n\n**Ticks not carried out:**\n\n{lines}")
+        today = datetime.now(UTC).date()
+        boxes = carry_out(config, today=today, upstream=upstream)  # ticked boxes
+        failed_boxes = boxes.failed
+        if boxes.ignored:  # once: the check below draws the dashboard afresh, unticked
+            listed = "".join(f"- {_plain(line)}\n" for line in boxes.ignored)
+            _append(summary_file, f"## watch dashboard\n\n**Ticks not carried out:**\n\n{listed}")
     try:
         report = _check(config, upstream, wait)
     except WatchError as exc:
@@ -90,6 +92,10 @@ def action(
         out.write(markdown)
         _append(summary_file, markdown)
         values = outputs(report)
+    if failed_boxes:  # a box not carried out is a failed run, though the check went well
+        lines = (f"**Dashboard box failed:** {_plain(f)}\n" for f in failed_boxes)
+        _append(summary_file, "".join(lines))
+        values |= {"exit-code": "2", "outcome": "error"}
     if commit_state:
         try:
             values["state-commit"] = _commit_state(config)

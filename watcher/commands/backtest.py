@@ -75,10 +75,16 @@ def replay(
     walked = [(step.commit, step.files) for step in steps]
     first, found = walk.transitions(mirror, initial, walked, judge)
     changes = [
-        Transition(commit, before, after, mirror.first_release(commit, tags))
+        Transition(commit, verdict(before), verdict(after), mirror.first_release(commit, tags))
         for commit, before, after in found
     ]
-    return first, changes
+    return verdict(first), changes
+
+
+def verdict(state: str) -> str:
+    """A replayed state in the words `watch check` uses: the walk's `same` (the cited
+    tokens, wherever they are) is `fresh`; changed, broken and missing are as they are."""
+    return "fresh" if state == "same" else state
 
 
 def _report(

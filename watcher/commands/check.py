@@ -31,6 +31,7 @@ def check(
     upstream: str | None = None,
     note: tuple[str, ...] = (),
     rule: tuple[str, ...] = (),
+    changed: str | None = None,
     fmt: str | None = None,
     offline: bool = False,
     dry_run: bool = False,
@@ -43,7 +44,16 @@ def check(
     counts: Counts | None = None,
 ) -> int:
     """`watch check`: print the report, exit 0 (fresh), 1 (stale) or 2 (could not judge);
-    what it did is counted in `counts` when given."""
+    what it did is counted in `counts` when given.
+
+    With `changed` (a git ref), only the notes changed since it are checked, with those
+    whose rules changed: every note when config.toml changed, none when nothing did."""
+    if changed is not None:
+        note = (*note, *changed_notes(config, changed))
+        if not note:
+            print(f"watch: no note or rule changed since {changed}; nothing to check",
+                  file=sys.stderr)  # fmt: skip
+            return 0
     request = Request(
         config=config,
         upstream=upstream,
@@ -63,6 +73,40 @@ def check(
     return replay.check(
         request, out, lambda fetched, book, to: _full(request, fetched, book, to, counts), warm
     )
+
+
+def changed_notes(config_file: Path, ref: str) -> tuple[str, ...]:
+    """The ids of the notes that `git diff --name-only REF...HEAD` (in the notes
+    repository) names, or whose rules it names; every note when config.toml changed."""
+    from watcher.config import load
+    from watcher.errors import WatchError
+    from watcher.inputs import checkout
+    from watcher.inputs.notememo import site_notes
+    from watcher.inputs.rules import load_rules
+
+    config = load(config_file)
+    top = checkout.toplevel(config.root)
+    code, _ = checkout.try_git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if code:
+        raise WatchError(f"--changed {ref}: not a commit in the notes repository; fetch it "
+                         "(actions/checkout: fetch-depth: 0) or name another")  # fmt: skip
+    names = checkout.git(top, "diff", "--name-only", "-z", f"{ref}...HEAD").split("\0")
+    paths = {(top / name).resolve() for name in names if name}
+    notes = site_notes(config).notes
+    if config.file.resolve() in paths:
+        return tuple(sorted(notes))
+    chosen = {n.id for n in notes.values() if (config.root / n.file).resolve() in paths}
+    rules = load_rules(config.rules, display_root=config.root).rules
+    chosen |= {r.note for r in rules.values() if (config.root / r.file).resolve() in paths}
+    return tuple(sorted(chosen & set(notes)))
+
+
+def _rule_places(config: Config) -> dict[str, tuple[str, int | None]]:
+    """Where each rule is, for annotations: its file and the line of its `[[rule]]`."""
+    from watcher.inputs.rules import Compiles, load_rules
+
+    found = load_rules(config.rules, display_root=config.root, compiles=Compiles.load(config.cache))
+    return {r.id: (r.file, r.line) for r in found.rules.values()}
 
 
 def _full(
@@ -93,7 +137,7 @@ def _full(
     fmt = request.fmt or ("table" if out.isatty() else "json")
     runs: list[tuple[str, Run]] = []
     report = checked(config, options, "check", _progress(fmt), runs, counts)
-    render(report, fmt, out)
+    render(report, fmt, out, config.root, _rule_places(config) if fmt == "github" else None)
     if book is not None:
         replay.tell(book, config, request, report, runs)
     return report.exit_code

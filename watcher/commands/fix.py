@@ -19,7 +19,7 @@ from watcher.errors import WatchError
 from watcher.inputs import edit
 from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import load_rules
-from watcher.models import Location, Note, Result, Rule, Verdict
+from watcher.models import ErrorCode, Location, Note, Quote, Result, Rule, Verdict
 from watcher.pipeline import CheckOptions, run_check
 
 
@@ -31,6 +31,17 @@ class Changes:
     texts: dict[Path, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
     todo: list[str] = field(default_factory=list)
     done: list[str] = field(default_factory=list)
+    renamed: dict[str, dict[str, str]] = field(default_factory=dict)  # repo -> old id -> new
+
+    def rename(self, repo: str, old: str, new: str) -> None:
+        self.renamed.setdefault(repo, {})[old] = new
+
+    def keep_aliases(self, state_dir: Path) -> None:
+        """Remember the ids re-based citations leave behind (`watch log OLD_ID`)."""
+        from watcher.state import aliases
+
+        for repo, renamed in self.renamed.items():
+            aliases.record(state_dir, repo, renamed)
 
     def text(self, path: Path) -> str:
         if path not in self.texts:
@@ -84,6 +95,7 @@ def fix(
         out.write(f"todo: {line}\n")
     if write:
         count = changes.write()
+        changes.keep_aliases(config.state)
         out.write(f"updated {count} file{'s' if count != 1 else ''}\n")
     elif any(old != new for old, new in changes.texts.values()):
         again = f"--accept {accept} --write" if accept else "--write"
@@ -128,6 +140,7 @@ def _moved(
             continue
         path = config.root / note.file
         changes.set(path, edit.rebase_sources(changes.text(path), rebases, date, note.file))
+        _renames(note, rebases, changes)
         for rebase, citation in zip(rebases, _cited(note, rebases), strict=True):
             changes.done.append(
                 f"{note.file}: {citation} -> {rebase.commit[:12] if rebase.commit else ''} "
@@ -165,6 +178,7 @@ def accept_note(
     # Every source's date, issue citations' too: the whole note was re-read.
     text = edit.rebase_sources(text, rebases, date, note.file, every_date=True)
     changes.set(path, edit.set_key(text, "lastVerified", date))
+    _renames(note, rebases, changes)
     _rules(config, note, rules, results, changes)
 
 
@@ -183,8 +197,51 @@ def _quotes(
                 text = edit.replace_quote(text, quote, now)
                 changes.done.append(f"{where}: rewritten to {where_at(result.current)}; check it")
                 continue
+        if result.error is ErrorCode.QUOTE_BASELINE:
+            # Not at the old commits: corrected by hand to HEAD? Judge it where it is going.
+            found = _quote_at_new_baseline(config, note, quote, results)
+            if found is not None:
+                changes.done.append(f"{where}: occurs at {where_at(found)}, the new baseline")
+                continue
         changes.todo.append(f"{where}: {result.message}; edit or remove it by hand")
     return text
+
+
+def _quote_at_new_baseline(
+    config: Config, note: Note, quote: Quote, results: tuple[Result, ...]
+) -> Location | None:
+    """Where the quote, as written, occurs in the files of the note's citations at the
+    commits `--accept` re-bases them to; None when it occurs in none of them."""
+    from watcher.inputs import quotes
+    from watcher.judge.classify import parse_at
+    from watcher.mirror.mirrors import Mirror
+    from watcher.parse import languages
+
+    family = languages.family(quote.language)
+    pattern = quotes.pattern(quote.text, quote.language)
+    for citation in note.citations:
+        result = _result(results, citation.id)
+        lang = languages.for_path(citation.path)
+        if result is None or result.current is None or lang is None:
+            continue
+        if result.verdict is Verdict.ERROR or languages.family(lang) != family:
+            continue
+        now = result.current
+        upstream = config.upstream_for(result.repo) or Upstream(repo=result.repo)
+        mirror = Mirror(upstream, config.cache)
+        try:
+            blob = mirror.blob_id(now.commit, now.path)
+            if blob is None:
+                continue
+            mirror.prefetch([blob])
+            parsed = parse_at(mirror, now.path, blob)
+            match = quotes.find(pattern, parsed) if pattern.segments else None
+            if match is not None:
+                start, end = quotes.lines(parsed, match)
+                return now.model_copy(update={"start_line": start, "end_line": end})
+        finally:
+            mirror.close()
+    return None
 
 
 def _quote_now(config: Config, result: Result, language: str, text: str) -> str | None:
@@ -227,15 +284,41 @@ def _rules(
                 "baseline it must match one target with every claim holding: update it, "
                 "then run `watch rules lint`"
             )
+        elif result.current is not None and (count := _targets_at(config, rule, result)) != 1:
+            changes.todo.append(
+                f"{where}: matches {count} @target nodes in {result.current.path} at "
+                f"{result.current.commit[:12]}, its new baseline once the note is re-based; "
+                "it must match exactly one there: tighten the query or its `inside` scope, "
+                "then run `watch rules lint`"
+            )
+
+
+def _targets_at(config: Config, rule: Rule, result: Result) -> int:
+    """How many @target nodes the rule matches in the file where HEAD has it: the rule's
+    baseline after `--accept` (a check at HEAD tolerates several; a baseline does not)."""
+    from watcher.inputs.rules import compile_rule
+    from watcher.judge.classify import parse_at
+    from watcher.locate.targets import targets
+    from watcher.mirror.mirrors import Mirror
+
+    assert result.current is not None
+    now = result.current
+    upstream = config.upstream_for(result.repo) or Upstream(repo=result.repo)
+    mirror = Mirror(upstream, config.cache)
+    try:
+        blob = mirror.blob_id(now.commit, now.path)
+        if blob is None:
+            return 0
+        mirror.prefetch([blob])
+        compiled = compile_rule(rule)
+        return len(targets(compiled, now.path, parse_at(mirror, now.path, blob, compiled.language)))
+    finally:
+        mirror.close()
 
 
 def cited(loc: Location) -> str:
     """`FILE:START-END` (or `FILE:LINE`, or `FILE`) for a location."""
-    if loc.start_line is None:
-        return loc.path
-    if loc.end_line in (None, loc.start_line):
-        return f"{loc.path}:{loc.start_line}"
-    return f"{loc.path}:{loc.start_line}-{loc.end_line}"
+    return loc.cited
 
 
 def where_at(loc: Location) -> str:
@@ -244,6 +327,15 @@ def where_at(loc: Location) -> str:
 
 def _result(results: tuple[Result, ...], item_id: str) -> Result | None:
     return next((r for r in results if r.id == item_id), None)
+
+
+def _renames(note: Note, rebases: list[edit.Rebase], changes: Changes) -> None:
+    """Old citation id -> the id it has once re-based (its new lines are in the id)."""
+    by_index = {c.index: c for c in note.citations}
+    for rebase in rebases:
+        if rebase.cited is not None:
+            old = by_index[rebase.index]
+            changes.rename(old.repo, old.id, f"{note.id}:{rebase.cited}")
 
 
 def _cited(note: Note, rebases: list[edit.Rebase]) -> list[str]:

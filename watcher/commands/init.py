@@ -5,7 +5,9 @@ the remote when it answers within a few seconds; works offline with defaults."""
 from __future__ import annotations
 
 import datetime
+import logging
 import re
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
@@ -17,9 +19,13 @@ from watcher.errors import UpstreamError, WatchError
 from watcher.mirror.git import call
 from watcher.state.store import slug
 
+log = logging.getLogger("watcher.init")
+
 LS_REMOTE_SECONDS = 10.0
 EXAMPLE_REPO = "openai/codex"  # the repository examples/workflows/watch.yml is written for
-ACTION = "OWNER/watch@v1"  # where a notes repository finds the watch action
+# Where a notes repository finds the watch action: a placeholder the workflow's header
+# explains, pinned to a commit until releases are tagged (RELEASING.md).
+ACTION = "OWNER/watch@COMMIT_SHA"
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,14 @@ def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
             "a site (edit it, or pick another DIR)"
         )
     fetch_url = url or f"https://github.com/{repo}.git"
+    if url is not None and is_local(url):
+        log.warning(
+            "--url is a path on this machine: the workflow in .github/workflows/watch.yml "
+            "runs on GitHub's machines, where it does not exist, and every run would exit 2. "
+            "Before pushing the site, set [[upstream]] url in config.toml to a URL CI can "
+            "reach (or delete the line: https://github.com/%s.git)",
+            repo,
+        )
     remote = read_remote(fetch_url)
     if remote.reached:
         out.write(f"{fetch_url}: default branch {remote.branch}, releases {remote.release_tags}\n")
@@ -50,7 +64,10 @@ def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
             f"{fetch_url}: not reachable now; assumed branch {remote.branch} "
             "(check [[upstream]] in config.toml)\n"
         )
-    files = site_files(repo, url, remote, datetime.date.today())
+    found = survey(fetch_url) if remote.reached else None
+    if found is not None:
+        out.write(f"{fetch_url}: mostly {found.language}, under {found.folder or 'the root'}/\n")
+    files = site_files(repo, url, remote, datetime.date.today(), found or Layout())
     for relative, text in files.items():
         target = directory / relative
         if target.exists():
@@ -62,10 +79,85 @@ def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
     out.write(
         "next: write a note in notes/ (see notes/example.md), then run "
         "`watch validate` and `watch check`;\n"
-        f"      in .github/workflows/watch.yml, point `uses: {ACTION}` at where the watch "
-        "action is published\n"
+        f"      in .github/workflows/watch.yml, replace `{ACTION}` with where the watch "
+        "action is published and a commit of it (or a release tag, once there is one)\n"
     )
     return 0
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the example note and rule are written in: the upstream's main language (the
+    one most of its source files at HEAD are in) and the folder holding most of them."""
+
+    language: str = "rust"
+    folder: str = "src"
+
+
+# Per language: an example file name, and a query for a function named like the example.
+EXAMPLES = {
+    "rust": ("lib.rs", '(function_item name: (identifier) @name (#eq? @name "run")) @target'),
+    "python": (
+        "client.py",
+        '(function_definition name: (identifier) @name (#eq? @name "run")) @target',
+    ),
+    "go": (
+        "client.go",
+        '(function_declaration name: (identifier) @name (#eq? @name "Run")) @target',
+    ),
+    "javascript": (
+        "client.js",
+        '(function_declaration name: (identifier) @name (#eq? @name "run")) @target',
+    ),
+    "typescript": (
+        "client.ts",
+        '(function_declaration name: (identifier) @name (#eq? @name "run")) @target',
+    ),
+    "tsx": (
+        "App.tsx",
+        '(function_declaration name: (identifier) @name (#eq? @name "App")) @target',
+    ),
+}
+_NOT_SOURCE = re.compile(r"(^|/)(tests?|testing|docs?|examples?|vendor|third_party|node_modules)/")
+
+
+def survey(url: str, timeout: float = LS_REMOTE_SECONDS) -> Layout | None:
+    """The upstream's layout from its file list at HEAD (one shallow, blobless fetch of
+    trees only: no file is downloaded); None when it does not answer in time."""
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            code, _, _ = call(None, "init", "--quiet", "--bare", scratch)
+            fetch = ("fetch", "--quiet", "--depth=1", "--filter=blob:none", url, "HEAD")
+            code = code or call(Path(scratch), *fetch, timeout=timeout)[0]
+            code, out, _ = (
+                (code, "", "")
+                if code
+                else call(Path(scratch), "ls-tree", "-r", "--name-only", "FETCH_HEAD")
+            )
+        except (UpstreamError, OSError):  # no git, or no answer in time
+            return None
+    return layout(out.splitlines()) if code == 0 else None
+
+
+def layout(paths: list[str]) -> Layout:
+    """The commonest language among source files (tests, docs and examples aside), and
+    the folder most of its files sit in."""
+    from watcher.parse.languages import for_path
+
+    sources = [(p, lang) for p in paths if (lang := for_path(p)) and not _NOT_SOURCE.search(p)]
+    if not sources:
+        return Layout()
+    language = Counter(lang for _, lang in sources).most_common(1)[0][0]
+    folders = Counter(p.rsplit("/", 1)[0] if "/" in p else "" for p, lang in sources
+                      if lang == language)  # fmt: skip
+    return Layout(language, folders.most_common(1)[0][0])
+
+
+def is_local(url: str) -> bool:
+    """Whether git reads `url` from this machine's disk (file://, a path), not a server."""
+    if url.startswith("file:"):
+        return True
+    return not re.match(r"^[a-z][a-z0-9+.-]*://|^[\w.-]+@[\w.-]+:", url)
 
 
 def read_remote(url: str, timeout: float = LS_REMOTE_SECONDS) -> Remote:
@@ -101,16 +193,22 @@ def release_glob(tags: list[str]) -> str:
     return f"{best}*"
 
 
-def site_files(repo: str, url: str | None, remote: Remote, today: datetime.date) -> dict[str, str]:
-    """Every file of a new site, by path relative to the site's folder."""
+def site_files(
+    repo: str, url: str | None, remote: Remote, today: datetime.date, shape: Layout | None = None
+) -> dict[str, str]:
+    """Every file of a new site, by path relative to the site's folder; the example note
+    and rule are written for the upstream's main language (`shape`)."""
     from watcher.inputs.schema import render
 
+    shape = shape or Layout()
+    name, query = EXAMPLES[shape.language]
+    example = f"{shape.folder}/{name}" if shape.folder else name
     return {
         "config.toml": _config(repo, url, remote),
-        "notes/example.md": _note(repo, remote, today),
-        "rules/example.toml": RULES,
+        "notes/example.md": _note(repo, remote, today, example, shape.language),
+        "rules/example.toml": RULES.format(path=example, query=query),
         ".gitignore": GITIGNORE,
-        ".github/workflows/watch.yml": workflow(repo, ACTION),
+        ".github/workflows/watch.yml": workflow(repo),
         # Editors validate while typing (docs/editors.md): taplo for the TOML files,
         # yaml-language-server for front matter through the modeline in each note.
         ".taplo.toml": TAPLO,
@@ -118,23 +216,26 @@ def site_files(repo: str, url: str | None, remote: Remote, today: datetime.date)
     }
 
 
-def workflow(repo: str, action: str) -> str:
-    """examples/workflows/watch.yml, written for `repo` and using the action `action`."""
+def workflow(repo: str) -> str:
+    """examples/workflows/watch.yml, written for `repo`."""
     text = resources.files("watcher").joinpath("templates/workflow.yml").read_text("utf-8")
-    text = text.replace(EXAMPLE_REPO, repo).replace(slug(EXAMPLE_REPO), slug(repo))
-    return text.replace("        uses: ./\n", f"        uses: {action}\n")
+    return text.replace(EXAMPLE_REPO, repo).replace(slug(EXAMPLE_REPO), slug(repo))
 
 
 def _config(repo: str, url: str | None, remote: Remote) -> str:
     url_line = f'url = "{url}"' if url else f'# url = "https://github.com/{repo}.git"  (default)'
+    if url and is_local(url):
+        url_line += "  # on this machine only: CI cannot fetch it (docs/operations.md)"
     return CONFIG.format(
         repo=repo, url_line=url_line, branch=remote.branch, release_tags=remote.release_tags
     )
 
 
-def _note(repo: str, remote: Remote, today: datetime.date) -> str:
+def _note(repo: str, remote: Remote, today: datetime.date, example: str, language: str) -> str:
     commit = remote.head or "COMMIT"
-    return NOTE.format(repo=repo, commit=commit, today=today.isoformat())
+    return NOTE.format(
+        repo=repo, commit=commit, today=today.isoformat(), path=example, language=language
+    )
 
 
 CONFIG = """\
@@ -184,7 +285,7 @@ sources:
   # - url: https://github.com/{repo}
   #   title: what the cited lines are
   #   commit: {commit}
-  #   path: src/FILE:10-20
+  #   path: {path}:10-20
   #   date: {today}
   - url: https://github.com/{repo}
     title: the upstream repository (a plain link; not tracked)
@@ -192,7 +293,8 @@ sources:
 
 # What this note says about {repo}
 
-State the behaviour, then quote the code that does it and cite it above. `watch check`
+State the behaviour, then quote the code that does it (a ```{language} block: `watch
+check` finds it in the cited files; `…` elides a part) and cite it above. `watch check`
 finds the cited lines at the branch head by their tokens and reports when they change.
 """
 
@@ -204,8 +306,8 @@ RULES = """\
 # [[rule]]
 # id = "example-rule"
 # note = "example-note"
-# path = "src/FILE"
-# query = '''(function_item name: (identifier) @name (#eq? @name "run")) @target'''
+# path = "{path}"
+# query = '''{query}'''
 #
 # [[rule.claims]]
 # capture = "target"

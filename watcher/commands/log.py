@@ -15,13 +15,20 @@ from watcher.judge import classify
 from watcher.judge.plan import Plan
 from watcher.mirror.mirrors import Mirror
 from watcher.pipeline import CheckOptions, gather, group
+from watcher.state import aliases
 
 
 def item_log(config_file: Path, item_id: str, *, offline: bool, out: TextIO) -> int:
     """Print the item's history since its baseline, oldest first."""
     config = load(config_file)
     options = CheckOptions(offline=offline, no_issues=True, issue_citations=False)
-    items = [i for i in gather(config, options).items if i.id == item_id]
+    tracked = gather(config, options).items
+    items = [i for i in tracked if i.id == item_id]
+    if not items and (now := aliases.resolve(config.state, item_id)) is not None:
+        items = [i for i in tracked if i.id == now]
+        if items:  # re-based by `watch fix` since the id was written down
+            out.write(f"{item_id} was re-based by `watch fix`; it is now {now}\n")
+            item_id = now
     if not items:
         raise WatchError(f"{item_id}: no tracked item has this id; `watch check` lists them")
     for upstream, group_items in group(config, items, options):

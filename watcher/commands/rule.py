@@ -14,9 +14,10 @@ from watcher.inputs.rules import compile_rule
 from watcher.judge.classify import citation_item, parse_at, plan
 from watcher.locate import targets
 from watcher.mirror.mirrors import Mirror
-from watcher.models import Result, Rule
+from watcher.models import Result, Rule, span
 from watcher.parse import languages, nodes, syntax
 from watcher.pipeline import CheckOptions, group
+from watcher.report import plural
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -30,7 +31,10 @@ def rule_new(config_file: Path, note_id: str, source: int, *, offline: bool, out
         raise WatchError(f"no note with id {note_id!r}; `watch notes` lists them")
     if not 1 <= source <= len(note.citations):
         count = len(note.citations)
-        raise WatchError(f"note {note_id} has {count} code citations; pick --source 1..{count}")
+        if count == 0:
+            raise WatchError(f"note {note_id} has no code citation; cite the code first")
+        pick = "--source 1" if count == 1 else f"--source 1..{count}"
+        raise WatchError(f"note {note_id} has {plural(count, 'code citation')}; pick {pick}")
     citation = note.citations[source - 1]
     if citation.start_line is None or citation.end_line is None:
         raise WatchError(f"{citation.cited} cites a whole file; a rule needs cited lines")
@@ -79,7 +83,7 @@ def draft(parsed: syntax.Parsed, note_id: str, path: str, start: int, end: int) 
     chain = _covering(root, kinds, start, end)
     if not chain:
         parts = _parts(root, kinds, start, end)
-        raise WatchError(f"{path}:{start}-{end}: no named construct covers these lines{parts}")
+        raise WatchError(f"{path}{span(start, end)}: no named construct covers these lines{parts}")
     node, outer = chain[-1], chain[-2] if len(chain) > 1 else None
     rule_id = _kebab(f"{note_id}-{_name(node)}")
     inside = f"\ninside = '''{_pattern(outer, 'scope')}'''" if outer is not None else ""

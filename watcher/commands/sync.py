@@ -28,7 +28,7 @@ def sync(config_file: Path, upstream: str | None, out: TextIO) -> int:
             mirror.sync(since.get(up.repo, ()))
             out.write(f"{up.repo}: {mirror.branch} at {mirror.head()[:12]} ({mirror.path})\n")
         except UpstreamError as exc:
-            out.write(f"{up.repo}: error: {exc}\n")
+            out.write(f"{up.repo}: error: {str(exc).removeprefix(f'{up.repo}: ')}\n")
             status = 2
         finally:
             mirror.close()

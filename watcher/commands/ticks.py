@@ -4,9 +4,11 @@
 
 - accept: `watch fix --accept NOTE_ID` is planned, and its edits are committed on branch
   `watch/accept/NOTE_ID` (built from HEAD without touching the work tree, pushed with
-  `--force` so a second tick refreshes it) and opened as a pull request; with
-  `[issues] accept = "commit"` (or a sink that cannot open pull requests) they are
-  committed to the checked-out branch and pushed.
+  `--force` so a second tick refreshes it) and opened as a pull request; a sink that
+  cannot open pull requests (`files`) leaves the pushed branch for review. Only with
+  `[issues] accept = "commit"` are they committed to the checked-out branch and pushed;
+  a push that fails takes the commit back, so the check that follows still sees the
+  note as it was and its issue stays open.
 - snooze: `snooze_until` (today + 30 days) is set in the note and committed to the
   checked-out branch, so this run and every later one leave its issue alone.
 
@@ -20,7 +22,9 @@ renders the dashboard afresh with its boxes unticked, so each is reported once.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import date, timedelta
+from pathlib import Path
 
 from watcher.commands import fix
 from watcher.config import Config
@@ -36,41 +40,48 @@ from watcher.state.store import write_text
 log = logging.getLogger("watcher.action")
 
 
-def carry_out(
-    config: Config,
-    *,
-    today: date,
-    upstream: str | None = None,
-    ignored: list[str] | None = None,
-) -> list[str]:
-    """Carry out every ticked box; one line per box saying what was done.
+@dataclass
+class Outcome:
+    """What the ticked boxes came to: one line per box done, one per box that failed,
+    one per tick that does not count (reported, not carried out: `_counted`)."""
+
+    done: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+
+
+def carry_out(config: Config, *, today: date, upstream: str | None = None) -> Outcome:
+    """Carry out every ticked box; one line per box saying what was done or what failed
+    (a failure fails the run: `watch action` exits 2).
 
     With `upstream` (one job of a matrix), only the boxes of notes that upstream owns (the
     first repository a note cites): every box is carried out by exactly one job. Ticks
-    that do not count are logged, and appended to `ignored` (for the step summary)."""
+    that do not count are logged and listed in `Outcome.ignored` (for the step summary)."""
     from watcher.issues.sink import SinkError
     from watcher.issues.sync import make_sink
 
+    outcome = Outcome()
     sink, dry = make_sink(config, False, log.info)
     if dry:
-        return []
+        return outcome
     try:
-        ticks = _counted(config, sink, upstream, ignored if ignored is not None else [])
+        ticks = _counted(config, sink, upstream, outcome.ignored)
     except SinkError as exc:
         log.error("dashboard: could not read its boxes: %s", exc)
-        return []
-    done = []
+        outcome.failed.append(f"could not read the dashboard's boxes: {exc}")
+        return outcome
     for tick in ticks:
         try:
             if tick.what == "accept":
-                done.append(_accept(config, sink, tick.note, today))
+                outcome.done.append(_accept(config, sink, tick.note, today))
             else:
-                done.append(_snooze(config, tick.note, today))
+                outcome.done.append(_snooze(config, tick.note, today))
         except WatchError as exc:  # one box failing leaves the others to be done
             log.error("dashboard: %s %s: %s", tick.what, tick.note, exc)
-    for line in done:
+            outcome.failed.append(f"{tick.what} {tick.note}: {exc}")
+    for line in outcome.done:
         log.info("dashboard: %s", line)
-    return done
+    return outcome
 
 
 def _counted(
@@ -126,22 +137,58 @@ def _accept(config: Config, sink: object, note_id: str, today: date) -> str:
     top = checkout.toplevel(config.root)
     summary = [*changes.done, *(f"todo: {t}" for t in changes.todo)]
     message = f"Accept {note_id}: re-verified, re-based on upstream HEAD\n\n" + "\n".join(summary)
-    open_pull = getattr(sink, "open_pull", None)
-    if config.issues.accept == "commit" or open_pull is None:
-        changes.write()
-        checkout.git(top, "add", "--", *(str(p) for p in changed))
-        commit = checkout.commit(top, message)
-        return f"accept {note_id}: committed {commit[:12]}"
+    if config.issues.accept == "commit":
+        return _accept_by_commit(config, top, note_id, changes, changed, message)
     branch = f"watch/accept/{note_id}"
     commit = checkout.commit_off_tree(top, changed, message)
-    checkout.git(top, "push", "--force", "--quiet", "origin", f"{commit}:refs/heads/{branch}")
+    changes.keep_aliases(config.state)  # harmless before the merge: used for unknown ids only
+    code, text = checkout.try_git(
+        top, "push", "--force", "--quiet", "origin", f"{commit}:refs/heads/{branch}"
+    )
+    if code:
+        raise WatchError(f"push of branch {branch} to origin failed: {text}")
     base = checkout.git(top, "rev-parse", "--abbrev-ref", "HEAD")
+    open_pull = getattr(sink, "open_pull", None)
+    if open_pull is None:  # the files sink: the branch is the review
+        return (
+            f"accept {note_id}: pushed branch {branch} for review; open a pull request "
+            f"from it into {base}"
+        )
     body = (
         f"Ticked **accept** for `{note_id}` on the watch dashboard: `watch fix --accept "
         f"{note_id}` re-based it on upstream HEAD.\n\n" + "\n".join(f"- {s}" for s in summary)
     )
     url = open_pull(branch, base, f"Accept {note_id}: re-based on upstream HEAD", body)
     return f"accept {note_id}: pull request {url}"
+
+
+def _accept_by_commit(
+    config: Config,
+    top: Path,
+    note_id: str,
+    changes: fix.Changes,
+    changed: dict[Path, str],
+    message: str,
+) -> str:
+    """`accept = "commit"`: commit to the checked-out branch and push. A failed push takes
+    the commit and the edits back: the note stays as it was, and so does its issue."""
+    changes.write()
+    commit = _commit_or_undo(top, list(changed), message)
+    changes.keep_aliases(config.state)
+    return f"accept {note_id}: committed {commit[:12]}"
+
+
+def _commit_or_undo(top: Path, paths: list[Path], message: str) -> str:
+    """Commit `paths` as the bot and push; the commit. When the push fails, the commit
+    and its edits are taken back (HEAD and the work tree as before) and the error raised."""
+    checkout.git(top, "add", "--", *(str(p) for p in paths))
+    checkout.git(top, *checkout.AS_BOT, "commit", "--quiet", "-m", message)
+    try:
+        checkout.push(top)
+    except WatchError:
+        checkout.git(top, "reset", "--quiet", "--keep", "HEAD~1")
+        raise
+    return checkout.git(top, "rev-parse", "HEAD")
 
 
 def _snooze(config: Config, note_id: str, today: date) -> str:
@@ -152,6 +199,6 @@ def _snooze(config: Config, note_id: str, today: date) -> str:
     path = config.root / notes[note_id].file
     write_text(path, edit.set_key(path.read_text(encoding="utf-8"), "snooze_until", until))
     top = checkout.toplevel(config.root)
-    checkout.git(top, "add", "--", str(path))
-    commit = checkout.commit(top, f"Snooze {note_id} until {until} (ticked on the watch dashboard)")
+    message = f"Snooze {note_id} until {until} (ticked on the watch dashboard)"
+    commit = _commit_or_undo(top, [path], message)
     return f"snooze {note_id}: until {until}, committed {commit[:12]}"

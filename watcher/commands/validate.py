@@ -7,20 +7,31 @@ from typing import TextIO
 
 from watcher.commands.rules import run_all
 from watcher.config import load
+from watcher.errors import ConfigError
 from watcher.pipeline import CheckOptions, gather
-from watcher.report import plural
+from watcher.report import annotation, plural
 
 
-def validate(config_file: Path, out: TextIO) -> int:
+def validate(config_file: Path, out: TextIO, fmt: str = "text") -> int:
     """`watch validate`: config, notes and rules (and rule tests) checked offline in one
-    pass, as a pre-commit hook would; exit 2 when anything is wrong."""
-    config = load(config_file)
+    pass, as a pre-commit hook would; exit 2 when anything is wrong. With `fmt="github"`,
+    each problem is a workflow command GitHub shows on the pull request's diff."""
+    try:
+        config = load(config_file)
+    except ConfigError as exc:
+        if fmt != "github":
+            raise
+        out.write(annotation("error", exc.detail, exc.file, exc.line, title="watch: config"))
+        return exc.exit_code
     inputs = gather(config, CheckOptions(offline=True))
     problems = [r.message for r in inputs.errors]
     rules = {i.rule.id: i.rule for i in inputs.items if i.rule is not None}
     problems += [o.describe() for o in run_all(rules.values()) if not o.passed]
     for problem in problems:
-        out.write(f"{problem}\n")
+        if fmt == "github":
+            out.write(annotation("error", problem, title="watch validate", root=config.root))
+        else:
+            out.write(f"{problem}\n")
     summary = f"{plural(len(inputs.notes), 'note')}, {plural(len(rules), 'rule')}: " + (
         f"{plural(len(problems), 'problem')}" if problems else "valid"
     )

@@ -42,13 +42,6 @@ def toplevel(root: Path) -> Path:
     return Path(git(root, "rev-parse", "--show-toplevel"))
 
 
-def commit(top: Path, message: str) -> str:
-    """Commit what is staged as the bot and push it; the commit."""
-    git(top, *AS_BOT, "commit", "--quiet", "-m", message)
-    push(top)
-    return git(top, "rev-parse", "HEAD")
-
-
 def push(top: Path, catch_up: Callable[[], None] | None = None, attempts: int = 8) -> None:
     """Push HEAD to its branch on origin. A push that lost a race with another push is
     caught up (`catch_up`, by default a rebase on the branch as pushed) and retried; any

@@ -4,11 +4,12 @@ runs on every note (unknown keys are errors with a "did you mean" suggestion).""
 from __future__ import annotations
 
 import datetime
-import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from watcher.errors import did_you_mean, plain
 
 # YAML reads `2026-08-22` as a date and `12345678` as a number: accept both as written.
 DateLike = datetime.date | str
@@ -78,12 +79,6 @@ def source_keys() -> list[str]:
     return list(Source.model_fields)
 
 
-def suggestion(key: str, known: Iterable[str]) -> str:
-    """` (did you mean `sources`?)` for a near miss, else ``."""
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
-
-
 Problem = tuple[tuple[str | int, ...], str]  # (where in the front matter, message)
 
 
@@ -103,13 +98,13 @@ def _message(err: Any) -> Problem:
     if err["type"] != "extra_forbidden":
         # `str | date` unions report one error per member: keep the first, plainly.
         where = ".".join(str(p) for p in loc if not _member(p))
-        return tuple(p for p in loc if not _member(p)), f"`{where}`: {err['msg']}"
+        return tuple(p for p in loc if not _member(p)), f"`{where}`: {plain(err['msg'])}"
     key = str(loc[-1])
     in_source = len(loc) > 1
     known = source_keys() if in_source else known_keys()
     where = ".".join(str(p) for p in loc)
     what = "a source" if in_source else "the front matter"
-    fix = suggestion(key, known) or f"; {what} knows {', '.join(known)}"
+    fix = did_you_mean(key, known) or f"; {what} knows {', '.join(known)}"
     return loc, f"unknown key `{where}`{fix}"
 
 

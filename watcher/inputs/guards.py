@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from watcher.models import CodeCitation, Location, Result, Verdict
+from watcher.models import CodeCitation, Location, Result, Verdict, span
 
 
 def guards(rule: Result, citation: Result) -> bool:
@@ -45,7 +45,7 @@ def follow_rules(results: Sequence[Result]) -> list[Result]:
 def _located_by(citation: Result, rule: Result) -> Result:
     assert rule.current is not None
     where = rule.current
-    lines = f":{where.start_line}-{where.end_line}" if where.start_line else ""
+    lines = span(where.start_line, where.end_line)
     stale = rule.verdict in (Verdict.CHANGED, Verdict.BROKEN)
     return citation.model_copy(
         update={

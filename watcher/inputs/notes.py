@@ -43,6 +43,7 @@ class Notes:
     notes: dict[str, Note]
     errors: list[NoteError]
     skipped: list[str] = field(default_factory=list)  # Markdown files without front matter
+    duplicates: dict[str, list[str]] = field(default_factory=dict)  # id -> its files: unchecked
 
 
 def load_notes(
@@ -61,6 +62,9 @@ def load_notes(
     `parse` reads one note (`parse_note` by default; `notememo` remembers its notes)."""
     limits = limits or Limits()
     notes: dict[str, Note] = {}
+    duplicated: dict[str, Note] = {}  # ids in two files or more: the first of them
+    duplicates: dict[str, list[str]] = {}
+    paths: dict[str, Path] = {}
     errors: list[NoteError] = []
     skipped: list[str] = []
     patterns, extra = tuple(ignore), tuple(extra_keys)
@@ -81,17 +85,16 @@ def load_notes(
             errors.append(exc)
             continue
         errors.extend(source_errors)
-        if note.id in notes:
-            errors.append(
-                NoteError(
-                    shown,
-                    f"duplicate note id {note.id!r}, also in {notes[note.id].file}; "
-                    "give each note its own id",
-                    line=_id_line(file),
-                )
-            )
+        first = notes.get(note.id) or duplicated.get(note.id)
+        if first is not None:  # neither is checked: which one the rules mean is unknown
+            errors.append(_duplicate(note.id, shown, file, first.file))
+            if note.id in notes:
+                errors.append(_duplicate(note.id, first.file, paths[note.id], shown))
+                duplicated[note.id] = notes.pop(note.id)
+            duplicates.setdefault(note.id, [first.file]).append(shown)
             continue
         notes[note.id] = note
+        paths[note.id] = file
     if skipped:
         log.warning(
             "skipped %d Markdown file%s without front matter (not notes): %s; "
@@ -100,7 +103,16 @@ def load_notes(
             "" if len(skipped) == 1 else "s",
             ", ".join(skipped),
         )
-    return Notes(notes, errors, skipped)
+    return Notes(notes, errors, skipped, duplicates)
+
+
+def _duplicate(note_id: str, shown: str, file: Path, other: str) -> NoteError:
+    return NoteError(
+        shown,
+        f"duplicate note id {note_id!r}, also in {other}; neither note is checked until "
+        "each has its own id (rename one, and its rules' `note`)",
+        line=_id_line(file),
+    )
 
 
 def _parse(
@@ -150,10 +162,14 @@ def parse_note(
         )
     note, errors = _build(note_id, data, node, file, offset)
     key_errors = _key_errors(data, node, file, offset, extra_keys)
-    lines = {e.line for e in key_errors}  # a misspelt key explains its source's own error
+    # A misspelt key explains its source's own error ("needs `commit` as well"): one each.
+    told = {f"sources[{m.group(1)}]" for e in key_errors if (m := _SOURCE_KEY.search(e.detail))}
     body, first_line = _body(text)
     note = note.model_copy(update={"quotes": quotes.extract(note_id, body, first_line)})
-    return note, key_errors + [e for e in errors if e.line not in lines]
+    return note, key_errors + [e for e in errors if e.detail.split(":")[0] not in told]
+
+
+_SOURCE_KEY = re.compile(r"`sources\.(\d+)\.")
 
 
 def _body(text: str) -> tuple[str, int]:
@@ -276,8 +292,13 @@ def _build(
     source_nodes = _value(node, "sources")
     for index, source in enumerate(sources):
         line = _item_line(source_nodes, index, offset)
+        item = source_nodes.value[index] if line is not None else None
+
+        def at(key: str, item: Any = item, line: int | None = line) -> int | None:
+            return _name_line(item, key, offset) or line  # the key's own line
+
         try:
-            kind = _source(note_id, index, source, file, line)
+            kind = _source(note_id, index, source, file, at)
         except NoteError as exc:
             errors.append(exc)
             continue
@@ -316,9 +337,11 @@ def _same(a: CodeCitation, b: CodeCitation) -> bool:
 
 
 def _source(
-    note_id: str, index: int, source: Any, file: str, line: int | None
+    note_id: str, index: int, source: Any, file: str, at: Callable[[str], int | None]
 ) -> CodeCitation | IssueCitation | str:
+    """One source entry; `at(key)` is the line of its key (of the entry when absent)."""
     where = f"sources[{index}]"
+    line = at("")
     if not isinstance(source, dict):
         raise NoteError(file, f"{where} must be a mapping with url, commit, path", line=line)
     url = str(source.get("url") or "")
@@ -336,17 +359,18 @@ def _source(
         )
     if match := PERMALINK.match(url):
         owner, name, commit, path, fragment = match.groups()
-        lines = _fragment_lines(fragment, where, file, line)
+        lines = _fragment_lines(fragment, where, file, at("url"))
         if not COMMIT.match(commit):
             raise NoteError(
                 file,
                 f"{where}: the link names {commit!r}, not a commit; cite a commit "
                 "(on GitHub, press `y` on the file for a permalink)",
-                line=line,
+                line=at("url"),
             )
         return _citation(
-            note_id, index, f"{owner}/{name}", commit, f"{path}{lines}", title, file, line
-        )
+            note_id, index, f"{owner}/{name}", commit, f"{path}{lines}", title, file,
+            lambda _key: at("url"),
+        )  # fmt: skip
     if (match := REPO_URL.match(url)) and source.get("commit") and source.get("path"):
         owner, name = match.groups()
         return _citation(
@@ -357,7 +381,7 @@ def _source(
             str(source["path"]),
             title,
             file,
-            line,
+            at,
         )
     if match and (source.get("commit") or source.get("path")):
         missing = "path" if source.get("commit") else "commit"
@@ -388,18 +412,20 @@ def _citation(
     cited: str,
     title: str,
     file: str,
-    line: int | None,
+    at: Callable[[str], int | None],
 ) -> CodeCitation:
     where = f"sources[{index}]"
     if not COMMIT.match(commit):
-        raise NoteError(file, f"{where}: commit {commit!r} is not a hex commit id", line=line)
+        raise NoteError(
+            file, f"{where}: commit {commit!r} is not a hex commit id", line=at("commit")
+        )
     path, start, end = split_path(cited)
     if path is None:
         raise NoteError(
             file,
             f"{where}: path {cited!r} is not FILE, FILE:LINE or FILE:START-END "
             "(lines are 1-based and START <= END)",
-            line=line,
+            line=at("path"),
         )
     return CodeCitation(
         note=note_id,
@@ -445,7 +471,11 @@ def _key_errors(
         seen.add(loc)
         line = _name_line(node, str(loc[0]), offset) if loc else None
         if len(loc) > 1 and loc[0] == "sources" and isinstance(loc[1], int):
-            line = _item_line(_value(node, "sources"), loc[1], offset) or line
+            sources = _value(node, "sources")
+            line = _item_line(sources, loc[1], offset) or line
+            if len(loc) > 2 and isinstance(sources, yaml.SequenceNode):  # the key's own line
+                item = sources.value[loc[1]] if loc[1] < len(sources.value) else None
+                line = _name_line(item, str(loc[2]), offset) or line
         errors.append(NoteError(file, message, line=line))
     return errors
 

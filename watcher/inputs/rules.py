@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from watcher.config import display_path
-from watcher.errors import RuleError, WatchError
+from watcher.errors import RuleError, WatchError, did_you_mean, plain
 from watcher.fingerprint import short
 from watcher.models import Claim, Rule, RuleTest
 from watcher.parse import languages
@@ -114,14 +114,20 @@ class _RawRule(BaseModel):
     claims: list[_RawClaim] = Field([], description="what must stay true of the captures")
     tests: list[_RawTest] = Field([], description="snippets run by `watch rules test`")
 
-    @model_validator(mode="after")
-    def _check(self) -> _RawRule:
-        if not KEBAB.match(self.id):
-            raise ValueError(f"id {self.id!r} must be kebab-case (a-z, 0-9, dashes)")
-        if self.language is not None and self.language not in languages.LANGUAGES:
-            known = ", ".join(languages.LANGUAGES)
-            raise ValueError(f"language {self.language!r} is not one of {known}")
-        return self
+    # Field validators, not one model validator: each bad key is told with the others.
+    @field_validator("id")
+    @classmethod
+    def _kebab(cls, value: str) -> str:
+        if not KEBAB.match(value):
+            raise ValueError(f"{value!r} must be kebab-case (a-z, 0-9, dashes)")
+        return value
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str | None) -> str | None:
+        if value is not None and value not in languages.LANGUAGES:
+            raise ValueError(f"{value!r} is not one of {', '.join(languages.LANGUAGES)}")
+        return value
 
 
 # What `watch schema rule` describes (its docstring is the schema's description); loading
@@ -252,8 +258,11 @@ def _load_file(
         name = entry.get("id", f"#{index + 1}")
         try:
             parsed = _RawRule.model_validate(entry)
-        except ValidationError as exc:
-            out.append(RuleError(shown, f"rule {name}: {_explain(exc)}", line=line))
+        except ValidationError as exc:  # its query's errors too: every problem at once
+            more = _query_problems(entry, shown, text)
+            out.append(
+                RuleError(shown, f"rule {name}: {'; '.join([_explain(exc), *more])}", line=line)
+            )
             continue
         try:
             tests = tuple(t.test(file) for t in parsed.tests)
@@ -333,28 +342,25 @@ def _query(text: str, language: str) -> Query:
 
 
 def _check_captures(rule: Rule, compiled: Compiled) -> None:
+    """Every capture the rule relies on is there; all that are not, in one error."""
     names = {compiled.query.capture_name(i) for i in range(compiled.query.capture_count)}
+    problems = []
     if "target" not in names:
-        raise RuleError(
-            rule.file,
-            f"rule {rule.id}: query must capture @target "
-            "(the construct whose text and lines are tracked)",
-            line=rule.line,
+        problems.append(
+            "query must capture @target (the construct whose text and lines are tracked)"
         )
     if compiled.inside is not None:
         scopes = {compiled.inside.capture_name(i) for i in range(compiled.inside.capture_count)}
         if "scope" not in scopes:
-            raise RuleError(
-                rule.file, f"rule {rule.id}: inside must capture @scope", line=rule.line
-            )
-    for claim in rule.claims:
-        if claim.capture not in names:
-            raise RuleError(
-                rule.file,
-                f"rule {rule.id}: claim names capture @{claim.capture}, "
-                f"which the query does not capture (it has {sorted(names)})",
-                line=rule.line,
-            )
+            problems.append("inside must capture @scope")
+    has = ", ".join(f"@{n}" for n in sorted(names)) or "none"
+    problems += [
+        f"claim names capture @{c.capture}, which the query does not capture (it has {has})"
+        for c in rule.claims
+        if c.capture not in names
+    ]
+    if problems:
+        raise RuleError(rule.file, f"rule {rule.id}: {'; '.join(problems)}", line=rule.line)
 
 
 def _query_error(
@@ -377,8 +383,34 @@ def _query_error(
     )
 
 
-RULE_KEYS = "id, note, path, query, inside, repo, language, claims"
-CLAIM_KEYS = "capture, equals, matches, not_matches, says"
+def _query_problems(entry: dict[str, object], shown: str, text: str) -> list[str]:
+    """What is wrong with the queries of a rule whose keys are wrong too (compiled as far
+    as its `path`, `language`, `query` and `inside` allow), so that fixing the keys does
+    not reveal a second layer of errors."""
+    query, inside, path = entry.get("query"), entry.get("inside"), entry.get("path")
+    language = entry.get("language")
+    if not isinstance(query, str) or not isinstance(path, str):
+        return []
+    if language is not None and language not in languages.LANGUAGES:
+        return []
+    rule = Rule(
+        id=str(entry.get("id", "")), note="", path=path, query=query,
+        inside=inside if isinstance(inside, str) else None,
+        language=language if isinstance(language, str) else None, file=shown,
+    )  # fmt: skip
+    try:
+        compile_rule(rule, text)
+    except RuleError as exc:
+        return [exc.detail.removeprefix(f"rule {rule.id}: ")]
+    return []
+
+
+# The keys of each table of a rule file, for "did you mean" and the list after it.
+KEYS = {
+    "rule": tuple(_RawRule.model_fields),
+    "claims": tuple(_RawClaim.model_fields),
+    "tests": tuple(_RawTest.model_fields),
+}
 
 
 def _explain(exc: ValidationError) -> str:
@@ -386,14 +418,17 @@ def _explain(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
-        keys = CLAIM_KEYS if "claims" in err["loc"] else RULE_KEYS
+        table = next((t for t in ("claims", "tests") if t in err["loc"]), "rule")
+        keys = KEYS[table]
         if err["type"] == "extra_forbidden":
-            msg = f"unknown key; check its spelling (a rule's keys: {keys})"
+            near = did_you_mean(str(err["loc"][-1]), keys)
+            whose = {"rule": "a rule's", "claims": "a claim's", "tests": "a test's"}[table]
+            msg = f"unknown key{near}; {whose} keys: {', '.join(keys)}"
         elif err["type"] == "missing":
             msg = "missing; add it" + (
                 " (a tree-sitter query capturing @target)" if loc == "query" else ""
             )
         else:
-            msg = err["msg"]
+            msg = plain(err["msg"])
         parts.append(f"{loc}: {msg}" if loc else msg)
     return "; ".join(parts)

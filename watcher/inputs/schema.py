@@ -28,7 +28,11 @@ CONFIG_HELP: dict[str, str] = {
     "notes_extra_keys": "front-matter keys of your own that notes may use",
     "upstream": "one table per upstream repository (`[[upstream]]`)",
     "upstream.repo": "OWNER/NAME, as the notes cite it (required)",
-    "upstream.url": "where to fetch it; `file://` and paths work (default: GitHub's URL)",
+    "upstream.url": (
+        "where to fetch it; `file://` and paths work (default: GitHub's URL), but only where "
+        "that path exists: a workflow in GitHub Actions cannot fetch them (`watch init --url` "
+        "warns)"
+    ),
     "upstream.branch": "the branch whose head is checked; empty: the remote's default branch "
     "(its HEAD), read when the mirror is first cloned",
     "upstream.release_tags": "glob of the tags that are releases, e.g. `v*`, `rust-v*`",

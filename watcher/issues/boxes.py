@@ -2,7 +2,8 @@
 and the next `watch action` run carries it out.
 
 - **accept**: the note was re-verified; `watch fix --accept` re-bases it on HEAD and the
-  change is opened as a pull request (or committed, `[issues] accept = "commit"`).
+  change is opened as a pull request (with the `files` sink: pushed as a branch for
+  review; or committed, `[issues] accept = "commit"`).
 - **snooze 30 days**: `snooze_until` is set in the note's front matter (committed to the
   branch), which mutes its issue until then.
 
@@ -95,10 +96,16 @@ def _lines(body: str) -> list[tuple[str, bool]]:
 
 
 def section(stale: Iterable[str], snoozed: dict[str, str], mode: str) -> str:
-    """The boxes for every stale note, and the notes that are snoozed; "" for none."""
+    """The boxes for every stale note, and the notes that are snoozed; "" for none.
+
+    `mode` is how an accepted note lands: "pull-request", "branch" (pushed for review,
+    where the sink cannot open pull requests) or "commit"."""
     lines: list[str] = []
-    landing = "commit it" if mode == "commit" else "open a pull request"
     for note in sorted(stale):
+        landing = {
+            "commit": "commit it",
+            "branch": f"push it to branch `watch/accept/{note}` for review",
+        }.get(mode, "open a pull request")
         if note in snoozed:
             lines.append(f"- {md.code(note, 120)} is snoozed until {md.code(snoozed[note])}")
             continue

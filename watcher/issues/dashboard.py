@@ -2,8 +2,10 @@
 
 Its rows are rebuilt on every run from the bookkeeping shards of every upstream
 (`watcher.state.bookkeeping`), never merged as text, and they hold no per-run time: a run
-with no news renders the same body and so edits nothing. "Last seen fresh" is the
-date of the upstream commit at which the note was last fresh.
+with no news renders the same body and so edits nothing. "Last seen fresh at" names the
+upstream commit at which the note was last found fresh and that commit's date (when it
+was committed upstream, not when watch looked: a per-run time would edit the dashboard
+on every run).
 
 A sink keeps either one dashboard for every upstream (GitHub: one issue) or one *page*
 per upstream (files: `_dashboard/OWNER__NAME.md`, the rows of the notes that upstream's
@@ -93,8 +95,8 @@ def body(
             "Notes citing it keep their last status.\n"
         )
     lines += [
-        "| note | status | last seen fresh | at upstream commit | issue |",
-        "|---|---|---|---|---|",
+        "| note | status | last seen fresh at (upstream commit, committed on) | issue |",
+        "|---|---|---|---|",
     ]
     for note_id in sorted(rows, key=lambda n: (_rank(rows[n]), n)):
         lines.append(_row(note_id, rows[note_id]))
@@ -111,16 +113,19 @@ def _rank(row: Entry) -> int:
 
 
 def _row(note_id: str, row: Entry) -> str:
+    """`fresh at `openai/codex` `abc123456789`, 2026-08-22`: the commit says what it is."""
     fresh_at = row.get("fresh") or {}
-    at = ", ".join(
-        f"{md.code(repo, cell=True)} {md.code(str(seen.get('commit', ''))[:12])}"
-        for repo, seen in sorted(fresh_at.items())
-    )
+    fresh = ", ".join(_seen(repo, seen) for repo, seen in sorted(fresh_at.items()))
     link = _issue_link(row.get("issue"))
-    dates = sorted(str(s.get("date") or "")[:10] for s in fresh_at.values() if s.get("date"))
-    fresh = md.text(dates[-1] if dates else "not seen fresh yet", 40, cell=True)
     status = md.text(str(row.get("status", "")), 20, cell=True)
-    return f"| {md.code(note_id, 120, cell=True)} | **{status}** | {fresh} | {at} | {link} |"
+    fresh = fresh or "not seen fresh yet"
+    return f"| {md.code(note_id, 120, cell=True)} | **{status}** | {fresh} | {link} |"
+
+
+def _seen(repo: str, seen: Seen) -> str:
+    at = f"{md.code(repo, cell=True)} {md.code(str(seen.get('commit') or '')[:12])}"
+    date = str(seen.get("date") or "")[:10]
+    return f"{at}, {md.text(date, 12, cell=True)}" if date else at
 
 
 def _issue_link(issue: OpenIssue | None) -> str:

@@ -14,7 +14,7 @@ therefore stays closed until upstream changes again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from watcher import fingerprint
@@ -154,8 +154,13 @@ def _close(
     policy: Policy,
     heads: Sequence[tuple[str, str]],
 ) -> Plan:
-    # Labels stay as they were: a closed issue keeps the verdict it was about.
-    content = replace(_content(note, results, policy, frozenset(), "closed"), labels=doc.labels)
+    # A closed issue drops its verdict label and its checklist: neither holds any more.
+    content = Content(
+        title=render.title(note, results),
+        body=render.body(note, results, frozenset(), closed=True),
+        labels=render.closed_labels(doc.labels),
+        state="closed",
+    )
     text = render.close_comment(results, heads, reopen=policy.reopen)
     key = markers.digest("close", *sorted(markers.parse_seen(doc.body)))
     return Plan("closed", doc, content, (key, text))

@@ -15,7 +15,8 @@ _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Tokens GitHub turns into pings, links or cross-references when they appear in text.
 _ACTIVE = re.compile(
-    r"(?:https?|ftp)://[^\s)\]>]+"  # URLs (an issue URL cross-references that issue)
+    r"`[^`]+`"  # a code span as written (`watch fix`): kept a code span, not escaped
+    r"|(?:https?|ftp)://[^\s)\]>]+"  # URLs (an issue URL cross-references that issue)
     r"|www\.[^\s)\]>]+"
     r"|[\w.+-]*@[\w-]+(?:/[\w.-]+)?"  # @user, @org/team, emails
     r"|(?:[\w.-]+/[\w.-]+)?#\d+"  # #1, owner/repo#2
@@ -84,14 +85,17 @@ def text(value: str, limit: int = 500, *, cell: bool = False) -> str:
 
     Markdown punctuation is backslash-escaped (so no HTML, links or emphasis), and
     the tokens GitHub would turn into mentions or references go into code spans,
-    where GitHub leaves them alone.
+    where GitHub leaves them alone; so do spans written between backticks, which read
+    as code rather than as escaped backticks (`\\`watch fix\\``).
     """
     value = cut(" ".join(clean(value).split()), limit)
     out: list[str] = []
     pos = 0
     for match in _ACTIVE.finditer(value):
         out.append(_escape(value[pos : match.start()]))
-        out.append(code(match.group(), limit, cell=cell))
+        token = match.group()
+        spanned = token.startswith("`") and token.endswith("`") and len(token) > 2
+        out.append(code(token[1:-1] if spanned else token, limit, cell=cell))
         pos = match.end()
     out.append(_escape(value[pos:]))
     return "".join(out)

@@ -40,31 +40,49 @@ def labels(base: Sequence[str], results: Sequence[Result]) -> tuple[str, ...]:
     return (*base, f"verdict:{worst([r.verdict for r in results]).value}")
 
 
-def body(note: Note, results: Sequence[Result], seen: frozenset[str]) -> str:
-    """The issue body: marker, summary table, one section per item that moved or went stale."""
+def closed_labels(labels: Sequence[str]) -> tuple[str, ...]:
+    """A closed issue's labels: its `verdict:*` label goes (it no longer describes the
+    note), every other label stays, a maintainer's own included."""
+    return tuple(label for label in labels if not label.startswith("verdict:"))
+
+
+def body(
+    note: Note, results: Sequence[Result], seen: frozenset[str], *, closed: bool = False
+) -> str:
+    """The issue body: marker, summary table, one section per item that moved or went stale;
+    then what closes it, or (`closed`) that it is verified again."""
     ordered = sorted(results, key=lambda r: (-r.verdict.severity, r.id))
     for budget in _DIFF_BUDGETS:
-        text = _body(note, ordered, seen, budget)
+        text = _body(note, ordered, seen, budget, closed)
         if len(text) <= _BUDGET:
             return text
-    return _shrink(note, ordered, seen)
+    return _shrink(note, ordered, seen, closed)
 
 
-def _body(note: Note, results: Sequence[Result], seen: frozenset[str], diff_budget: int) -> str:
+def _body(
+    note: Note, results: Sequence[Result], seen: frozenset[str], diff_budget: int, closed: bool
+) -> str:
     parts = [_head(note, results, seen), _table(results)]
     parts += [
         _item(n, r, diff_budget) for n, r in enumerate(results, 1) if r.verdict != Verdict.FRESH
     ]
-    parts += [_checklist(note, results), _footer()]
+    parts += [_verified() if closed else _checklist(note, results), _footer()]
     return "\n\n".join(parts) + "\n"
 
 
-def _shrink(note: Note, results: Sequence[Result], seen: frozenset[str]) -> str:
+def _verified() -> str:
+    return (
+        "### Verified again\n\nEvery tracked item is fresh or moved; nothing is left to do. "
+        "The closing comment below says at which upstream heads."
+    )
+
+
+def _shrink(note: Note, results: Sequence[Result], seen: frozenset[str], closed: bool) -> str:
     """Last resort for notes with hundreds of items: details of the worst ones only."""
     shown = list(results)
     while shown:
         shown = shown[: len(shown) // 2]
-        text = _body(note, shown, seen, 0)
+        text = _body(note, shown, seen, 0, closed)
         if len(text) <= _BUDGET:
             cut = len(results) - len(shown)
             more = f"{cut} more items not shown (body limit); see `watch check --note {note.id}`"
@@ -350,7 +368,7 @@ def news_comment(results: Sequence[Result], news: frozenset[str], *, reopened: b
         if r.introduced_by:
             line += f", introduced by {_commit_link(r)}"
         if r.introduced_by and r.kind != "issue":
-            line += f", released in {_release(r)}"
+            line += f", released in {_release(r)}" if r.released_in else ", not in a release yet"
         latest = r.history[-1] if r.history else None
         if latest and r.introduced_by and latest.commit != r.introduced_by.commit:
             line += f"; changed again by {_link(r.repo, latest.commit, latest.pr)}"

@@ -342,7 +342,9 @@ def _boxes(run: Run, rows: Mapping[str, Entry]) -> str:
         n: str(r["snooze_until"]) for n, r in rows.items() if r.get("snooze_until", "") > today
     }
     stale = [n for n, row in rows.items() if row.get("issue") or n in snoozed]
-    return boxes.section(stale, snoozed, run.config.issues.accept)
+    issues = run.config.issues
+    mode = "branch" if issues.accept != "commit" and issues.sink != "github" else issues.accept
+    return boxes.section(stale, snoozed, mode)
 
 
 def _write_dashboard(

@@ -27,6 +27,7 @@ from watcher.models import (
     Result,
     Rule,
     Verdict,
+    span,
 )
 from watcher.parse import languages, syntax
 
@@ -312,7 +313,7 @@ def quote_baseline(
             text = locate_lines(parsed, start, end)
             return pattern, Location(commit=base, path=path, start_line=start, end_line=end), text
         if best is None or match.score > best[0]:
-            best = (match.score, f"; closest: {path}:{start}-{end} ({match.score:.0%} alike)")
+            best = (match.score, f"; closest: {path}{span(start, end)} ({match.score:.0%} alike)")
     return error(
         plan.item,
         ErrorCode.QUOTE_BASELINE,
@@ -341,11 +342,11 @@ def _judge_quote(mirror: Mirror, plan: Plan, quote: Quote) -> Result:
     start, end = quotes.lines(parsed, match)
     current = Location(commit=plan.head, path=path, start_line=start, end_line=end)
     if match.exact:
-        message = f"the quote occurs at {path}:{start}-{end}"
+        message = f"the quote occurs at {path}{span(start, end)}"
         return _result(plan, Verdict.FRESH, baseline, current, message, diff=None)
     closest = quotes.excerpt(parsed, match, pattern.marker)
     message = (
-        f"the quote no longer occurs at HEAD; closest match {path}:{start}-{end} "
+        f"the quote no longer occurs at HEAD; closest match {path}{span(start, end)} "
         f"({match.score:.0%} alike): update the quote in the note"
     )
     diff = unified(quote.text, closest)
@@ -403,11 +404,18 @@ def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Fou
             plan.item,
             ErrorCode.RULE_BASELINE,
             f"rule {rule.id} ({rule_where(rule)}): claim on @{bad.capture} fails at its "
-            f"baseline {plan.base[:12]} (actual {bad.actual!r}, {bad.test} {bad.expected!r}); "
+            f"baseline {plan.base[:12]} (actual {shown(bad.actual)}, {bad.test} "
+            f"{shown(bad.expected)}); "
             "fix the claim, or the note's commit if the rule is right",
             _baseline(plan, target.start_line, target.end_line),
         )
     return compiled, target
+
+
+def shown(text: str | None) -> str:
+    """A capture's text or a claim's pattern as written, between backticks: a regex reads
+    `\\d+`, not its repr `'\\\\d+'`."""
+    return "nothing (no such capture)" if text is None else f"`{text}`"
 
 
 def rule_where(rule: Rule) -> str:
@@ -454,7 +462,8 @@ def _judge_rule(mirror: Mirror, plan: Plan, rule: Rule) -> Result:
         verdict = Verdict.BROKEN
         bad = next(c for c in results if not c.holds)
         message = (
-            f"claim on @{bad.capture} fails: {bad.test} {bad.expected!r}, actual {bad.actual!r}"
+            f"claim on @{bad.capture} fails: {bad.test} {shown(bad.expected)}, "
+            f"actual {shown(bad.actual)}"
         )
     else:
         verdict = _location_verdict(found, rule.path, target.start_line, target.end_line)
@@ -555,7 +564,7 @@ def _unreachable(mirror: Mirror, item: Item, offline: bool) -> str:
 
 
 def _message(verdict: Verdict, current: Location, *, rule: bool = False, gone: str = "") -> str:
-    lines = f":{current.start_line}-{current.end_line}" if current.start_line else ""
+    lines = span(current.start_line, current.end_line)
     moved = "the rule still finds it" if rule else "update the citation (`watch fix`)"
     message = {
         Verdict.FRESH: "unchanged at HEAD",

@@ -22,7 +22,7 @@ from watcher.locate.anchors import Anchor, Found
 from watcher.locate.definitions import definition_keys, may_define
 from watcher.locate.matching import find
 from watcher.locate.targets import literals, targets
-from watcher.models import Candidate
+from watcher.models import Candidate, span
 from watcher.parse import languages, syntax
 
 if TYPE_CHECKING:
@@ -311,5 +311,5 @@ def explain(candidates: Sequence[Candidate]) -> str:
 
 def where(candidate: Candidate) -> str:
     """`path:start-end` of a candidate."""
-    lines = f":{candidate.start_line}-{candidate.end_line}" if candidate.start_line else ""
+    lines = span(candidate.start_line, candidate.end_line)
     return f"{candidate.path}{lines}"

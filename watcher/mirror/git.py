@@ -102,8 +102,14 @@ def run_bytes(cwd: Path, command: str, stdin: bytes) -> list[str]:
 
 
 def failure(command: str, code: int, err: str) -> UpstreamError:
-    """A failed git command's error: git's own last line."""
-    lines = [line for line in err.strip().splitlines() if line.strip()]
+    """A failed git command's error: git's first `fatal:` (else `error:`) line, which says
+    what went wrong ("'…' does not appear to be a git repository", "repository '…' not
+    found"), not the advice git prints after it ("… and the repository exists.")."""
+    lines = [line.strip() for line in err.strip().splitlines() if line.strip()]
+    for prefix in ("fatal: ", "error: "):
+        first = next((line for line in lines if line.startswith(prefix)), None)
+        if first is not None:
+            return UpstreamError(first.removeprefix(prefix))
     return UpstreamError(lines[-1] if lines else f"git {command} failed ({code})")
 
 
