@@ -13,15 +13,16 @@ from pathlib import Path
 # A forked child starts with its parent's resident-set high-water mark, so a child of the
 # bench (which holds the generated history in memory) would report the bench's size. A
 # small launcher runs the command instead and reports its RUSAGE_CHILDREN: the peak of the
-# command and the git processes under it, and the command's wall time, timed in there.
+# command and the git processes under it, the command's wall time, timed in there, and
+# the CPU time (user and system) of the command and every process under it.
 LAUNCHER = """\
 import resource, subprocess, sys, time
 start = time.perf_counter()
 code = subprocess.call(sys.argv[2:])
 wall = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(sys.argv[1], "w") as out:
-    out.write(f"{wall} {peak}")
+    out.write(f"{wall} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 sys.exit(code)
 """
 
@@ -56,6 +57,7 @@ class Run:
     code: int
     stdout: str
     stderr: str
+    cpu: float = 0.0  # seconds of CPU, user and system, of the process and its children
 
 
 def run(
@@ -74,10 +76,10 @@ def run(
             cwd=cwd, env=measured_env(env), input=stdin, capture_output=True, check=False,
             stdin=None if stdin is not None else subprocess.DEVNULL,
         )  # fmt: skip
-        wall, peak_kb = (float(x) for x in usage.read_text().split())
+        wall, peak_kb, cpu = (float(x) for x in usage.read_text().split())
     return Run(
         wall, peak_kb / 1024, done.returncode,
-        done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"),
+        done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"), cpu,
     )  # fmt: skip
 
 

@@ -177,3 +177,13 @@ def silent_port() -> Iterator[int]:
     for conn in held:
         conn.close()
     server.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_thread_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test leaves no thread running: the worker pool forks only from a process with
+    one thread, so a server thread left by one test would change what a later test in
+    the same process measures."""
+    yield
+    left = [t for t in threading.enumerate() if t is not threading.main_thread()]
+    assert not left, f"{request.node.nodeid} left threads running: {left}"

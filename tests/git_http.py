@@ -9,11 +9,12 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.support import LocalServer
 
 # What GitHub allows, so that a blobless mirror can be made and filled on demand.
 _SERVER_CONFIG = {
@@ -30,22 +31,18 @@ class GitHttpServer:
         self.root = root
         self.expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
         self.requests: list[tuple[str, int]] = []  # (path, status) of each request
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.thread = threading.Thread(  # a short poll: shutdown() returns within 50 ms
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self.server = LocalServer(_handler(self))
 
     @property
     def port(self) -> int:
         return int(self.server.server_address[1])
 
     def __enter__(self) -> GitHttpServer:
-        self.thread.start()
+        self.server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
 
     def backend(self, method: str, path: str, body: bytes, headers: Any) -> bytes:
         parts = urlsplit(path)

@@ -25,10 +25,12 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
+
+from tests.support import LocalServer
 
 SPEC_FILE = Path(__file__).parent / "data" / "github" / "issues-openapi.json"
 STAMP = "2026-12-02T09:00:00Z"
@@ -96,20 +98,15 @@ class GithubServer:
         self.search_lag = False  # True: search never sees new issues (GitHub's index lags)
         self.lock = threading.RLock()
         self._ids = iter(range(5000, 10**9))
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
+        self._server = LocalServer(_handler(self))
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(  # a short poll: shutdown() returns within 50 ms
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
 
     def __enter__(self) -> GithubServer:
-        self._thread.start()
+        self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     # --- inspection helpers for tests ------------------------------------------------
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,3 +94,44 @@ def lock_held_elsewhere(path: Path) -> Iterator[None]:
         yield
     finally:
         holder.communicate("")
+
+
+class LocalServer(ThreadingHTTPServer):
+    """A threading HTTP server on 127.0.0.1 that leaves no thread behind when it stops.
+
+    A client keeps its connection open between requests (PyGithub, git's curl), and the
+    thread serving it waits for the next one: stopping closes such connections and joins
+    every thread, so a later test in the same process (the worker pool forks only from a
+    process with one thread) never sees them."""
+
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
+        self.open: set[socket.socket] = set()
+        self.guard = threading.Lock()
+        self.thread = threading.Thread(  # a short poll: shutdown() returns within 50 ms
+            target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with self.guard:
+            self.open.add(request)
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.guard:
+                self.open.discard(request)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.thread.join()
+        with self.guard:
+            for conn in self.open:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+        self.server_close()  # joins the threads that served requests

@@ -33,6 +33,7 @@ PURE_CACHED = {
     "watcher.locate.definitions._kinds_query": "compiles a grammar's query of its kinds",
     "watcher.locate.definitions._kind_query": "compiles a grammar's query of one kind",
     "watcher.locate.probes._gap": "compiles a language's whitespace-and-comments regex",
+    "watcher.history.follow._bordered": "whether a word can overlap itself",
     "watcher.inputs.rules._versions": "the installed grammar packages' versions",
     "watcher.inputs.rules._query": "compiles a query text for a language",
     "watcher.mirror.versions.key": "a tag name's place in release order",

@@ -320,7 +320,9 @@ def _corrupt_pack(mirror: Path) -> None:
         pack.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage", ["corrupt pack", "no HEAD", "empty folder"])
+@pytest.mark.parametrize(
+    "damage", ["corrupt pack", "no HEAD", "empty folder", "a file", "garbage config"]
+)
 def test_a_damaged_mirror_is_cloned_again_by_itself(
     damage: str, project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -333,6 +335,13 @@ def test_a_damaged_mirror_is_cloned_again_by_itself(
         _corrupt_pack(mirror)
     elif damage == "no HEAD":
         (mirror / "HEAD").unlink()
+    elif damage == "a file":  # the mirror's path is a file
+        import shutil
+
+        shutil.rmtree(mirror)
+        mirror.write_text("not a mirror\n")
+    elif damage == "garbage config":
+        (mirror / "config").write_bytes(bytes(range(256)) + b"\n[core\n")
     else:
         for child in mirror.iterdir():
             if child.is_dir():

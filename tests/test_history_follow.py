@@ -25,6 +25,9 @@ def edited(rng: random.Random, lines: list[bytes]) -> list[bytes]:
 
 
 def test_moved_agrees_with_a_search_of_the_whole_version() -> None:
+    """Lines followed into the version before are where a search of all of it finds them
+    once, with each guard word as often as in the version after, on files edited at random
+    (one to three edits, above, below, astride and in the lines)."""
     rng = random.Random(12)
     told = 0
     for _ in range(5000):
@@ -42,7 +45,11 @@ def test_moved_agrees_with_a_search_of_the_whole_version() -> None:
         whole = list(walk._line_aligned(old, region))
         same = len(whole) == 1 and walk._counts(old, guards) == walk._counts(new, guards)
         words = tuple(g.encode() for g in guards)
-        at, _ = follow.moved(new, old, found[0], region, words)
+        # Told how often the words occur in all of `new`, it may count them in all of `old`.
+        # and counted in all of `old` by the caller (as a walk shares them between items).
+        counts = walk._counts(new, guards) if rng.random() < 0.5 else None
+        counted = (lambda w: follow.count(old, w)) if rng.random() < 0.5 else None  # noqa: B023
+        at, _ = follow.moved(new, old, found[0], region, words, counts, counted)
         if at is not None:
             told += 1
             assert same and at == whole[0], (new, old, region, guards)
@@ -54,3 +61,32 @@ def test_a_word_whose_occurrences_overlap_is_not_counted_in_part() -> None:
     old = b"REGION\na a.aa.aa.a.a\na.\n"  # `a.a` overlaps itself: the counts are 1 and 0
     assert (follow.count(new, b"a.a"), follow.count(old, b"a.a")) == (1, 0)
     assert follow.moved(new, old, 0, b"REGION", (b"a.a",))[0] is None
+
+
+def test_a_word_is_counted_alike_from_either_end() -> None:
+    """`count` looks for a word that cannot overlap itself from the end of the file: the
+    same count as a search from the start, on random text, for words that can overlap
+    themselves and words that cannot, whole or in part of the file."""
+    rng = random.Random(36)
+    pieces = [b"hot", b"hot_path", b"a", b"ab", b"aba", b"a.a", b" ", b"\n", b"_", b"x1"]
+    words = [b"hot", b"hot_path", b"aba", b"a.a", b"ab", b"a", b"x1"]
+    for _ in range(3000):
+        source = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40)))
+        word = rng.choice(words)
+        first, last = sorted(rng.randrange(-2, len(source) + 3) for _ in range(2))
+        assert follow.count(source, word, first, last) == _from_start(source, word, first, last)
+
+
+def _from_start(source: bytes, word: bytes, first: int, last: int) -> int:
+    """Whole-word occurrences starting between `first` and `last`, left to right, each
+    search going on after the last one found."""
+    found, at = 0, max(0, first)
+    stop = min(len(source), last + len(word))
+    words = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+    while (at := source.find(word, at, stop)) >= 0:
+        end = at + len(word)
+        before = at > 0 and source[at - 1] in words and word[0] in words
+        after = end < len(source) and source[end] in words and word[-1] in words
+        found += not before and not after
+        at = end
+    return found

@@ -267,12 +267,13 @@ def look_alike(cited: bool) -> str:
     )
 
 
-def test_cited_lines_removed_beside_a_look_alike_are_the_change(
+def test_cited_lines_removed_beside_a_look_alike_are_missing(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """At HEAD the cited lines are gone and a look-alike in another function stands for
-    them. Before the commit that removed them, the look-alike's lines were there as they
-    are now, and so were the cited lines themselves: that commit changed the item."""
+    """At HEAD the cited lines are gone and a look-alike stands in another function that
+    was there all along. Issue 35 (class 3): that is the other function's own code, not
+    the citation (it used to be called `changed` there): missing, since the commit that
+    removed them."""
     base = upstream.commit("base (#1)", {LIB: look_alike(True)})
     project.note("n", f"{base} {LIB}:2-5")
     drop = upstream.commit("ask without a key (#2)", {LIB: look_alike(False)})
@@ -280,18 +281,18 @@ def test_cited_lines_removed_beside_a_look_alike_are_the_change(
 
     result = check(project, capsys)[f"n:{LIB}:2-5"]
 
-    assert result["verdict"] == "changed"
-    assert result["current"]["start_line"] == 12  # the look-alike
+    assert result["verdict"] == "missing"
+    assert result["current"] is None
     assert result["introduced_by"]["commit"] == drop
-    assert [c["commit"] for c in result["history"]] == [drop]
+    assert [(c["commit"], c["state"]) for c in result["history"]] == [(drop, "missing")]
 
 
-def test_a_better_look_alike_removed_inside_the_definition_is_a_change(
+def test_cited_lines_removed_beside_a_look_alike_in_their_definition_are_missing(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A changed item is placed on the lines of its definition most like the cited ones.
-    When a commit removes better ones elsewhere in the definition, the lines it is placed
-    on were there, untouched, before: the definition's other lines decide it."""
+    """A changed item is carried through its definition by aligning its tokens. When a
+    commit removes the cited lines, a look-alike left in the same definition does not
+    stand for them (issue 35, class 3; it used to): the item is missing from then on."""
 
     def source(cited: str | None) -> str:
         block = (
@@ -312,10 +313,27 @@ def test_a_better_look_alike_removed_inside_the_definition_is_a_change(
 
     result = check(project, capsys)[f"n:{LIB}:2-5"]
 
-    assert result["verdict"] == "changed"
-    assert result["current"]["start_line"] == 7  # `other`, the look-alike left
-    assert result["introduced_by"]["commit"] == change
-    assert [c["commit"] for c in result["history"]] == [change, drop]
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == drop
+    assert [(c["commit"], c["state"]) for c in result["history"]] == [
+        (change, "changed"),
+        (drop, "missing"),
+    ]
+
+
+def copied(tweaked: bool, copy: bool) -> str:
+    """Cited lines in `approve` (one word changed when `tweaked`), and a verbatim copy of
+    the original ones in `expected` (when `copy`), far below them."""
+    block = (
+        "    let key = Key {\n        server: NAME.to_string(),\n"
+        '        tool: "run_action".to_string(),\n    };\n'
+    )
+    checks = "".join(f"    assert_eq!(options({n}), vec![{n}, {n + 1}]);\n" for n in range(6))
+    mine = block.replace("run_action", "run_tool") if tweaked else block
+    return (
+        f'fn approve() {{\n{mine}    ask("run_action", None);\n{checks}}}\n\n'
+        f"fn expected() {{\n{block if copy else ''}    check(expected, key);\n}}\n"
+    )
 
 
 def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
@@ -324,9 +342,12 @@ def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    base = upstream.commit("base (#1)", {LIB: look_alike(True)})
+    # The cited lines changed while a verbatim copy of them stood elsewhere (the item was
+    # there, moved); the change shows only once the copy is removed, far from its lines.
+    base = upstream.commit("base (#1)", {LIB: copied(False, False)})
     project.note("n", f"{base} {LIB}:2-5")
-    drop = upstream.commit("ask without a key (#2)", {LIB: look_alike(False)})
+    tweak = upstream.commit("tweak, and copy (#2)", {LIB: copied(True, True)})
+    drop = upstream.commit("drop the copy (#3)", {LIB: copied(True, False)})
     check(project, capsys)  # the mirror, which the oracle reads offline
     config = ["--config", str(project.config_file)]
 
@@ -339,7 +360,7 @@ def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
     assert oracle.main(config) == 1
     out = capsys.readouterr().out
     assert f"n:{LIB}:2-5 (changed)" in out
-    assert "walk: introduced_by -; history \n" in out
+    assert f"walk: introduced_by {tweak[:10]}; history {tweak[:10]} changed\n" in out
     assert f"every version: introduced_by {drop[:10]}; history {drop[:10]} changed" in out
 
 
@@ -429,6 +450,36 @@ def test_following_searches_only_the_bytes_each_commit_changed(
     # for its lines and names: a few hundred bytes a version, where searching each
     # version whole takes its size at least.
     assert project.counts.walk.searched < 21 * len(module()) // 3
+
+
+def test_a_file_edited_all_over_in_every_commit_is_searched_once_a_version(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scattered-edit shape (`bench.scattered`): every commit edits functions all
+    over the file, above and below the cited one, which changed once, early. Each version
+    is read once, none but the change is judged, and following the item's lines through
+    a version searches about its size once (its lines, then its names counted in all of
+    it), not once for each window around them and each version."""
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    edits = {TARGET: (4, "")}
+    change = upstream.commit("change the target (#2)", {LIB: module("", **edits)})
+    for index in range(24):  # eight functions each, spread over the file
+        for step in range(8):
+            name = NAMES[(index * 5 + step * 4) % 30]
+            if name != TARGET:
+                edits[name] = (100 + index, "")
+        upstream.commit(f"tune all over (#{3 + index})", {LIB: module("", **edits)})
+
+    result = check(project, capsys)[f"n:{LIB}:{target_lines()}"]
+
+    assert result["verdict"] == "changed"
+    assert result["introduced_by"]["commit"] == change
+    assert [c["commit"] for c in result["history"]] == [change]
+    assert project.counts.walk.judged_commits == [change]
+    assert project.counts.walk.skipped == 24
+    assert project.counts.walk.read == 26  # HEAD, the 24 versions before it, and the baseline
+    assert project.counts.walk.searched <= 24 * len(module()) * 2.2
 
 
 def task(index: int, value: int = 3) -> str:
@@ -570,6 +621,10 @@ def test_a_verbatim_match_in_an_older_version_is_told_from_its_bytes(
         assert (matching.place(anchor, [(path, parsed)])[0] == "same") is bool(verbatim), text
         bare = [syntax.Parsed(p.blob, syntax.TEXT, None, p.source) for p in (newer, parsed)]
         assert probes.stays_unmatched(anchor, language, *bare) is not verbatim, text
+        # Told which bytes both hold (the function's name), the same answer.
+        shared = cited.split("(")[0].encode()
+        assert shared in newer.source and shared in parsed.source
+        assert probes.stays_unmatched(anchor, language, *bare, shared) is not verbatim, text
     # A cited rare word that the changed version lacks, written again far below, out of
     # every window's reach: `locate` looks for the item otherwise there (a verbatim match
     # becomes possible; a similar region's lines are voted for by such words).

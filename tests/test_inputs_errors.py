@@ -448,7 +448,8 @@ def test_config_that_is_not_utf8(project: Project, capsys: pytest.CaptureFixture
     code, out, err = project.run("check", "--format", "json", capsys=capsys)
 
     assert (code, out) == (2, "")
-    assert "not UTF-8 (byte 21); save it as UTF-8" in err and "Traceback" not in err
+    assert "config.toml:2: not UTF-8 at column 6; save it as UTF-8" in err
+    assert "Traceback" not in err
 
 
 def test_missing_config(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,7 +21,7 @@ from pydantic import (
 from watcher import defaults, redact
 from watcher.errors import ConfigError, did_you_mean, plain
 
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")  # as POSIX names them: upper case
 REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 EVERY_RE = re.compile(r"^@every\s+(\d+)\s*([smhd])$")
 
@@ -105,10 +105,10 @@ class IssuesConfig(_Strict):
                 'in the environment, set token_env = "GITHUB_TOKEN" (its name), and revoke '
                 "the token now that it is in a file"
             )
-        if not ENV_NAME.match(value):
-            raise ValueError(
-                "must be the name of an environment variable (letters, digits, _), "
-                'like "GITHUB_TOKEN"'
+        if not ENV_NAME.fullmatch(value):
+            raise ValueError(  # not echoed either: a token may be anything
+                "must be the name of an environment variable (capital letters, digits, _, "
+                'not starting with a digit), like "GITHUB_TOKEN"'
             )
         return value
 
@@ -172,11 +172,14 @@ class Config(_Strict):
 
 
 def display_path(path: Path, root: Path) -> str:
-    """`path` relative to `root` when inside it (as users wrote it), else as it is."""
+    """`path` relative to `root` when inside it (as users wrote it), else as it is; a
+    name that is not UTF-8 with those bytes written `\\xNN` (watcher.inputs.walk.shown)."""
+    from watcher.inputs.walk import shown
+
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return shown(path.resolve().relative_to(root).as_posix())
     except ValueError:
-        return str(path)
+        return shown(str(path))
 
 
 def load(file: Path) -> Config:
@@ -189,7 +192,12 @@ def load(file: Path) -> Config:
             file, "not found; pass --config FILE or run in a notes repository"
         ) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(file, f"not UTF-8 (byte {exc.start}); save it as UTF-8") from None
+        held = exc.object if isinstance(exc.object, bytes) else b""
+        line = held.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (held.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            file, f"not UTF-8 at column {column}; save it as UTF-8", line=line
+        ) from None
     except OSError as exc:  # a folder, or unreadable
         raise ConfigError(file, f"cannot read it ({exc.strerror}); pass a readable file") from None
     except tomllib.TOMLDecodeError as exc:

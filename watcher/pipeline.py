@@ -340,7 +340,7 @@ def check_upstream(
         checking = f"checking {plural(len(items), 'item')} of {upstream.repo}"
         with progress.step(checking, forks=True):
             results = judge_all(config, mirror, upstream, head, items, options)
-            results = guards.follow_rules(results)  # not saved: it depends on the rule's run
+            results = guards.hint_rules(results)  # not saved: it depends on the rule's run
         mirror.tidy()
     except UpstreamError as exc:  # unreachable, or stalled past its time limit mid-run
         status = UpstreamStatus(

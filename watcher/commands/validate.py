@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import TextIO
 
 from watcher.commands.rules import run_all
-from watcher.config import load
+from watcher.config import Config, load
 from watcher.errors import ConfigError
-from watcher.pipeline import CheckOptions, gather
+from watcher.judge.plan import Item, cited_problem
+from watcher.mirror.mirrors import Mirror
+from watcher.pipeline import CheckOptions, gather, group
 from watcher.report import annotation, plural
 
 
@@ -27,6 +29,7 @@ def validate(config_file: Path, out: TextIO, fmt: str = "text") -> int:
     problems = [r.message for r in inputs.errors]
     rules = {i.rule.id: i.rule for i in inputs.items if i.rule is not None}
     problems += [o.describe() for o in run_all(rules.values()) if not o.passed]
+    problems += cited_problems(config, inputs.items)
     for problem in problems:
         if fmt == "github":
             out.write(annotation("error", problem, title="watch validate", root=config.root))
@@ -37,3 +40,18 @@ def validate(config_file: Path, out: TextIO, fmt: str = "text") -> int:
     )
     out.write(f"{config.display(config.file)}: {summary}\n")
     return 2 if problems else 0
+
+
+def cited_problems(config: Config, items: list[Item]) -> list[str]:
+    """Citations whose lines cannot be anchored, where the mirror holds their file: no
+    fetch, so a site whose mirrors are not made yet is validated as before."""
+    problems = []
+    for upstream, members in group(config, items, CheckOptions(offline=True)):
+        if upstream is None:
+            continue
+        mirror = Mirror(upstream, config.cache, config.limits)
+        try:
+            problems += [p for i in members if (p := cited_problem(mirror, i)) is not None]
+        finally:
+            mirror.close()
+    return problems

@@ -1,8 +1,9 @@
 """Which rule guards which citation: a rule guards the citations whose cited lines its
 baseline target overlaps (same note, file and commit), not every citation of its file.
 
-A guarded citation that is not found verbatim at HEAD follows its rule's target there,
-so a note never says `missing` for code its own rule found.
+Each item is its own: a citation keeps its own verdict, HEAD span and history whatever
+its rule found. A rule only hints where a missing citation's code may have gone: its
+message names the rule's target at HEAD, and the issue shows both results.
 """
 
 from __future__ import annotations
@@ -30,37 +31,28 @@ def _overlap(a: Location, b: Location) -> bool:
     return (a.start_line or 0) <= (b.end_line or 0) and (b.start_line or 0) <= (a.end_line or 0)
 
 
-def follow_rules(results: Sequence[Result]) -> list[Result]:
-    """The results, with each guarded citation that went missing located by its rule."""
+def hint_rules(results: Sequence[Result]) -> list[Result]:
+    """The results, each missing citation that a rule guards told where that rule's target
+    is at HEAD: a hint of where its code went, never its verdict, span or history."""
     rules = [r for r in results if r.kind == "rule" and r.current is not None]
     out = []
     for result in results:
         rule = None
         if result.kind == "citation" and result.verdict is Verdict.MISSING:
             rule = next((r for r in rules if guards(r, result)), None)
-        out.append(result if rule is None else _located_by(result, rule))
+        out.append(result if rule is None else _hinted(result, rule))
     return out
 
 
-def _located_by(citation: Result, rule: Result) -> Result:
+def _hinted(citation: Result, rule: Result) -> Result:
     assert rule.current is not None
     where = rule.current
     lines = span(where.start_line, where.end_line)
-    stale = rule.verdict in (Verdict.CHANGED, Verdict.BROKEN)
-    return citation.model_copy(
-        update={
-            "verdict": Verdict.CHANGED,
-            "current": where,
-            "diff": rule.diff,
-            "introduced_by": rule.introduced_by if stale else citation.introduced_by,
-            "released_in": rule.released_in if stale else citation.released_in,
-            "history": rule.history if stale else citation.history,
-            "message": (
-                f"the cited lines are not found verbatim; rule {rule.id}, which guards them, "
-                f"finds its target at {where.path}{lines}: re-verify the note"
-            ),
-        }
+    hint = (
+        f"; rule {rule.id}, which guards these lines, finds its target at {where.path}{lines} "
+        f"({rule.verdict.value}): a hint of where the cited code went"
     )
+    return citation.model_copy(update={"message": citation.message + hint})
 
 
 def covers(target: Location | None, citation: CodeCitation, commit: str) -> bool | None:

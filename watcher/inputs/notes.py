@@ -14,7 +14,7 @@ import yaml
 
 from watcher.config import Limits, display_path
 from watcher.errors import NoteError
-from watcher.inputs import frontmatter, quotes
+from watcher.inputs import frontmatter, quotes, walk
 from watcher.models import CodeCitation, IssueCitation, Note
 
 log = logging.getLogger("watcher.notes")  # the name users see in log lines
@@ -68,10 +68,8 @@ def load_notes(
     errors: list[NoteError] = []
     skipped: list[str] = []
     patterns, extra = tuple(ignore), tuple(extra_keys)
-    for file in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
-        if not file.is_file():
-            continue  # a folder named like a note
-        relative = file.relative_to(folder).as_posix()
+    for found in walk.files(folder, ".md"):  # any name, no loop, files only
+        file, relative = Path(found.path), found.name
         if any(fnmatch.fnmatch(relative, p) for p in patterns):
             continue
         shown = display_path(file, display_root)
@@ -148,7 +146,14 @@ def parse_note(
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")  # editors may save a BOM
     except UnicodeDecodeError as exc:
-        raise NoteError(file, f"not UTF-8 (byte {exc.start}); save the file as UTF-8") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise NoteError(
+            file,
+            f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {column} cannot be read; "
+            "save the file as UTF-8",
+            line=line,
+        ) from None
     front, offset = _front_matter(text, file)
     node, data = load_yaml(front, file, offset, max_nodes)
     if not isinstance(data, dict):

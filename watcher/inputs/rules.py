@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from watcher.config import display_path
 from watcher.errors import RuleError, WatchError, did_you_mean, plain
 from watcher.fingerprint import short
+from watcher.inputs import walk
 from watcher.models import Claim, Rule, RuleTest
 from watcher.parse import languages
 from watcher.state import store
@@ -210,9 +211,8 @@ def load_rules(
     """
     rules: dict[str, Rule] = {}
     errors: list[RuleError] = []
-    for file in sorted(folder.rglob("*.toml")) if folder.is_dir() else []:
-        if not file.is_file():
-            continue  # a folder named like a rule file
+    for found in walk.files(folder, ".toml"):  # any name, no loop, files only
+        file = Path(found.path)
         shown = display_path(file, display_root)
         for item in _load_file(file, shown, compiles, max_bytes):
             if isinstance(item, RuleError):

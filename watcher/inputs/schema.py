@@ -42,7 +42,10 @@ CONFIG_HELP: dict[str, str] = {
     "issues.sink": "`github`, `files` (Markdown under state/issues/) or `none`",
     "issues.repo": "OWNER/NAME of the repository issues are opened in",
     "issues.labels": "labels of every issue (plus `verdict:WORST`); created when missing",
-    "issues.token_env": "name of the environment variable holding the GitHub token",
+    "issues.token_env": (
+        "name of the environment variable holding the GitHub token: capital letters, digits "
+        "and `_` (`[A-Z_][A-Z0-9_]*`); a token pasted here is refused, never echoed"
+    ),
     "issues.api_url": "GitHub API root; change it for GitHub Enterprise",
     "issues.open_on": "verdicts that open an issue",
     "issues.dashboard": "keep one `watch dashboard` issue with every note's status",
@@ -57,7 +60,10 @@ CONFIG_HELP: dict[str, str] = {
     "limits.stall_seconds": "an http(s) fetch below 1 KB/s for this long is given up",
     "limits.note_bytes": "a larger note is an error, not parsed",
     "limits.rule_bytes": "a larger rule file is an error, not parsed",
-    "limits.file_bytes": "a larger cited upstream file is an error",
+    "limits.file_bytes": (
+        "a larger cited upstream file is an error; a file above 2 MB is compared line by "
+        "line, without a syntax tree (docs/design.md, Memory)"
+    ),
     "limits.yaml_nodes": "front matter expanding (aliases included) past this is an error",
     "limits.processes": "processes that judge and walk a big site's items; unset: one per "
     "core, up to 4 (1: everything in one process)",

@@ -22,7 +22,8 @@ import yaml
 from watcher.errors import WatchError
 from watcher.issues import markers
 from watcher.issues.sink import IssueDoc, SinkError, State
-from watcher.state.store import write_text
+from watcher.redact import redact
+from watcher.state.store import set_aside, write_text
 
 _SEPARATOR = "---\n"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: read on every run
@@ -110,16 +111,19 @@ class FilesSink:
         return new
 
     def _save(self, doc: IssueDoc, meta: dict[str, Any], comments: list[str]) -> None:
+        # Redacted last, as rendered (escaped, cut), and piece by piece: the header
+        # counts the body's characters as written.
+        body = redact(doc.body)
         header = {
-            "title": doc.title,
+            "title": redact(doc.title),
             "state": doc.state,
-            "labels": list(doc.labels),
-            "body_chars": len(doc.body),
+            "labels": [redact(label) for label in doc.labels],
+            "body_chars": len(body),
             "last_comment": meta.get("last_comment"),
         }
         text = _SEPARATOR + yaml.dump(header, Dumper=_DUMPER, sort_keys=True, allow_unicode=True)
-        text += _SEPARATOR + doc.body
-        for n, comment in enumerate(comments, 1):
+        text += _SEPARATOR + body
+        for n, comment in enumerate(map(redact, comments), 1):
             text += f"\n\n---\n\n**Comment {n}** by watch:\n\n{comment}"
         path = self.path(doc.handle)
         try:
@@ -145,7 +149,10 @@ class FilesSink:
             )
         except OSError:  # absent, or a folder (or a file) where it would be: none of ours
             return None
-        except (ValueError, KeyError, TypeError, yaml.YAMLError):
+        except IsADirectoryError:  # a folder named like the document: moved away, healed
+            set_aside(self.path(handle), "a folder where an issue file belongs")
+            return None
+        except (ValueError, KeyError, TypeError, RecursionError, yaml.YAMLError):
             return None  # not a document we wrote: ignored, and overwritten by create
         comments = _split_comments(rest[len(body) :])
         return doc, dict(meta), comments

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from watcher.redact import redact
+
 # Invisible or direction-changing characters ("Trojan Source") are shown, not obeyed.
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -47,7 +49,11 @@ def is_clean(text: str) -> bool:
 
 
 def cut(text: str, limit: int) -> str:
-    """At most `limit` characters, saying how much was cut."""
+    """At most `limit` characters, saying how much was cut. Secrets are masked before
+    the cut: a token cut in two is no longer shaped like one, and its head is a secret."""
+    if len(text) <= limit:
+        return text
+    text = redact(text)
     if len(text) <= limit:
         return text
     return text[:limit] + f" … [{len(text) - limit:,} more characters cut]"

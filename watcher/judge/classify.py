@@ -382,6 +382,15 @@ def rule_baseline(mirror: Mirror, plan: Plan, rule: Rule) -> tuple[Compiled, Fou
     parsed = parse_at(mirror, rule.path, plan.base_blob, compiled.language)
     found = targets(compiled, rule.path, parsed)
     where = _baseline(plan, None, None)
+    if parsed.tree is None and parsed.size > syntax.TREE_BYTES:  # too big for a tree
+        return error(
+            plan.item,
+            ErrorCode.FILE_TOO_LARGE,
+            f"rule {rule.id} ({rule_where(rule)}): {rule.path} is {parsed.size:,} bytes at "
+            f"{plan.base[:12]}, above the {syntax.TREE_BYTES:,} a syntax tree is built for "
+            "(a tree takes 20-80x its file); guard it with a citation of its lines instead",
+            where,
+        )
     if len(found) != 1:
         return error(
             plan.item,

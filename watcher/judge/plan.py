@@ -13,12 +13,13 @@ from watcher.fingerprint import short
 from watcher.models import Verdict
 
 if TYPE_CHECKING:
+    from watcher.mirror.mirrors import Mirror
     from watcher.models import Quote, Result, Rule
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 6  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
-# 6: a region kept in order in its definition is found there
+JUDGE_VERSION = 7  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
+# 6: a region kept in order in its definition is found there; 7: an item is what was cited
 
 
 @dataclass(frozen=True)
@@ -88,3 +89,26 @@ class Plan:
     @property
     def blobs(self) -> list[str]:
         return [self.base_blob, *(b for _, _, b in self.bases), *(blob for _, blob in self.files)]
+
+
+def cited_problem(mirror: Mirror, item: Item) -> str | None:
+    """Why a citation's lines cannot be anchored (blank, past the file's end, or only
+    punctuation), told offline from what the mirror already holds; None when they can,
+    or when that is not known without fetching (no mirror, commit or blob here)."""
+    from watcher.locate.anchors import LocateError, anchor
+    from watcher.mirror import objects
+    from watcher.parse import languages, syntax
+
+    if item.kind != "citation" or item.start_line is None or not mirror.exists:
+        return None
+    commit = mirror.resolve(item.commit)
+    blob = mirror.blob_id(commit, item.path) if commit else None
+    if blob is None or not objects.Presence(mirror.path / "objects").has(blob):
+        return None
+    language = languages.for_path(item.path) or syntax.TEXT
+    parsed = syntax.parse(blob, language, lambda: mirror.read(blob), item.path)
+    try:
+        anchor(parsed, item.path, item.start_line, item.end_line)
+    except LocateError as exc:
+        return f"{item.note_file}: {item.id}: {item.path}: {exc}; fix the note's lines"
+    return None

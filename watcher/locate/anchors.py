@@ -6,14 +6,16 @@ Whitespace and comments are not tokens, so a reformat never looks like a change.
 
 from __future__ import annotations
 
+import bisect
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from watcher.locate.definitions import name_path
+from watcher.locate.definitions import definition_keys, name_path
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
-from watcher.parse.syntax import WORD, Parsed, tokens_between
+from watcher.parse.syntax import WORD, Parsed, Tokens, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -40,6 +42,32 @@ class Anchor:
     # Each token's line, counted from the first token's (a parsed file): where a similar
     # region starts is voted for by lines (`windows.line_votes`), with no index of the file.
     token_lines: tuple[int, ...] = ()
+    # The enclosing definition's tokens (attributes included) and where the cited ones
+    # start in them: what a version's definition is aligned with (`matching.carry`).
+    body: tuple[str, ...] = field(default=(), compare=False)
+    offset: int = field(default=0, compare=False)
+    # Every definition (kind and name path) of the baseline file: a region like the
+    # citation inside one of them at HEAD is that definition's own code, not the citation.
+    known: frozenset[tuple[str, tuple[str, ...]]] = field(default=frozenset(), compare=False)
+    # The kind of the statement its last cited token closes (a `try`, an `if` with its
+    # branches), when the citation ends with one: at HEAD the item ends where that
+    # statement does, so a line added at the end of its last branch is inside it.
+    closes: str | None = field(default=None, compare=False)
+    # Whether its first (last) token is punctuation of a construct reaching past its
+    # lines: such an edge is its own, never trimmed at HEAD (`alignment.trimmed`).
+    ragged: tuple[bool, bool] = field(default=(False, False), compare=False)
+
+    @functools.cached_property
+    def derived(self) -> dict[object, object]:
+        """What other stages compute once from this anchor, kept as long as it is: whether
+        its lines read as its tokens in a language (`probes`)."""
+        return {}
+
+    @property
+    def whole(self) -> bool:
+        """Whether the citation is its enclosing definition, attributes included: then it
+        is compared whole at HEAD."""
+        return bool(self.body) and len(self.body) == len(self.tokens)
 
     @functools.cached_property
     def encoded(self) -> tuple[bytes, ...] | None:
@@ -48,12 +76,6 @@ class Anchor:
         if any("\ufffd" in t for t in self.tokens):
             return None
         return tuple(t.encode() for t in self.tokens)
-
-    @functools.cached_property
-    def derived(self) -> dict[object, object]:
-        """What other stages compute once from this anchor, kept as long as it is: whether
-        its lines read as its tokens in a language (`probes`)."""
-        return {}
 
 
 @dataclass(frozen=True)
@@ -93,15 +115,27 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         )
     texts = tuple(cited.texts)
     parsed.stats.tokens_scanned += len(texts)
-    node = _enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
-    key, share = None, 0.0
+    if not _holds_construct(parsed, cited.start_bytes, high):
+        shown = " ".join(dict.fromkeys(texts))
+        raise LocateError(
+            f"lines {start}-{end} hold only `{shown[:40]}`, punctuation or keywords of no "
+            "statement of their own, which could be matched anywhere: cite the statement "
+            "they belong to"
+        )
+    node = enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
+    key, share, offset = None, 0.0, 0
+    body: tuple[str, ...] = ()
     if node is not None:
-        # Only counted (the citation's share of it): no lines or bytes read.
-        body = tokens_between(parsed, with_attributes(node).start_byte, node.end_byte,
-                              starting=True, placed=False)  # fmt: skip
-        parsed.stats.tokens_scanned += len(body.texts)
+        first = with_attributes(node)  # a wrapping `export const x = 1;` ends it too
+        around = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
+                                starting=True)  # fmt: skip
+        parsed.stats.tokens_scanned += len(around.texts)
         key = (node.type, name_path(node, parsed.language))
-        share = len(texts) / max(1, len(body.texts))
+        body = tuple(around.texts)
+        share = len(texts) / max(1, len(body))
+        offset = bisect.bisect_left(around.start_bytes, cited.start_bytes[0])
+        if body[offset : offset + len(texts)] != texts:  # cited lines reach past it
+            body, offset = (), 0
     return Anchor(
         path,
         start,
@@ -114,10 +148,58 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         _rarest_bytes(parsed, texts),
         (),
         tuple(line - cited.start_lines[0] for line in cited.start_lines),
+        body,
+        offset,
+        definition_keys(parsed),
+        _closes(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
+        _ragged(parsed, cited),
     )
 
 
-def _enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
+def _holds_construct(parsed: Parsed, starts: Sequence[int], high: int) -> bool:
+    """Whether the tokens starting at `starts` hold something of their own: a name or a
+    literal (a named leaf), or a keyword that starts a construct ending by `high`
+    (`return`, `pass`, `break;`). Lines of `)`, `}`, `) {` or `} else {` alone hold
+    neither: they belong to a statement that starts above them."""
+    assert parsed.tree is not None
+    root = parsed.tree.root_node
+    for at in starts:
+        leaf: Node | None = root.descendant_for_byte_range(at, at)
+        if leaf is None or leaf.is_named:
+            return True
+        node = leaf.parent
+        while node is not None and node.start_byte == at and node.end_byte <= high:
+            if node.is_named:
+                return True
+            node = node.parent
+    return False
+
+
+def _ragged(parsed: Parsed, cited: Tokens) -> tuple[bool, bool]:
+    low, high = trimmed(parsed, cited, 0, len(cited.texts))
+    return low > 0, high < len(cited.texts)
+
+
+def _closes(parsed: Parsed, first: int, last: int) -> str | None:
+    """The kind of the largest statement that starts at or after byte `first` and ends
+    with the token at byte `last`, short of a definition's own parts (its body block);
+    None when that is a single token."""
+    assert parsed.tree is not None
+    kinds = LANGUAGES[parsed.language].definitions
+    leaf = parsed.tree.root_node.descendant_for_byte_range(last, last)
+    if leaf is None:
+        return None
+    found, node = None, leaf.parent
+    while node is not None and node.end_byte == leaf.end_byte and node.start_byte >= first:
+        if is_definition(node, kinds) or (node.parent and is_definition(node.parent, kinds)):
+            break
+        if node.is_named:
+            found = node.type
+        node = node.parent
+    return found
+
+
+def enclosing(parsed: Parsed, first: int, last: int) -> Node | None:
     """The smallest definition holding the tokens that start at bytes `first`..`last`, as
     the index counts them: a definition holds the tokens from its attributes to its end.
     Such a definition encloses the first token, or (the citation starting in its
@@ -194,7 +276,7 @@ def _anchor_by_index(parsed: Parsed, path: str, start: int, end: int) -> Anchor:
         parsed.lines(start, end),
         parsed.lines_of(first, last),
         _rarest(parsed, parsed.token_texts(first, last)),
-        tuple(parsed.text().splitlines()) if parsed.tree is None else (),
+        tuple(parsed.line_texts()) if parsed.tree is None else (),
     )
 
 
@@ -203,3 +285,27 @@ def _rarest(parsed: Parsed, tokens: tuple[str, ...], count: int = 16) -> tuple[s
     drops one of them, it is most likely one of these (a literal, an identifier)."""
     parsed.stats.tokens_scanned += len(tokens)
     return tuple(sorted(set(tokens), key=lambda t: (parsed.count(t), -len(t), t))[:count])
+
+
+def trimmed(
+    parsed: Parsed, body: Tokens, low: int, high: int, keep: tuple[bool, bool] = (False, False)
+) -> tuple[int, int]:
+    """Tokens body[low:high] without the punctuation at their edges that belongs to a
+    construct around them: a brace the alignment took for a cited one (of two `}` in a
+    row, the function's). `keep` (start, end): an edge the citation itself left ragged at
+    the baseline (its lines end inside a call opened above them) is kept. A span keeps at
+    least one token."""
+    assert parsed.tree is not None
+    root, first = parsed.tree.root_node, body.start_bytes[low]
+    while high - low > 1 and not keep[1]:
+        leaf = root.descendant_for_byte_range(*[body.start_bytes[high - 1]] * 2)
+        if leaf is None or leaf.is_named or leaf.parent is None or leaf.parent.start_byte >= first:
+            break
+        high -= 1
+    end = body.start_bytes[high - 1] + len(body.texts[high - 1].encode())
+    while high - low > 1 and not keep[0]:
+        leaf = root.descendant_for_byte_range(*[body.start_bytes[low]] * 2)
+        if leaf is None or leaf.is_named or leaf.parent is None or leaf.parent.end_byte <= end:
+            break
+        low += 1
+    return low, high

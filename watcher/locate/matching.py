@@ -8,12 +8,18 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from watcher.locate.anchors import Anchor, Found
-from watcher.locate.definitions import definition_node, definition_span, has_definition, named
+from watcher.locate.alignment import carry, completed
+from watcher.locate.anchors import Anchor, Found, enclosing, trimmed
+from watcher.locate.definitions import (
+    definition_node,
+    definition_span,
+    name_path,
+    named,
+)
 from watcher.locate.windows import in_order, line_votes, probe_ranges, starts_in, window_bytes
 from watcher.parse.nodes import with_attributes
 from watcher.parse.syntax import Parsed, Tokens, tokens_between
@@ -21,43 +27,51 @@ from watcher.parse.syntax import Parsed, Tokens, tokens_between
 if TYPE_CHECKING:
     from tree_sitter import Node, TreeCursor
 
-
-# A cited region whose definition is found by name counts as found when it covers most
-# of that definition; a smaller region must still resemble what it maps to, or keep most
-# of its tokens there in order (code inserted in its middle makes it no less there).
-WHOLE_DEFINITION = 0.6
+Locator = Callable[[Anchor, str, Parsed], "Found | None"]
 
 
-SIMILAR_IN_DEFINITION = 0.5
-
-
-KEPT_IN_DEFINITION = 0.8
-
-
+# A region found by likeness alone (its definition renamed, or none) must be this alike
+# (difflib ratio), and hold one of the citation's this many rarest tokens: one that
+# shares only its shape (another method of the same class) is another construct.
 SIMILAR_IN_FILE = 0.8
 
 
-# A region found by likeness alone holds one of the citation's this many rarest tokens:
-# one that shares only its shape (another method of the same class) is another construct.
 IDENTITY = 3
+# Of many verbatim occurrences, those nearest the cited lines that are looked at (the
+# nearest is the one chosen): each costs its text, and a generated file repeats a line
+# hundreds of thousands of times.
+NEAREST = 64
 
 
 def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     """The anchor in `files` (the cited file, or its renames, first is preferred)."""
     if anchor.start_line is None:
         return _whole_file(anchor, files)
+    if anchor.whole and (found := _first(anchor, files, _carried)) is not None:
+        return found  # a definition cited whole is that definition, wherever it is
     exact = [f for path, parsed in files for f in _verbatim(anchor, path, parsed)]
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
-        return _with_margins(anchor, best)
+        return completed(anchor, dict(files)[best.path], _with_margins(anchor, best))
+    return _first(anchor, files, _elsewhere)
+
+
+def _first(anchor: Anchor, files: Sequence[tuple[str, Parsed]], how: Locator) -> Found | None:
     for path, parsed in files:
-        if anchor.context and parsed.tree is None:
-            found = _by_lines(anchor, path, parsed)
-        else:
-            found = _in_definition(anchor, path, parsed) or _in_file(anchor, path, parsed)
+        found = how(anchor, path, parsed)
         if found is not None:
             return found
     return None
+
+
+def _elsewhere(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """The citation, not verbatim in the file: carried into its definition, else found by
+    likeness (a text file: line by line)."""
+    if anchor.context and parsed.tree is None:
+        return _by_lines(anchor, path, parsed)
+    if anchor.body and definition_node(parsed, anchor.definition, anchor.start_line or 0):
+        return _carried(anchor, path, parsed)  # its definition is there: it decides
+    return _in_file(anchor, path, parsed)
 
 
 def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
@@ -69,10 +83,11 @@ def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     size. Files no grammar reads (and probes that are not valid UTF-8) use the index."""
     probe = anchor.probes[0] if anchor.probes else ""
     if parsed.tree is None or not probe or "\ufffd" in probe:
-        return [
-            _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
-            for i in _occurrences(parsed, anchor.tokens)
-        ]
+        places = _occurrences(parsed, anchor.tokens)
+        if len(places) > NEAREST:  # a line repeated all through a generated file
+            at, lines = anchor.span[0] if anchor.span else 0, parsed.tokens.start_lines
+            places = sorted(sorted(places, key=lambda i: abs(lines[i] - at))[:NEAREST])
+        return [_found(anchor, path, parsed, i, i + len(anchor.tokens), True) for i in places]
     parsed.stats.tokens_scanned += len(anchor.tokens)
     return _matches(anchor, path, parsed, 0, parsed.size)
 
@@ -162,10 +177,24 @@ def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     """A file no grammar reads (JSON, TOML, ...), compared line by line: the cited lines
     are where a line diff of the two versions maps them, changed if any was edited."""
     start, end = (anchor.start_line or 1) - 1, anchor.end_line or 0
-    after = parsed.text().splitlines()
-    matcher = difflib.SequenceMatcher(None, anchor.context, after, autojunk=False)
+    before, after = anchor.context, parsed.line_texts()
+    # Lines the versions share at their start and end are matched as they are, and only
+    # what lies between is diffed: difflib's index of a big file's every line cost
+    # several times the file (and its time grows with the square of the lines).
+    head = _common(before, after, 0, 1)
+    tail = _common(before, after, head, -1)
+    matcher = difflib.SequenceMatcher(
+        None, before[head : len(before) - tail], after[head : len(after) - tail], autojunk=False
+    )
+    opcodes = [("equal", 0, head, 0, head)] if head else []
+    opcodes += [
+        (tag, i1 + head, i2 + head, j1 + head, j2 + head)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+    ]
+    if tail:
+        opcodes.append(("equal", len(before) - tail, len(before), len(after) - tail, len(after)))
     mapped: list[int] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if (i1 < end and start < i2) or (i1 == i2 and start < i1 < end):  # inside the cited lines
             if tag == "equal":
                 lo, hi = max(i1, start), min(i2, end)
@@ -175,9 +204,22 @@ def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if not mapped:
         return None  # every cited line was deleted
     first, last = min(mapped) + 1, max(mapped) + 1
-    text = "\n".join(after[first - 1 : last])
-    tokens = tuple(text.split())
-    return Found(path, first, last, tokens == anchor.tokens, text, tokens)
+    tokens = parsed.token_texts(*parsed.token_range(first, last))  # as the anchor's
+    return Found(path, first, last, tokens == anchor.tokens, parsed.lines(first, last), tokens)
+
+
+def _common(a: Sequence[str], b: Sequence[str], skip: int, step: int) -> int:
+    """How many lines `a` and `b` share at their start (`step` 1) or end (-1), leaving
+    the first `skip` of each alone."""
+    limit = min(len(a), len(b)) - skip
+    n = 0
+    if step > 0:
+        while n < limit and a[n] == b[n]:
+            n += 1
+    else:
+        while n < limit and a[-1 - n] == b[-1 - n]:
+            n += 1
+    return n
 
 
 def category(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> str:
@@ -205,23 +247,20 @@ def place(
     plain = any(parsed.tree is None for _, parsed in files)  # text files: compared by line
     if plain or anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
         return _placed(find(anchor, files))
-    if not _could_occur(anchor, files) and _definition_survives(anchor, files):
-        path, parsed = files[0]
-        span = definition_span(parsed, anchor.definition, anchor.start_line)
-        if span is not None:
-            return "changed", path, span[0], span[1]
+    if anchor.whole:
+        if not _could_occur(anchor, files) and _definition_survives(anchor, files):
+            path, parsed = files[0]
+            span = definition_span(parsed, anchor.definition, anchor.start_line)
+            if span is not None:  # some token of it is gone: changed, no token read
+                return "changed", path, *_margins(anchor, *span)
+        found = _first(anchor, files, _carried)
+        if found is not None:
+            return _placed(found)
     exact = [f for path, parsed in files for f in _exact_in_windows(anchor, path, parsed)]
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
-        return _placed(_with_margins(anchor, best))
-    for path, parsed in files:
-        if anchor.context and parsed.tree is None:  # as `find`: a text file, line by line
-            found = _by_lines(anchor, path, parsed)
-        else:
-            found = _definition_by_query(anchor, path, parsed) or _in_file(anchor, path, parsed)
-        if found is not None:
-            return _placed(found)
-    return "missing", None, None, None
+        return _placed(completed(anchor, dict(files)[best.path], _with_margins(anchor, best)))
+    return _placed(_first(anchor, files, _elsewhere))
 
 
 def _placed(found: Found | None) -> tuple[str, str | None, int | None, int | None]:
@@ -261,38 +300,58 @@ def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     return found
 
 
-def _definition_by_query(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
-    """`_in_definition`, with the definition found by a query and only its own tokens read."""
-    if anchor.definition is None or parsed.tree is None:
+def _carried(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """The citation in the definition that held it (found by kind and name, nearest its
+    cited line): the whole definition when it was cited whole, else where the cited
+    tokens went in an alignment of its tokens with the baseline's (`carry`)."""
+    if anchor.definition is None or parsed.tree is None or not anchor.body:
         return None
+    nodes = named(parsed, *anchor.definition)
+    if len(nodes) > 1:  # overloads, one method in two impl blocks: the one most like it
+        return max(
+            (_carried_in(anchor, path, parsed, n) for n in nodes),
+            key=lambda f: -1.0 if f is None else likeness(anchor.tokens, f.tokens),
+        )
     node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
-    if node is None:
+    return None if node is None else _carried_in(anchor, path, parsed, node)
+
+
+def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found | None:
+    """`_carried`, in the definition `node`."""
+    first = with_attributes(node)  # a wrapping `export const x = 1;` ends it too
+    body = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
+                          starting=True)  # fmt: skip
+    texts = tuple(body.texts)
+    parsed.stats.tokens_scanned += len(texts)
+    if anchor.whole:
+        last = max(node.end_point[0], first.end_point[0]) + 1
+        start_line, end_line = _margins(anchor, first.start_point[0] + 1, last)
+        same = texts == anchor.tokens
+        return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
+    span = carry(anchor.body, anchor.offset, anchor.offset + len(anchor.tokens), texts)
+    if span is None:
         return None
-    first = with_attributes(node)
-    if anchor.share >= WHOLE_DEFINITION:  # the whole definition: its lines, no tokens read
-        start_line, end_line = first.start_point[0] + 1, node.end_point[0] + 1
-        return Found(path, start_line, end_line, False, parsed.lines(start_line, end_line))
-    body = tokens_between(parsed, first.start_byte, node.end_byte)
-    parsed.stats.tokens_scanned += len(body.texts)
-    region = _in_body(anchor.tokens, tuple(body.texts))
-    if region is None:
-        return None
-    start, end = region
-    first_line, last_line = body.start_lines[start], body.end_lines[end - 1]
-    return Found(
-        path,
-        first_line,
-        last_line,
-        False,
-        parsed.lines(first_line, last_line),
-        tuple(body.texts[start:end]),
-    )
+    low, high = trimmed(parsed, body, *span, keep=anchor.ragged)
+    first_line, last_line = body.start_lines[low], body.end_lines[high - 1]
+    found = Found(path, first_line, last_line, False, parsed.lines(first_line, last_line),
+                  texts[low:high])  # fmt: skip
+    return completed(anchor, parsed, found)
+
+
+def _margins(anchor: Anchor, start: int, end: int) -> tuple[int, int]:
+    """A definition's lines, widened by the blank or comment lines the citation has
+    around its tokens (a doc comment above it)."""
+    if anchor.span is None or anchor.start_line is None or anchor.end_line is None:
+        return start, end
+    return start - (anchor.span[0] - anchor.start_line), end + (anchor.end_line - anchor.span[1])
 
 
 def _definition_survives(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
     if anchor.start_line is None or anchor.definition is None or not files:
         return False
-    return anchor.share >= WHOLE_DEFINITION and has_definition(files[0][1], anchor.definition)
+    if not anchor.whole or files[0][1].tree is None:
+        return False
+    return len(named(files[0][1], *anchor.definition)) == 1  # more: `_carried` chooses
 
 
 def _could_occur(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
@@ -337,38 +396,6 @@ def _occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
     return [i for p in places if (i := p - at) >= 0 and texts[i : i + n] == wanted]
 
 
-def _in_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
-    """The cited region in the definition that held it, found by a query: only that
-    definition's tokens are read. Of two definitions as near the cited line, the first
-    in the file (as the whole file's index lists them, whatever order a query gives)."""
-    if anchor.definition is None or parsed.tree is None:
-        return None
-    kind, names = anchor.definition
-    near = anchor.start_line or 0
-
-    def place(node: Node) -> tuple[int, int]:  # nearest first; a tie to the first in the file
-        return abs(with_attributes(node).start_point[0] + 1 - near), node.start_byte
-
-    node = min(named(parsed, kind, names), key=place, default=None)
-    if node is None:
-        return None
-    body = tokens_between(parsed, with_attributes(node).start_byte, node.end_byte,
-                          starting=True)  # fmt: skip
-    texts = tuple(body.texts)
-    if not texts:
-        return None
-    start, end = 0, len(texts)
-    if anchor.share < WHOLE_DEFINITION:
-        parsed.stats.tokens_scanned += len(texts)
-        region = _in_body(anchor.tokens, texts)
-        if region is None:
-            return None
-        start, end = region
-    first_line, last_line = body.start_lines[start], body.end_lines[end - 1]
-    text = parsed.lines(first_line, last_line)
-    return Found(path, first_line, last_line, False, text, texts[start:end])
-
-
 def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     """The region of the file most like the anchor, when it is similar enough. Only the
     windows its rarest words point at are read and compared, never the whole file."""
@@ -405,7 +432,30 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     start, end = _trimmed(anchor.tokens, window.texts, start, end)
     first, last = window.start_lines[start], window.end_lines[end - 1]
     tokens = tuple(window.texts[start:end])
-    return Found(path, first, last, False, parsed.lines(first, last), tokens)
+    found = Found(path, first, last, False, parsed.lines(first, last), tokens)
+    return _renamed(anchor, found, parsed, window.start_bytes[start], window.start_bytes[end - 1])
+
+
+def _renamed(anchor: Anchor, found: Found, parsed: Parsed, first: int, last: int) -> Found | None:
+    """A region like the citation (`found`, its tokens starting at bytes first..last),
+    unless it lies in a definition the baseline file had already: code like the citation
+    in `resource_not_found` is that function's own, not the deleted
+    `url_elicitation_required`'s. In a new definition of the citation's kind (its own,
+    renamed), the citation is carried into it as into its own (`carry`)."""
+    node = enclosing(parsed, first, last)
+    if node is None or anchor.definition is None:
+        return found
+    if (node.type, name_path(node, parsed.language)) in anchor.known:
+        return None
+    if node.type != anchor.definition[0] or not anchor.body:
+        return found  # its code moved into another kind of construct (a macro's body)
+    head = with_attributes(node)
+    texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
+                           starting=True, placed=False).texts  # fmt: skip
+    parsed.stats.tokens_scanned += len(texts)
+    if carry(anchor.body, 0, len(anchor.body), texts) is None:
+        return None
+    return _carried_in(anchor, found.path, parsed, node)
 
 
 def _trimmed(needle: tuple[str, ...], texts: list[str], start: int, end: int) -> tuple[int, int]:
@@ -475,35 +525,6 @@ def _alignments(needle: tuple[str, ...], parsed: Parsed, tries: int = 3) -> list
         budget -= cost
         votes.update(p - i for p in places for i in at[text])
     return [offset for offset, _ in votes.most_common(tries)]
-
-
-def _aligned(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int]:
-    """The span of `body` that the matching blocks of `needle` land on."""
-    blocks = [
-        m
-        for m in difflib.SequenceMatcher(None, needle, body, autojunk=False).get_matching_blocks()
-        if m.size
-    ]
-    if not blocks:
-        return 0, 0
-    first, last = blocks[0], blocks[-1]
-    return max(0, first.b - first.a), min(
-        len(body), last.b + last.size + (len(needle) - last.a - last.size)
-    )
-
-
-def _in_body(needle: tuple[str, ...], body: tuple[str, ...]) -> tuple[int, int] | None:
-    """The span of a definition's tokens that a cited region maps to, if it is still
-    there: like it (`SIMILAR_IN_DEFINITION`), or holding most of its tokens in order
-    (`KEPT_IN_DEFINITION`), as when a block was inserted between its lines."""
-    start, end = _aligned(needle, body)
-    if end <= start:
-        return None
-    matcher = difflib.SequenceMatcher(None, needle, body[start:end], autojunk=False)
-    if matcher.ratio() >= SIMILAR_IN_DEFINITION:
-        return start, end
-    kept = sum(m.size for m in matcher.get_matching_blocks())
-    return (start, end) if kept >= KEPT_IN_DEFINITION * len(needle) else None
 
 
 def likeness(a: Sequence[str], b: Sequence[str]) -> float:

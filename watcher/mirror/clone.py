@@ -113,8 +113,13 @@ def create(path: Path, repo: str, settings: Callable[[], dict[str, str]]) -> Non
 
 
 def remove(folder: Path) -> None:
+    """Delete a mirror (or a half-made one), or a file or link where one belongs."""
     import shutil  # only when a mirror is made or thrown away: not on a warm run
 
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        with contextlib.suppress(FileNotFoundError):
+            folder.unlink()
+        return
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from pathlib import Path
 
 from watcher.errors import UpstreamError
@@ -80,9 +81,13 @@ def health(path: Path) -> str | None:
     remembered by name, size and modification time in `watch-verified`, so a warm run
     reads no pack, and a pack changed on disk is read again.
     """
+    if not path.is_dir() or path.is_symlink():
+        return "a file where the mirror's folder belongs"
     for name in ("HEAD", "config", "objects", "refs"):
         if not (path / name).exists():
             return f"{name} is missing"
+    if not config_readable(path / "config"):
+        return "its config is not one git can read"
     memo_file = path / "watch-verified"
     try:
         memo = set(memo_file.read_text(encoding="utf-8").split("\n"))
@@ -103,6 +108,29 @@ def health(path: Path) -> str | None:
         with contextlib.suppress(OSError):
             memo_file.write_text("\n".join(seen), encoding="utf-8")
     return None
+
+
+# A line of a git config file as git writes it: a section header, `key = value`, a
+# comment or a blank line (a value may run on past a trailing backslash).
+_CONFIG_LINE = re.compile(rb"^\s*(?:\[[^\]\n]+\]|[A-Za-z][A-Za-z0-9-]*\s*(?:=.*)?|[#;].*|)\s*$")
+
+
+def config_readable(file: Path) -> bool:
+    """Whether git can read the mirror's config. Told from its lines without a process on
+    every run; only a config that does not look like one git wrote is asked of git (a
+    hand edit git accepts is kept)."""
+    try:
+        raw = file.read_bytes()
+    except OSError:
+        return False
+    lines = raw.replace(b"\\\n", b" ").split(b"\n")
+    if b"\0" not in raw and all(_CONFIG_LINE.match(line) for line in lines):
+        return True
+    try:
+        run(None, "config", "--file", str(file), "--list")
+    except UpstreamError:
+        return False
+    return True
 
 
 def _checksum_ok(file: Path) -> bool:

@@ -12,15 +12,17 @@ import functools
 import sys
 from array import array
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING
 
+from watcher.parse import plain
 from watcher.parse.diffs import differing
 from watcher.parse.languages import LANGUAGES, grammar
 from watcher.parse.nodes import definition_names, is_definition, with_attributes
+from watcher.parse.plain import Tokens as Tokens  # where other stages take it from
 from watcher.parse.words import WORD as WORD
 from watcher.parse.words import Edits, edits, moved_places, recount
 from watcher.parse.words import is_word_byte as is_word_byte
@@ -31,6 +33,10 @@ if TYPE_CHECKING:
     from tree_sitter import Node, Tree
 
 CACHE_BYTES = 2 * 2**20  # parses kept, in bytes of source (a tree takes ~30x its source)
+# A file larger than this gets no syntax tree: its tree would take 20-80x its size (80x
+# for dense generated code: 800 MB for 10 MB), and its tokens are its lines, whitespace
+# normalized (24 bytes a line, where a token each would take 24 bytes a token).
+TREE_BYTES = 2 * 2**20
 # A version is parsed from another's tree when what differs is at most this share of it:
 # beyond, tree-sitter checking what it may reuse costs as much as parsing afresh or more.
 # Measured on the 1,010 version pairs of 1,000 codex citations, all parsed either way:
@@ -84,22 +90,6 @@ class Definition:
         return (self.kind, self.path)
 
 
-@dataclass
-class Tokens:
-    """The token sequence of a file: comments and whitespace left out."""
-
-    texts: list[str] = field(default_factory=list)
-    start_lines: array[int] = field(default_factory=lambda: array("I"))  # 1-based
-    end_lines: array[int] = field(default_factory=lambda: array("I"))
-    start_bytes: array[int] = field(default_factory=lambda: array("Q"))
-
-    def add(self, text: str, start_line: int, end_line: int, start_byte: int) -> None:
-        self.texts.append(sys.intern(text))
-        self.start_lines.append(start_line)
-        self.end_lines.append(end_line)
-        self.start_bytes.append(start_byte)
-
-
 class Parsed:
     """A parsed blob. Its tokens and definitions are read off the tree on first use:
     a rule's query needs only the tree, so walks that judge rules never pay for them."""
@@ -126,14 +116,22 @@ class Parsed:
     @functools.cached_property
     def _index(self) -> tuple[Tokens, list[Definition]]:
         if self.tree is None:
-            return _words(self.source), []
+            return (
+                plain.by_word(self.source)
+                if self.size <= TREE_BYTES
+                else plain.by_line(self.source)
+            ), []
         return _index(self.tree.root_node, self.source, LANGUAGES[self.language].definitions)
 
     @functools.cached_property
-    def positions(self) -> dict[str, array[int]]:
+    def positions(self) -> Mapping[str, array[int]]:
         """Where each token text occurs, in order: built once per blob and shared by every
-        citation of it, so finding a citation costs time in its own tokens, not the file's."""
+        citation of it, so finding a citation costs time in its own tokens, not the file's.
+        A file tokenized by line is scanned for the few texts asked instead: an index of
+        its every line would cost several times the file."""
         self.stats.indexed += 1
+        if self.tree is None and self.size > TREE_BYTES:
+            return plain.Scanned(self.tokens.texts)
         index: dict[str, array[int]] = {}
         for position, text in enumerate(self.tokens.texts):
             found = index.get(text)
@@ -203,6 +201,17 @@ class Parsed:
     def text(self) -> str:
         """The whole source, bytes that are not UTF-8 replaced."""
         return self.source.decode("utf-8", errors="replace")
+
+    def line_texts(self) -> list[str]:
+        """Each line's text, as a line diff compares them. A file too big for a tree
+        gives its line tokens (whitespace normalized, "" for a blank line): the strings
+        its tokens hold, not the whole file decoded and split once more."""
+        if self.tree is not None or self.size <= TREE_BYTES:
+            return self.text().splitlines()
+        found = [""] * self.line_count()
+        for text, line in zip(self.tokens.texts, self.tokens.start_lines, strict=True):
+            found[line - 1] = text
+        return found
 
     def lines(self, start: int, end: int) -> str:
         """The text of lines start..end (1-based, inclusive), line ends dropped and joined
@@ -329,8 +338,8 @@ def _parse(
     stats = stats if stats is not None else Stats()
     stats.parses += 1
     stats.parsed_blobs.append(blob)
-    if language == TEXT:
-        return Parsed(blob, language, None, source, stats)
+    if language == TEXT or len(source) > TREE_BYTES:  # no tree: compared by word or line
+        return Parsed(blob, TEXT, None, source, stats)
     parser = Parser(grammar(language))
     old = None
     if previous is not None and previous.tree is not None:
@@ -510,16 +519,6 @@ def _walk(
         if not parent():
             return tokens, spans
         depth, descend = depth - 1, False
-
-
-def _words(source: bytes) -> Tokens:
-    tokens = Tokens()
-    offset = 0
-    for number, line in enumerate(source.decode("utf-8", errors="replace").splitlines(), 1):
-        for index, word in enumerate(line.split()):
-            tokens.add(word, number, number, offset + index)
-        offset += len(line) + 1
-    return tokens
 
 
 def normalize(text: str) -> str:

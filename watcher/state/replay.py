@@ -33,7 +33,6 @@ import contextlib
 import json
 import logging
 import os
-import stat
 import time
 import tomllib
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, cast
 from watcher import defaults, fingerprint, redact
 from watcher.errors import UpstreamError, WatchError
 from watcher.fingerprint import blake2b, digest
+from watcher.inputs import walk
 from watcher.state.store import LOCK_NAME, RUNS_DIR, locked
 from watcher.state.warm import Book, Stats, Tee, captured, read, replay, store
 
@@ -273,26 +273,13 @@ def today() -> str:
 
 def _listed(folder: Path, suffix: str, skip: tuple[str, ...]) -> Listed:
     """Every file below `folder` whose name ends with `suffix`, in order, with its name
-    below it and what `stat` tells of its bytes having changed: a superset of what the
-    loaders' `rglob` reads (links to folders followed, as it does)."""
-    found: Listed = []
-    root = str(folder)
-    for top, dirs, names in os.walk(root, followlinks=True):
-        dirs.sort()
-        where = os.path.relpath(top, root)
-        if where.split(os.sep)[0] in skip:
-            dirs.clear()
-            continue
-        for name in sorted(names):
-            if not name.endswith(suffix) or (where == "." and name in skip):
-                continue
-            file = os.path.join(top, name)
-            with contextlib.suppress(OSError):  # as `os.path.isfile`: not a file then
-                info = os.stat(file)
-                if stat.S_ISREG(info.st_mode):  # as the loaders: no folder, pipe or socket
-                    changed = (info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
-                    found.append((file, f"{where}/{name}", changed))
-    return found
+    below it and what `stat` tells of its bytes having changed: the files the loaders
+    read, found by the same walk (watcher.inputs.walk: no link to a folder followed, no
+    loop, any name)."""
+    return [
+        (f.path, f.name, (f.info.st_size, f.info.st_ino, f.info.st_mtime_ns, f.info.st_ctime_ns))
+        for f in walk.files(folder, suffix, skip)
+    ]
 
 
 def _digest(files: Listed) -> str:
@@ -312,7 +299,7 @@ def _hash_file(hashed: Any, file: str, name: str) -> None:
     end of the run, when memory peaks."""
     with open(file, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        hashed.update(f"{name}\0{size}\0".encode())
+        hashed.update(os.fsencode(name) + f"\0{size}\0".encode())  # a name in any encoding
         read = 0
         while chunk := handle.read(CHUNK):
             hashed.update(chunk)

@@ -54,14 +54,31 @@ def locked(state_dir: Path, *, wait: float = 0) -> Iterator[None]:
             "wait for it to finish, or pass --wait SECONDS"
         ) from None
     except OSError as exc:
-        raise WatchError(
-            f"{state_dir}: cannot create or lock the state folder ({exc.strerror}); "
-            "set `state` in config.toml to a writable folder"
-        ) from None
+        raise _lock_error(state_dir, exc) from None
     try:
         yield
     finally:
         release()
+
+
+def _lock_error(state_dir: Path, exc: OSError) -> WatchError:
+    """What is wrong when the state lock cannot be taken: the folder, or the lock file."""
+    lock = state_dir / LOCK_NAME
+    if state_dir.is_dir() and (lock.is_dir() or lock.is_symlink()):
+        what = "a folder" if lock.is_dir() else "a link"
+        return WatchError(
+            f"{lock}: {what} where the state lock file belongs; remove it (watch makes the "
+            "lock file itself)"
+        )
+    if state_dir.exists() and not state_dir.is_dir():
+        return WatchError(
+            f"{state_dir}: a file where the state folder belongs; move it away, or set "
+            "`state` in config.toml to a folder"
+        )
+    return WatchError(
+        f"{state_dir}: cannot create or lock the state folder ({exc.strerror}); "
+        "set `state` in config.toml to a writable folder"
+    )
 
 
 _HELD = threading.local()  # lock file -> how many holders in this thread
@@ -101,7 +118,7 @@ def _flock(path: str, wait: float) -> int:
 
     deadline = time.monotonic() + wait
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)  # never a link
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -129,6 +146,8 @@ def read_json(path: Path) -> dict[str, Any]:
         raw = path.read_bytes()
     except FileNotFoundError:
         return {}
+    except IsADirectoryError:
+        return _set_aside(path, "a folder where a state file belongs")
     except OSError as exc:
         raise WatchError(
             f"{path}: cannot read this state file ({exc.strerror}); "
@@ -140,6 +159,8 @@ def read_json(path: Path) -> dict[str, Any]:
         return _set_aside(path, f"not UTF-8 (byte {exc.start})")
     except json.JSONDecodeError as exc:
         return _set_aside(path, f"not valid JSON at line {exc.lineno} ({exc.msg})")
+    except RecursionError:  # json's C decoder gives up on ~100,000 nested arrays
+        return _set_aside(path, "JSON nested too deep to be state")
     if not isinstance(data, dict):
         return _set_aside(path, "not a JSON object")
     return data
@@ -259,7 +280,7 @@ def write_text(path: Path, text: str | Iterable[str]) -> None:
     never joined); secrets are redacted first (nothing in state is one). Each piece is
     redacted alone: pieces are whole JSON entries or lines, which no secret spans."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(path.parent)
         tmp, fd = _temp(path)
     except OSError as exc:
         raise WatchError(
@@ -282,6 +303,18 @@ def write_text(path: Path, text: str | Iterable[str]) -> None:
                 "the previous version is intact"
             ) from None
         raise
+
+
+def _make_folder(folder: Path) -> None:
+    """Make the folder a state file goes in; a file in its place (`state/runs` written by
+    hand, say) is set aside like a damaged state file, and the folder made."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        if folder.is_dir() or not folder.is_file() or folder.is_symlink():
+            raise
+        set_aside(folder, "a file where a folder of state belongs")
+        folder.mkdir()
 
 
 def _temp(path: Path) -> tuple[str, int]:

@@ -76,7 +76,7 @@ def read(file: Path) -> dict[str, Any]:
         raw = file.read_bytes()
         cut = raw.index(b"\n")
         data, output = json.loads(raw[:cut]), raw[cut + 1 :].decode("utf-8")
-    except (OSError, ValueError):  # absent, cut short, or not UTF-8
+    except (OSError, ValueError, RecursionError):  # absent, cut short, not UTF-8, nested
         return {}
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         return {}
@@ -192,7 +192,7 @@ def _runs(
 def _read_shard(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # the full run says what is wrong
         return None
     return data if isinstance(data, dict) and isinstance(data.get("repo"), str) else None
 

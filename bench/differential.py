@@ -1,0 +1,407 @@
+"""`python -m bench.differential --upstream PATH`: watch's histories, checked against git's.
+
+PATH is a full git repository of a real upstream. At the commit BACK first-parent commits
+behind the branch's tip, this cites N functions whole and N random ranges of 1-4
+statements inside functions (a seeded draw, files of the languages watch parses, tests
+left out), runs `watch check` on that site (kept under --work, a temporary folder by
+default), and for each stale item compares:
+
+- `history` with `git log --first-parent -L START,END:FILE BASE..BRANCH`, the range being
+  the item's HEAD span (git follows it back, through renames);
+- `introduced_by` with git's first commit of the HEAD state: the oldest commit git lists
+  on that range (a changed item); for a missing one, the commit after the last one where
+  `git blame --reverse --first-parent` still sees a cited line.
+
+Every difference is classified: a commit git lists that only edits comments or
+whitespace inside the range is expected (watch compares tokens); the others are printed
+for a reader to explain. Agreement per upstream is printed last. `--python` runs another
+checkout's watch (`--python-path` its root) on the same site: the before/after measure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from watcher.parse.languages import for_path, grammar
+
+FUNCTIONS = {
+    "rust": ("function_item",),
+    "python": ("function_definition",),
+    "typescript": ("function_declaration", "method_definition"),
+    "tsx": ("function_declaration", "method_definition"),
+    "javascript": ("function_declaration", "method_definition"),
+    "go": ("function_declaration", "method_declaration"),
+}
+ATTRIBUTES = ("attribute_item", "decorator")
+COMMENT = re.compile(r"//.*|#.*|/\*.*?\*/|^\s*\*.*")
+
+
+@dataclass(frozen=True)
+class Cite:
+    kind: str  # "whole" | "range"
+    path: str
+    start: int
+    end: int
+    name: str
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.differential", description=__doc__)
+    parser.add_argument("--upstream", type=Path, required=True)
+    parser.add_argument("--branch", default=None, help="default: the repository's HEAD")
+    parser.add_argument("--back", type=int, default=300)
+    parser.add_argument("-n", type=int, default=100, help="items of each kind")
+    parser.add_argument("--seed", type=int, default=35)
+    parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--python-path", default=None, help="PYTHONPATH for --python")
+    parser.add_argument("--show", type=int, default=40, help="disagreements printed")
+    args = parser.parse_args(argv)
+    repo = args.upstream.resolve()
+    branch = args.branch or _git(repo, "symbolic-ref", "--short", "HEAD").strip()
+    base = _git(repo, "rev-list", "--first-parent", "-n1", f"--skip={args.back}", branch).strip()
+    cites = sample(repo, base, args.n, random.Random(args.seed))
+    work = args.work or Path(tempfile.mkdtemp(prefix="watch-differential-"))
+    report = run_watch(repo, branch, base, cites, work, args.python, args.python_path)
+    rows = compare(repo, branch, base, report)
+    return summarize(repo, rows, args.show)
+
+
+def sample(repo: Path, base: str, n: int, rng: random.Random) -> list[Cite]:
+    """N whole functions and N ranges of 1-4 statements inside functions, at `base`."""
+    paths = [
+        p
+        for p in _git(repo, "ls-tree", "-r", "--name-only", base).splitlines()
+        if for_path(p) in FUNCTIONS and "test" not in p.lower() and "example" not in p.lower()
+    ]
+    rng.shuffle(paths)
+    whole: list[Cite] = []
+    ranges: list[Cite] = []
+    for path in paths:
+        if len(whole) >= n and len(ranges) >= n:
+            break
+        source = _git_bytes(repo, "show", f"{base}:{path}")
+        functions = _functions(source, path)
+        rng.shuffle(functions)
+        for node in functions[:3]:
+            lines = source.split(b"\n")
+            name = _name(node)
+            first = _with_attributes(node)
+            if len(whole) < n and node.end_point[0] > first.start_point[0]:
+                whole.append(Cite("whole", path, first.start_point[0] + 1,
+                                  node.end_point[0] + 1, name))  # fmt: skip
+            statements = [s for s in _statements(node) if _own_lines(s, lines)]
+            if len(ranges) < n and statements:
+                size = rng.randint(1, min(4, len(statements)))
+                at = rng.randrange(0, len(statements) - size + 1)
+                chosen = statements[at : at + size]
+                ranges.append(Cite("range", path, chosen[0].start_point[0] + 1,
+                                   chosen[-1].end_point[0] + 1, name))  # fmt: skip
+    return whole + ranges
+
+
+def _functions(source: bytes, path: str) -> list[Any]:
+    from tree_sitter import Parser
+
+    language = for_path(path) or ""
+    tree = Parser(grammar(language)).parse(source)
+    found, stack = [], [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in FUNCTIONS[language] and node.child_by_field_name("body") is not None:
+            found.append(node)
+        stack.extend(node.children)
+    return sorted(found, key=lambda n: n.start_byte)
+
+
+def _name(node: Any) -> str:
+    name = node.child_by_field_name("name")
+    return name.text.decode(errors="replace") if name is not None else "?"
+
+
+def _with_attributes(node: Any) -> Any:
+    first = node
+    while first.prev_named_sibling is not None and first.prev_named_sibling.type in ATTRIBUTES:
+        first = first.prev_named_sibling
+    if node.parent is not None and node.parent.type == "decorated_definition":
+        return node.parent
+    return first
+
+
+def _statements(node: Any) -> list[Any]:
+    body = node.child_by_field_name("body")
+    children = [c for c in body.named_children if "comment" not in c.type]
+    if len(children) == 1 and children[0].type == "statement_list":  # go
+        children = [c for c in children[0].named_children if "comment" not in c.type]
+    return children
+
+
+def _own_lines(node: Any, lines: list[bytes]) -> bool:
+    """A statement alone on its lines: nothing but space before it, `;` or `,` after."""
+    row, column = node.start_point
+    end_row, end_column = node.end_point
+    before = lines[row][:column].strip()
+    after = lines[end_row][end_column:].strip()
+    return not before and after in (b"", b";", b",")
+
+
+def run_watch(
+    repo: Path,
+    branch: str,
+    base: str,
+    cites: list[Cite],
+    work: Path,
+    python: str,
+    python_path: str | None,
+) -> dict[str, Any]:
+    """`watch check` on a site citing `cites` at `base` (one note per file)."""
+    (work / "notes").mkdir(parents=True, exist_ok=True)
+    (work / "rules").mkdir(exist_ok=True)
+    (work / "config.toml").write_text(
+        'notes = "notes"\nrules = "rules"\nstate = "state"\ncache = "cache"\n\n'
+        f'[[upstream]]\nrepo = "bench/upstream"\nurl = "{repo.as_uri()}"\n'
+        f'branch = "{branch}"\n\n[issues]\nsink = "none"\n'
+    )
+    by_file: dict[str, list[Cite]] = {}
+    for cite in cites:
+        by_file.setdefault(cite.path, []).append(cite)
+    for number, (path, cited) in enumerate(sorted(by_file.items())):
+        sources = "".join(
+            f"  - url: https://github.com/bench/upstream\n    commit: {base}\n"
+            f"    path: {c.path}:{c.start}-{c.end}\n"
+            for c in cited
+        )
+        (work / "notes" / f"n{number}.md").write_text(
+            f"---\nid: n{number}\ntitle: {path}\nsources:\n{sources}---\n\nCites {path}.\n"
+        )
+    env = {**os.environ, "PYTHONPATH": python_path} if python_path else dict(os.environ)
+    done = subprocess.run(
+        [python, "-m", "watcher", "check", "--no-issues", "--format", "json",
+         "--config", str(work / "config.toml")],
+        capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"watch check exited {done.returncode}: {done.stderr[-2000:]}")
+    report: dict[str, Any] = json.loads(done.stdout)
+    kinds = {f"{c.path}:{c.start}-{c.end}": c for c in cites}
+    for result in report["results"]:
+        cite = kinds.get(result["id"].split(":", 1)[1])
+        result["cite_kind"] = cite.kind if cite else "?"
+        result["cite_name"] = cite.name if cite else "?"
+    return report
+
+
+@dataclass
+class Row:
+    id: str
+    kind: str
+    verdict: str
+    history: bool  # agrees
+    introduced: bool
+    classes: list[str]
+    explained: bool = True  # every difference of a kind where git is the one that is wrong
+
+
+def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[Row]:
+    order = _git(repo, "rev-list", "--first-parent", "--reverse", f"{base}..{branch}").split()
+    rank = {c: i for i, c in enumerate(order)}
+    rows = []
+    for result in report["results"]:
+        verdict = result["verdict"]
+        if verdict not in ("changed", "missing"):
+            if verdict in ("fresh", "moved"):
+                rows.append(Row(result["id"], result["cite_kind"], verdict, True, True, []))
+            continue
+        watch_history = [h["commit"] for h in result.get("history", [])]
+        watch_intro = (result.get("introduced_by") or {}).get("commit")
+        classes: list[str] = []
+        if verdict == "changed" and result.get("current"):
+            cur = result["current"]
+            # The HEAD span, not `-L :NAME:`: git's funcname takes the first line that
+            # matches the name (a docstring's example, another class's method of the name).
+            span = f"{cur['start_line']},{cur['end_line']}"
+            listed = _log_l(repo, base, branch, cur["path"], span)
+            git_history = sorted(listed, key=lambda c: rank.get(c, -1))
+            edits = {c: _range_edit(listed[c]) for c in git_history}
+            code = [c for c in git_history if edits[c] == "code"]
+            git_intro = code[0] if code else None
+            name, path = result["cite_name"], cur["path"]
+            for commit in sorted(set(git_history) - set(watch_history), key=rank.get):
+                edit = edits[commit]
+                if edit == "code" and not _touches(repo, commit, path, name):
+                    edit = "code, but not in the cited function: git's hunk crosses into it"
+                classes.append(f"git-only {commit[:10]} ({edit})")
+            for commit in sorted(set(watch_history) - set(git_history), key=rank.get):
+                state = next(h["state"] for h in result["history"] if h["commit"] == commit)
+                touched = _touches(repo, commit, path, name)
+                why = "edits the cited function" if touched else "does not edit the function"
+                classes.append(f"watch-only {commit[:10]} ({state}; {why})")
+            states = [h["state"] for h in result.get("history", [])]
+            history_ok = set(code) == set(watch_history) - {
+                c for c in watch_history if edits.get(c) == "comments/whitespace"
+            }
+            if watch_intro != git_intro:
+                why = "after a revert" if "same" in states else "differs"
+                classes.append(f"introduced_by {str(watch_intro)[:10]} vs git "
+                               f"{str(git_intro)[:10]} ({why})")  # fmt: skip
+            intro_ok = watch_intro == git_intro or (watch_intro in git_history and "same" in states)
+            # Git's trace of the HEAD lines misses a commit that edited lines of the function
+            # a later commit rewrote; its hunk can cross into a neighbour it then lists.
+            confirmed = [c for c in watch_history if c not in git_history and any(
+                c[:10] in k and "edits the cited function" in k for k in classes)]  # fmt: skip
+            # Watch counts whitespace inside a string (a docstring reflowed) as a change of
+            # that token; the diff's lines differ only in whitespace there.
+            spaced = [c for c in watch_history if edits.get(c) == "comments/whitespace"]
+            union = sorted({*code, *confirmed, *spaced}, key=rank.get)
+            explained = all(
+                "comments/whitespace" in k or "not in the cited function" in k
+                or ("edits the cited function" in k and result["cite_kind"] == "whole")
+                or (k.startswith("introduced_by") and union and watch_intro == union[0])
+                for k in classes
+            )  # fmt: skip
+        else:
+            git_intro = _removed_by(repo, base, branch, result["baseline"], order)
+            history_ok = True  # git has no line history of lines that are gone
+            intro_ok = watch_intro == git_intro
+            # Blame counts an edited line as gone: a commit watch lists as a change, before
+            # the one that removed the code, is where git's lines "end".
+            edited = {h["commit"] for h in result.get("history", []) if h["state"] == "changed"}
+            explained = intro_ok or (git_intro in edited and rank.get(watch_intro or "", -1)
+                                     > rank.get(git_intro or "", -1))  # fmt: skip
+            if not intro_ok:
+                why = "git: an edit ends the line" if explained else "differs"
+                classes.append(f"missing: introduced_by {str(watch_intro)[:10]} vs git "
+                               f"{str(git_intro)[:10]} ({why})")  # fmt: skip
+        rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
+                        explained or (history_ok and intro_ok)))  # fmt: skip
+    return rows
+
+
+def _log_l(repo: Path, base: str, branch: str, path: str, span: str) -> dict[str, str]:
+    """The commits `git log --first-parent -L START,END:PATH` lists, with their patches."""
+    out = _git(repo, "log", "--first-parent", f"-L{span}:{path}", "--format=@@commit %H",
+               f"{base}..{branch}")  # fmt: skip
+    patches: dict[str, str] = {}
+    current = None
+    for line in out.splitlines():
+        if line.startswith("@@commit "):
+            current = line.split()[1]
+            patches[current] = ""
+        elif current is not None:
+            patches[current] += line + "\n"
+    return patches
+
+
+def _range_edit(patch: str) -> str:
+    """What a commit did inside the range, from `git log -L`'s patch: comments or
+    whitespace only, or code."""
+    removed = [line[1:] for line in patch.splitlines() if line.startswith("-")
+               and not line.startswith("---")]  # fmt: skip
+    added = [line[1:] for line in patch.splitlines() if line.startswith("+")
+             and not line.startswith("+++")]  # fmt: skip
+    if _code(removed) == _code(added):
+        return "comments/whitespace"
+    return "code"
+
+
+def _code(lines: list[str]) -> str:
+    return "".join("".join(COMMENT.sub("", line).split()) for line in lines)
+
+
+def _touches(repo: Path, commit: str, path: str, name: str) -> bool:
+    """Whether the commit's diff of `path` edits lines of a function called `name` in the
+    version before it (attributes included)."""
+    try:
+        before = _git_bytes(repo, "show", f"{commit}^:{path}")
+    except subprocess.CalledProcessError:
+        return True  # the file came from elsewhere: not told, counted as an edit
+    spans = [
+        (_with_attributes(n).start_point[0] + 1, n.end_point[0] + 1)
+        for n in _functions(before, path)
+        if _name(n) == name
+    ]
+    diff = _git(repo, "diff", "-U0", f"{commit}^", commit, "--", path)
+    for hunk in re.finditer(r"^@@ -(\d+)(?:,(\d+))? ", diff, re.M):
+        start, size = int(hunk[1]), int(hunk[2] if hunk[2] is not None else 1)
+        low, high = (start, start + size - 1) if size else (start, start + 1)
+        if any(low <= end and start_ <= high for start_, end in spans):
+            return True
+    return False
+
+
+def _removed_by(
+    repo: Path, base: str, branch: str, baseline: dict[str, Any], order: list[str]
+) -> str | None:
+    """The commit after the last one in which `git blame --reverse` still sees a cited
+    line of code (blank and comment lines aside)."""
+    out = _git(repo, "blame", "--reverse", "--first-parent", "--porcelain",
+               f"-L{baseline['start_line']},{baseline['end_line']}", f"{base}..{branch}", "--",
+               baseline["path"])  # fmt: skip
+    last: list[int] = []
+    commit = None
+    rank = {c: i for i, c in enumerate(order)}
+    for line in out.splitlines():
+        if re.match(r"^[0-9a-f]{40} ", line):
+            commit = line.split()[0]
+        elif line.startswith("\t") and commit and re.search(r"\w", _code([line[1:]])):
+            last.append(rank.get(commit, -1))
+    if not last:
+        return None
+    # Gone when most of its lines are: a lone `}` that git's diff keeps elsewhere does not
+    # keep the construct alive.
+    latest = sorted(last)[(len(last) - 1) // 2]
+    return order[latest + 1] if latest + 1 < len(order) else None
+
+
+def summarize(repo: Path, rows: list[Row], show: int) -> int:
+    stale = [r for r in rows if r.verdict in ("changed", "missing")]
+    ok = [r for r in stale if r.history and r.introduced]
+    kinds = Counter((r.kind, r.verdict) for r in rows)
+    print(f"{repo.parent.name}: {len(rows)} items " + ", ".join(
+        f"{k}/{v} {n}" for (k, v), n in sorted(kinds.items())))  # fmt: skip
+    shown = 0
+    for row in stale:
+        if row.history and row.introduced:
+            continue
+        if shown < show:
+            tag = "git wrong" if row.explained else "to explain"
+            print(f"  {row.id} [{row.kind}, {row.verdict}; {tag}]")
+            for c in row.classes:
+                print(f"      {c}")
+        shown += 1
+    expected = sum(1 for r in stale if r.classes and r.history and r.introduced)
+    history = sum(r.history for r in stale)
+    intro = sum(r.introduced for r in stale)
+    n = max(1, len(stale))
+    print(f"{repo.parent.name}: stale {len(stale)}; history agrees {history} "
+          f"({history / n:.1%}), introduced_by agrees {intro} ({intro / n:.1%}), both "
+          f"{len(ok)} ({len(ok) / n:.1%}); {expected} differ only by comment/whitespace "
+          "commits")  # fmt: skip
+    explained = sum(r.explained for r in stale)
+    print(f"{repo.parent.name}: agree or git wrong (classified above): {explained} "
+          f"({explained / n:.1%}); to explain by hand: {len(stale) - explained}")  # fmt: skip
+    return 0
+
+
+def _git(repo: Path, *args: str) -> str:
+    return _git_bytes(repo, *args).decode(errors="replace")
+
+
+def _git_bytes(repo: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
+    return done.stdout
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,430 @@
+"""An item is what was cited (issue 35): each citation judged from its own tokens, on
+histories built here in the shape of the real code where each wrong answer was seen."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import Project
+from watcher.gitbuild import Upstream
+
+PY = "src/agents/run.py"
+ERRORS = """\
+class RunError(Exception):
+    def _error_name(self) -> str:
+        return "run"
+
+
+def fail(code: int) -> RunError:
+    error = RunError(
+        code,
+        "the run failed",
+    )
+    return error
+"""
+
+
+def _results(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    return {r["id"]: r for r in json.loads(out)["results"]}
+
+
+def test_a_line_of_punctuation_alone_is_refused_not_matched_elsewhere(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 3: a citation of a line holding only `)` was `fresh` at
+    `def _error_name(self) -> str:`. It cites no statement: `check` makes it an `error`
+    item saying so, `validate` refuses it once the mirror holds the file, and the note's
+    other citation is judged as usual."""
+    base = upstream.commit("errors", {PY: ERRORS})
+    project.note("n", f"{base} {PY}:10-10", f"{base} {PY}:7-10")
+    upstream.commit("name the error", {PY: ERRORS.replace('"run"', '"run-error"')})
+
+    results = _results(project, capsys)
+
+    lone = results[f"n:{PY}:10-10"]
+    assert lone["verdict"] == "error"
+    assert lone["error"] == "lines-out-of-range"
+    assert "lines 10-10 hold only `)`" in lone["message"]
+    assert "cite the statement" in lone["message"]
+    assert lone["current"] is None
+    assert results[f"n:{PY}:7-10"]["verdict"] == "fresh"
+    code, out, _ = project.run("validate", capsys=capsys)
+    assert code == 2
+    assert f"notes/n.md: n:{PY}:10-10: {PY}: lines 10-10 hold only `)`" in out
+    assert f"{PY}:7-10" not in out
+    assert str(project.root) not in out  # no local path in the message
+
+
+def test_validate_accepts_a_site_whose_mirror_is_not_made_yet(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("errors", {PY: ERRORS})
+    project.note("n", f"{base} {PY}:10-10")
+
+    code, out, _ = project.run("validate", capsys=capsys)
+
+    assert code == 0, out  # offline, and nothing to read the lines from: not known yet
+
+
+RS = "crates/rmcp/src/model.rs"
+MODEL = """\
+impl ErrorData {
+    pub fn resource_not_found(message: impl Into<Cow<'static, str>>, data: Option<Value>) -> Self {
+        Self::new(ErrorCode::RESOURCE_NOT_FOUND, message, data)
+    }
+
+    pub fn url_elicitation_required(message: impl Into<Cow<'static, str>>, data: Option<Value>) -> Self {
+        Self::new(ErrorCode::URL_ELICITATION_REQUIRED, message, data)
+    }
+
+    pub fn with_meta(mut self, meta: Meta) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+}
+"""
+
+
+def test_a_definition_cited_whole_is_changed_when_it_grows_or_gains_an_attribute(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 5: cited from its first to its last line, a definition is compared
+    whole. A statement appended at its end (the cited tokens still occur verbatim, as its
+    first ones) and an attribute written above it (rust-sdk 82b04a31f5's `#[deprecated]`)
+    both make it `changed`, at the whole definition's lines."""
+    base = upstream.commit("errors", {RS: MODEL})
+    project.note("n", f"{base} {RS}:10-13", f"{base} {RS}:2-4")
+    grown = MODEL.replace("        self\n", "        self.count += 1;\n        self\n")
+    grown = grown.replace(
+        "    pub fn resource_not_found",
+        '    #[deprecated(note = "use not_found")]\n    pub fn resource_not_found',
+    )
+    change = upstream.commit("count metas, deprecate (#7)", {RS: grown})
+
+    results = _results(project, capsys)
+
+    meta = results[f"n:{RS}:10-13"]
+    assert meta["verdict"] == "changed"
+    assert (meta["current"]["start_line"], meta["current"]["end_line"]) == (11, 15)
+    assert "+        self.count += 1;" in meta["diff"]
+    assert meta["introduced_by"]["commit"] == change
+    deprecated = results[f"n:{RS}:2-4"]
+    assert deprecated["verdict"] == "changed"
+    assert (deprecated["current"]["start_line"], deprecated["current"]["end_line"]) == (2, 5)
+    assert "+    #[deprecated" in deprecated["diff"]
+
+
+def test_a_deleted_expression_is_missing_not_changed_at_a_look_alike(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 3: rust-sdk's `ErrorData::url_elicitation_required`, deleted by
+    f4ff56b81d, was "changed" at the body of `resource_not_found`. Both a citation of the
+    whole function and one of its body are missing since the commit that deleted it."""
+    base = upstream.commit("errors", {RS: MODEL})
+    project.note("n", f"{base} {RS}:6-8", f"{base} {RS}:7-7")
+    gone = MODEL.replace(
+        MODEL[MODEL.index("    pub fn url_") : MODEL.index("    pub fn with_meta")], ""
+    )
+    drop = upstream.commit("drop url elicitation (#9)", {RS: gone})
+
+    results = _results(project, capsys)
+
+    for cited in (f"n:{RS}:6-8", f"n:{RS}:7-7"):
+        assert results[cited]["verdict"] == "missing", results[cited]["message"]
+        assert results[cited]["current"] is None
+        assert results[cited]["introduced_by"]["commit"] == drop
+
+
+TS = "src/client/sse.ts"
+SSE = """\
+export class SSEClientTransport {
+  private _startOrAuth(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this._eventSource.onerror = (event) => {
+        const error = new SseError(event.code, event.message, event);
+        console.error("SSE error", error);
+        reject(error);
+        this.onerror?.(error);
+      };
+
+      this._eventSource.onopen = () => {
+        console.error("SSE open");
+        resolve();
+      };
+    });
+  }
+}
+"""
+
+
+def test_a_one_word_rename_inside_a_cited_block_keeps_its_lines(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 2: a commit that only turned `console.error` into `Logger.error`
+    in a cited block made the item `missing`, and an unrelated block of the function was
+    chosen at HEAD. The item is `changed` on the same lines, blamed on that commit only."""
+    base = upstream.commit("sse", {TS: SSE})
+    project.note("n", f"{base} {TS}:4-9")
+    rename = upstream.commit(
+        "log through Logger (#12)",
+        {TS: SSE.replace('console.error("SSE error"', 'Logger.error("SSE error"')},
+    )
+    upstream.commit(
+        "open quietly (#13)",
+        {TS: upstream.read(TS).replace('        console.error("SSE open");\n', "")},
+    )
+
+    result = _results(project, capsys)[f"n:{TS}:4-9"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (4, 9)
+    assert [h["commit"] for h in result["history"]] == [rename]
+    assert result["introduced_by"]["commit"] == rename
+
+
+PYCLIENT = "src/agents/mcp/server.py"
+SESSION = """\
+class MCPServerStdio:
+    async def connect(self):
+        transport = await self.exit_stack.enter_async_context(self.create_streams())
+        read, write, *_ = transport
+        session = await self.exit_stack.enter_async_context(
+            ClientSession(
+                read,
+                write,
+                timedelta(seconds=self.client_session_timeout_seconds),
+                message_handler=self.message_handler,
+            )
+        )
+        await session.initialize()
+        self.session = session
+"""
+
+
+def test_a_wrapped_call_with_a_renamed_argument_is_changed_not_missing(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 2: `ClientSession(...)` wrapped in `cast(Any, ClientSession)(...)`
+    with one argument renamed was `missing` while a citation of its inner lines was
+    `changed`. Both are `changed`, each on its own lines."""
+    base = upstream.commit("server", {PYCLIENT: SESSION})
+    project.note("n", f"{base} {PYCLIENT}:5-12", f"{base} {PYCLIENT}:7-10")
+    wrapped = SESSION.replace("            ClientSession(", "            cast(Any, ClientSession)(")
+    wrapped = wrapped.replace("self.client_session_timeout_seconds", "self.session_timeout")
+    change = upstream.commit("type the session (#20)", {PYCLIENT: wrapped})
+
+    results = _results(project, capsys)
+
+    whole, inner = results[f"n:{PYCLIENT}:5-12"], results[f"n:{PYCLIENT}:7-10"]
+    assert whole["verdict"] == inner["verdict"] == "changed"
+    assert (whole["current"]["start_line"], whole["current"]["end_line"]) == (5, 12)
+    assert (inner["current"]["start_line"], inner["current"]["end_line"]) == (7, 10)
+    assert whole["introduced_by"]["commit"] == inner["introduced_by"]["commit"] == change
+
+
+HANDLER = """\
+def handle(self, request):
+    started = time.monotonic()
+    try:
+        result = self.dispatch(request)
+    except ToolError as error:
+        logger.error("tool failed: %s", error.detail)
+        result = error.to_result()
+    self.metrics.observe(time.monotonic() - started)
+    return result
+"""
+
+
+def test_a_range_takes_in_neither_its_neighbours_nor_stops_a_branch_short(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 4: a HEAD range took in uncited, unchanged neighbours, and another
+    stopped one branch short (its diff then read "the error detail is no longer logged").
+    The cited `try` statement grows a line at the end of its `except` branch, and gets new
+    neighbours above and below: its HEAD span is the whole statement, and only it."""
+    base = upstream.commit("handler", {"src/handler.py": HANDLER})
+    project.note("n", f"{base} src/handler.py:3-7")
+    grown = (
+        HANDLER.replace(
+            "        result = error.to_result()\n",
+            "        result = error.to_result()\n        result.is_error = True\n",
+        )
+        .replace("    started =", "    self.calls += 1\n    started =")
+        .replace("    self.metrics", "    self.trace(request)\n    self.metrics")
+    )
+    change = upstream.commit("flag errors (#30)", {"src/handler.py": grown})
+
+    result = _results(project, capsys)["n:src/handler.py:3-7"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (4, 9)
+    added = [line for line in result["diff"].splitlines()[2:] if line.startswith("+")]
+    assert added == ["+        result.is_error = True"]
+    assert [h["commit"] for h in result["history"]] == [change]
+
+
+SESSION_PY = "src/mcp/server/session.py"
+OVERLOADS = """\
+class ServerSession:
+    @overload
+    async def create_message(self, messages: list[Message], *, tools: None = None) -> Result:
+        \"\"\"Overload: without tools, returns single content.\"\"\"
+        ...
+
+    @overload
+    async def create_message(self, messages: list[Message], *, tools: list[Tool]) -> ResultWithTools:
+        \"\"\"Overload: with tools, content may be a list.\"\"\"
+        ...
+
+    async def create_message(self, messages, *, tools=None):
+        \"\"\"Send a sampling/create_message request.\"\"\"
+        return await self.send_request(CreateMessageRequest(messages=messages, tools=tools))
+"""
+
+
+def test_of_several_definitions_of_one_name_the_item_is_the_one_most_like_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's `ServerSession.create_message` has overloads: cited whole, the second
+    one is followed as itself (a decorator added to it makes it `changed`), not as
+    whichever of the three comes nearest its old line once lines shift, and a docstring
+    cited alone and extended stays `changed`, not `missing`."""
+    base = upstream.commit("session", {SESSION_PY: OVERLOADS})
+    project.note("n", f"{base} {SESSION_PY}:7-10", f"{base} {SESSION_PY}:13-13")
+    moved = "    def _helper(self):\n        return 1\n\n" * 3
+    edited = OVERLOADS.replace("class ServerSession:\n", "class ServerSession:\n" + moved)
+    edited = edited.replace(
+        "    @overload\n    async def create_message(self, messages: list[Message], *, tools: list",
+        '    @overload\n    @deprecated("sampling")\n'
+        "    async def create_message(self, messages: list[Message], *, tools: list",
+    ).replace(
+        'request."""',
+        'request.\n\n        Raises:\n            McpError: on a refusal.\n        """',
+    )
+    change = upstream.commit("deprecate sampling with tools (#3)", {SESSION_PY: edited})
+
+    results = _results(project, capsys)
+
+    second = results[f"n:{SESSION_PY}:7-10"]
+    assert second["verdict"] == "changed"
+    assert (second["current"]["start_line"], second["current"]["end_line"]) == (16, 20)
+    assert '+    @deprecated("sampling")' in second["diff"]
+    assert second["introduced_by"]["commit"] == change
+    docstring = results[f"n:{SESSION_PY}:13-13"]
+    assert docstring["verdict"] == "changed", docstring["message"]
+    assert docstring["current"]["start_line"] == 23
+
+
+PROMPT = """\
+impl PromptMessage {
+    pub fn new_image(role: Role, data: &[u8], mime_type: &str, meta: Option<Meta>) -> Self {
+        let base64 = BASE64_STANDARD.encode(data);
+        Self {
+            role,
+            content: PromptMessageContent::Image {
+                image: crate::model::RawImageContent {
+                    data: base64,
+                    mime_type: mime_type.into(),
+                    meta,
+                }
+                .optional_annotate(annotations),
+            },
+        }
+    }
+
+    pub fn log(&self) {
+        trace(
+            "prompt",
+            self.role,
+        );
+    }
+}
+"""
+
+
+def test_a_span_ends_with_its_own_brace_not_the_functions(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rust-sdk's `PromptMessage::new_image` (77932141e3): the struct it returns lost a
+    level of braces, and the alignment took the function's `}` for the cited one. The
+    span ends with the struct; a citation that ends inside a call opened above its lines
+    keeps its `)` line."""
+    base = upstream.commit("prompt", {RS: PROMPT})
+    project.note("n", f"{base} {RS}:3-14", f"{base} {RS}:19-21")
+    flat = PROMPT.replace(
+        """            content: PromptMessageContent::Image {
+                image: crate::model::RawImageContent {
+                    data: base64,
+                    mime_type: mime_type.into(),
+                    meta,
+                }
+                .optional_annotate(annotations),
+            },
+""",
+        """            content: ContentBlock::Image(ImageContent {
+                data: base64,
+                mime_type: mime_type.into(),
+                meta,
+                annotations,
+            }),
+""",
+    ).replace('            "prompt",\n', '            "prompt message",\n')
+    upstream.commit("content blocks (#927)", {RS: flat})
+
+    results = _results(project, capsys)
+
+    image = results[f"n:{RS}:3-14"]
+    assert image["verdict"] == "changed"
+    assert (image["current"]["start_line"], image["current"]["end_line"]) == (3, 12)
+    tail = results[f"n:{RS}:19-21"]
+    assert (tail["current"]["start_line"], tail["current"]["end_line"]) == (17, 19)
+
+
+GO = "auth/auth.go"
+VERIFY = """\
+package auth
+
+func verify(req *http.Request, verifier TokenVerifier, opts *Options) (*TokenInfo, string, int) {
+	tokenInfo, err := verifier(req.Context(), token, req)
+	if err != nil {
+		return nil, err.Error(), http.StatusInternalServerError
+	}
+	if opts != nil {
+		for _, s := range opts.Scopes {
+			if !slices.Contains(tokenInfo.Scopes, s) {
+				return nil, "insufficient scope", http.StatusForbidden
+			}
+		}
+	}
+	if tokenInfo.Expiration.IsZero() {
+		return nil, "token missing expiration", http.StatusUnauthorized
+	}
+	return tokenInfo, "", 0
+}
+"""
+
+
+def test_code_inserted_just_before_a_range_is_not_taken_in(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """go-sdk's `verify` (auth/auth.go): an `if tokenInfo == nil { … }` inserted just above
+    the cited `if opts != nil` statement ends with the same `}` and starts with the same
+    `if` as the code around it; token by token it reads as inserted inside the citation.
+    Slid to its edge, as git slides a hunk, it is not in the span."""
+    base = upstream.commit("verify", {GO: VERIFY})
+    project.note("n", f"{base} {GO}:8-17")
+    guarded = VERIFY.replace(
+        "\tif opts != nil {\n",
+        '\tif tokenInfo == nil {\n\t\treturn nil, "token validation failed", 500\n\t}\n'
+        "\tif opts != nil {\n",
+    ).replace("http.StatusUnauthorized", "http.StatusForbidden")
+    upstream.commit("check the token (#971)", {GO: guarded})
+
+    result = _results(project, capsys)[f"n:{GO}:8-17"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (11, 20)

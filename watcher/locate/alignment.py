@@ -1,0 +1,132 @@
+"""How cited tokens are carried from their baseline to a version, the way git carries
+lines through the hunks of a diff: an alignment of the tokens of the definition that held
+them, one rule of found or gone, and the statement a citation closed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+
+from watcher.locate.anchors import Anchor, Found
+from watcher.parse.syntax import Parsed, tokens_between
+
+# The one rule of found, changed or missing: a citation is found in a version where at
+# least this share of its cited tokens survives the alignment of the definition that held
+# them (`carry`). Fewer, and it is missing there: its code was deleted or rewritten.
+FOUND_SHARE = 0.5
+
+
+def carry(
+    before: Sequence[str], low: int, high: int, after: Sequence[str]
+) -> tuple[int, int] | None:
+    """Where tokens before[low:high] went in `after`, as git carries lines through the
+    hunks of a diff: the span [start, end) of `after` the aligned tokens occupy (a
+    replaced stretch maps to its replacement; code inserted between two cited tokens is
+    inside, at either edge outside, sliding it there as git slides a hunk when it reads
+    as well there), or None when fewer than FOUND_SHARE of them survive.
+
+    A token survives when it is in a stretch both hold that is more than a coincidence
+    of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
+    it (`_kept`: a docstring reflowed or extended)."""
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    kept, spans = 0, []
+    mapped: dict[int, int] = {}  # a cited token in a stretch both hold: where it is
+    moves: dict[int, int] = {}  # cited tokens an insert slid past, to where they go
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        a, b = max(i1, low), min(i2, high)
+        if tag == "insert":
+            if low < i1 < high:
+                spans += _inserted(after, moves, i1, j1, j2, low, high)
+        elif a < b and tag == "equal":
+            kept += b - a if _substantial(before[i1:i2]) else 0
+            mapped.update((i, j1 + i - i1) for i in range(a, b))
+        elif a < b and tag == "replace":  # the part of the replacement for the cited part
+            size, width = i2 - i1, j2 - j1
+            if size == width:  # token for token: an edited string may keep its place
+                kept += sum(_kept(before[i], after[j1 + i - i1]) for i in range(a, b))
+            spans.append((j1 + (a - i1) * width // size, j1 + -(-(b - i1) * width // size)))
+    mapped.update(moves)
+    spans += [(j, j + 1) for j in mapped.values()]
+    start, end = min((s for s, _ in spans), default=0), max((e for _, e in spans), default=0)
+    if end <= start or kept < FOUND_SHARE * (high - low):
+        return None
+    return start, end
+
+
+def _inserted(
+    after: Sequence[str], moves: dict[int, int], at: int, j1: int, j2: int, low: int, high: int
+) -> list[tuple[int, int]]:
+    """The span of code inserted at `at`, between two cited tokens; none when it reads as
+    well inserted at an edge of the citation (`} if` + `x { … } if` + `opts` is `}` +
+    `if x { … }` + `if opts`): the cited tokens it then passes are moved past it."""
+    shift = 0
+    while at - shift > low and j1 - shift > 0 and after[j1 - shift - 1] == after[j2 - shift - 1]:
+        shift += 1
+    if at - shift <= low:
+        moves.update((i, j2 - (at - i)) for i in range(at - shift, at))
+        return []
+    shift = 0
+    while at + shift < high and j2 + shift < len(after) and after[j1 + shift] == after[j2 + shift]:
+        shift += 1
+    if at + shift >= high:
+        moves.update((i, j1 + (i - at)) for i in range(at, at + shift))
+        return []
+    return [(j1, j2)]
+
+
+def _kept(old: str, new: str) -> bool:
+    """Whether a token replaced by another survives in it: the same but for whitespace (a
+    docstring reflowed), or a long one (a string, a docstring) half of whose characters,
+    whitespace aside, are still there in order."""
+    old, new = _SPACE.sub("", old), _SPACE.sub("", new)
+    if old == new:
+        return True
+    if min(len(old), len(new)) < LONG_TOKEN:
+        return False
+    return difflib.SequenceMatcher(None, old, new).ratio() >= FOUND_SHARE
+
+
+LONG_TOKEN = 8  # characters: shorter tokens (names, keywords) survive only unchanged
+
+
+def _substantial(stretch: Sequence[str]) -> bool:
+    words = sum(1 for t in stretch if _WORDY.search(t))
+    return len(stretch) >= 3 or (len(stretch) == 2 and words > 0)
+
+
+_WORDY = re.compile(r"\w")
+_SPACE = re.compile(r"\s+")
+
+
+def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
+    """An item found at HEAD, ended where the statement its citation closed ends there
+    (`Anchor.closes`): a line added at the end of a cited `try`'s last branch is inside
+    the item, and changes it. Found as it is otherwise."""
+    if anchor.closes is None or parsed.tree is None or found.start_line is None:
+        return found
+    start, end = found.start_line, found.end_line or found.start_line
+    starts = parsed.line_starts
+    low = starts[start - 1] if start - 1 < len(starts) else parsed.size
+    high = starts[end] if end < len(starts) else parsed.size
+    placed = tokens_between(parsed, low, high, starting=True)
+    if not placed.start_bytes:
+        return found
+    node = parsed.tree.root_node.descendant_for_byte_range(*[placed.start_bytes[-1]] * 2)
+    while node is not None and not (node.type == anchor.closes and node.start_byte >= low):
+        node = node.parent
+    if node is None or node.end_point[0] + 1 <= end:
+        return found
+    last = node.end_point[0] + 1
+    tokens = _tokens_of(parsed, start, last)
+    if tokens == found.tokens or (found.identical and tokens == anchor.tokens):
+        return found
+    return Found(found.path, start, last, False, parsed.lines(start, last), tokens)
+
+
+def _tokens_of(parsed: Parsed, start: int, end: int) -> tuple[str, ...]:
+    starts = parsed.line_starts
+    low = starts[start - 1] if start - 1 < len(starts) else parsed.size
+    high = starts[end] if end < len(starts) else parsed.size
+    return tuple(tokens_between(parsed, low, high, starting=True).texts)
