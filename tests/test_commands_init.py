@@ -189,6 +189,157 @@ def test_pre_commit_hook_runs_validate() -> None:
     assert args.handler.__name__ == "_validate"
 
 
+def _tree(root: Path) -> dict[str, str]:
+    """Every entry below `root` (symlinks not followed) and what it is."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+        found[path.relative_to(root).as_posix()] = kind
+    return found
+
+
+@pytest.mark.parametrize("name", ["notes", "rules", ".github", ".schemas"])
+def test_init_refuses_a_file_where_the_site_has_a_folder_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / name).write_text("mine\n")
+    gone = (tmp_path / "no-such-repo").as_uri()
+
+    code, _, err = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", gone)
+
+    assert code == 2 and "Traceback" not in err
+    assert f"{name} is a file where the site has a folder" in err
+    assert "nothing was written" in err
+    assert _tree(site) == {name: "file"} and (site / name).read_text() == "mine\n"
+    # Moved away, a second run makes the whole site.
+    (site / name).unlink()
+    assert run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", gone)[0] == 0
+    assert (site / "config.toml").is_file() and (site / "rules/example.toml").is_file()
+
+
+def test_init_refuses_a_folder_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = tmp_path / "site"
+    site.write_text("not a folder\n")
+    code, _, err = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")
+    assert code == 2 and "is a file, not a folder" in err
+    assert site.read_text() == "not a folder\n" and _tree(tmp_path) == {"site": "file"}
+
+
+def test_init_never_writes_through_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site, outside = tmp_path / "site", tmp_path / "outside"
+    (site / ".github").mkdir(parents=True)
+    outside.mkdir()
+    (site / ".gitignore").symlink_to(outside / "gitignore")  # dangling, to a file
+    (site / "notes").symlink_to(outside / "notes")  # dangling, to a folder
+    (site / "rules").symlink_to(outside)  # to a folder that is there
+    (site / ".github" / "workflows").symlink_to("/nonexistent-watch-test/workflows")
+    (site / "config.toml").symlink_to(outside / "config.toml")
+    before = _tree(site)
+
+    code, _, err = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")
+
+    assert code == 2 and "Traceback" not in err
+    for name in ("config.toml", ".gitignore", "notes", "rules", ".github/workflows"):
+        assert f"{name} is a symlink (init never writes through one)" in err
+    assert _tree(site) == before and _tree(outside) == {}
+
+
+def test_init_into_a_folder_that_exists_keeps_its_files_and_writes_all_or_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from watcher.commands import init as init_command
+
+    site = tmp_path / "site"
+    (site / "notes").mkdir(parents=True)
+    (site / "notes" / "mine.md").write_text("# mine\n")
+    (site / ".gitignore").write_text("mine\n")
+    before = _tree(site)
+    made = init_command._create
+    calls = []
+
+    def disk_full(directory: Path, relative: str, text: str, created: list[Path]) -> None:
+        calls.append(relative)
+        if len(calls) == 4:  # config.toml, a note, a rule file written: then the disk fills
+            raise OSError(28, "No space left on device", str(directory / relative))
+        made(directory, relative, text, created)
+
+    monkeypatch.setattr(init_command, "_create", disk_full)
+    code, _, err = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")
+    assert code == 2 and "cannot write the site (No space left on device); nothing was" in err
+    assert _tree(site) == before  # the files and folders it made are gone again
+
+    monkeypatch.undo()
+    code, out, _ = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")
+    assert code == 0 and "  kept     .gitignore (exists)\n" in out
+    assert (site / ".gitignore").read_text() == "mine\n"
+    assert (site / "rules" / "example.toml").is_file()
+
+
+def test_a_new_site_folder_is_renamed_into_place_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from watcher.commands import init as init_command
+
+    made = init_command._create
+
+    def fails_late(directory: Path, relative: str, text: str, created: list[Path]) -> None:
+        if relative == ".taplo.toml":
+            raise OSError(28, "No space left on device", relative)
+        made(directory, relative, text, created)
+
+    monkeypatch.setattr(init_command, "_create", fails_late)
+    code, _, err = run(capsys, "init", str(tmp_path / "a" / "site"), "--upstream", "acme/lib",
+                       "--url", "x")  # fmt: skip
+    assert code == 2 and "nothing was written" in err
+    assert _tree(tmp_path) == {"a": "dir"}  # no half site, no temp folder left
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_init_stopped_by_ctrl_c_leaves_nothing_and_runs_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    exists: bool,
+) -> None:  # fmt: skip
+    from watcher.commands import init as init_command
+
+    site = tmp_path / "site"
+    if exists:
+        site.mkdir()
+    made = init_command._create
+
+    def interrupted(directory: Path, relative: str, text: str, created: list[Path]) -> None:
+        if relative == ".github/workflows/watch.yml":
+            raise KeyboardInterrupt
+        made(directory, relative, text, created)
+
+    monkeypatch.setattr(init_command, "_create", interrupted)
+    code, _, err = run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")
+    assert code == 130 and "interrupted" in err
+    assert _tree(tmp_path) == ({"site": "dir"} if exists else {})
+
+    monkeypatch.undo()
+    assert run(capsys, "init", str(site), "--upstream", "acme/lib", "--url", "x")[0] == 0
+    assert (site / ".github/workflows/watch.yml").is_file()
+
+
+def test_a_leftover_temp_folder_of_a_killed_init_is_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    leftover = tmp_path / f".site.init-{os.getpid()}"
+    (leftover / "notes").mkdir(parents=True)
+    code, _, _ = run(capsys, "init", str(tmp_path / "site"), "--upstream", "acme/lib",
+                     "--url", "x")  # fmt: skip
+    assert code == 0 and (tmp_path / "site" / "config.toml").is_file()
+    assert _tree(tmp_path)[leftover.name] == "dir" and (leftover / "notes").is_dir()
+
+
 @pytest.mark.parametrize(
     ("url", "local"),
     [

@@ -93,8 +93,21 @@ def test_fixture_files_and_load_errors(
     code, out, _ = project.run("rules", "test", capsys=capsys)
     assert code == 2
     assert (
-        "rules/other.toml:1: rule other-rule: test 'lost': cannot read file fixtures/nope.rs" in out
+        "rules/other.toml:1: rule other-rule: test 'lost': cannot read file fixtures/nope.rs: "
+        "No such file or directory\n"
+    ) in out  # and not the file's path on this machine
+    assert str(project.root) not in out
+
+    outside = project.root.parent / "secret.rs"
+    outside.write_text("fn limit() -> u32 {\n    50\n}\n")
+    project.rules(
+        RULE.replace("limit-is-50", "other-rule")
+        + "[[rule.tests]]\nname = 'out'\nexpect = 'holds'\nfile = '../../secret.rs'\n",
+        name="other.toml",
     )
+    code, out, _ = project.run("rules", "test", capsys=capsys)
+    assert code == 2
+    assert "test 'out': file ../../secret.rs is outside the notes site; keep fixtures" in out
 
     code, _, err = project.run("rules", "test", "--rule", "nope", capsys=capsys)
     assert code == 2 and "--rule nope" in err

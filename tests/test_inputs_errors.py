@@ -92,11 +92,20 @@ NOTES = [
         "expands to more than 10,000 values",
     ),
     Bad("recursive alias", "---\nid: bad\na: &a [*a]\n---\n", "notes/zz-bad.md:3", "itself"),
-    Bad(  # no alias at all: the same bound on the values written out
+    Bad(  # no alias at all: the same bound on the values written out, and no word of aliases
         "too many values",
         "---\nid: bad\nx: [" + "1," * 12_000 + "]\n---\n",
         "notes/zz-bad.md:",
-        "expands to more than 10,000 values",
+        "holds more than 10,000 YAML values ([limits] yaml_nodes: each key, value, list",
+    ),
+    Bad(  # 1,000 long-form sources (11 values each): what the limit is, and what to do
+        "too many sources",
+        "---\nid: bad\nsources:\n"
+        + "  - url: https://github.com/acme/client\n    title: t\n    commit: abcdef12\n"
+        "    path: src/lib.rs:1-2\n    date: 2026-01-01\n" * 1_000 + "---\n",
+        "notes/zz-bad.md:4",
+        "about 11 per source, so about 909 sources); split the note, or raise [limits] "
+        "yaml_nodes in config.toml",
     ),
     Bad(
         "deep nesting",
@@ -128,7 +137,12 @@ NOTES = [
 
 RULES = [
     Bad("toml error", "[[rule]\nid = 'x'\n", "rules/bad.toml", "TOML error"),
-    Bad("unknown top-level key", "[rules]\nid = 'x'\n", "rules/bad.toml", "unknown key"),
+    Bad(  # named at its line, with the fix
+        "unknown top-level key",
+        "# rules\n\n[[rules]]\nid = 'x'\n",
+        "rules/bad.toml:3",
+        "unknown top-level key `rules`; a rule file holds only [[rule]] tables",
+    ),
     Bad(
         "unknown rule key",
         "[[rule]]\nid = 'x'\nnote = 'good'\npath = 'src/lib.rs'\nquery = '(x) @target'\n"

@@ -99,3 +99,28 @@ def test_unreachable_github_is_an_error_item_not_a_crash(
     assert code == 2 and "Traceback" not in err
     assert results["n:acme/client#5"]["error"] == "upstream-unreachable"
     assert results[f"n:{LIB}:1"]["verdict"] == "fresh"
+    assert "run again later, or use --offline" in results["n:acme/client#5"]["message"]
+
+
+def test_an_issue_github_does_not_have_names_the_fix(
+    project: Project,
+    upstream: Upstream,
+    github: GithubServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", github.token)
+    base = upstream.commit("lib", {LIB: "fn a() {}\n"})
+    text = project.config_file.read_text().replace(
+        '[issues]\nsink = "none"', f'[issues]\nsink = "none"\napi_url = "{github.url}"'
+    )
+    project.config_file.write_text(text)
+    _note(project, base, ("https://github.com/acme/client/issues/404", "2026-03-01"))
+
+    results = _results(project, capsys)
+
+    assert results["n:acme/client#404"]["message"] == (
+        "cannot read https://github.com/acme/client/issues/404: GitHub answered 404; check "
+        "that acme/client has issue 404 (the url in the note), and for a private repository "
+        "that $GITHUB_TOKEN holds a token that can read it"
+    )

@@ -20,9 +20,12 @@ from pydantic import (
 
 from watcher import defaults, redact
 from watcher.errors import ConfigError, did_you_mean, plain
+from watcher.inputs import inside
 
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")  # as POSIX names them: upper case
-REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+REPO_RE = inside.REPO  # OWNER/NAME; `inside.repo_problem` says why a value is not one
+# What `git check-ref-format` refuses in a branch name (a leading `-` is refused apart).
+BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|^/|/$|\.lock$")
 EVERY_RE = re.compile(r"^@every\s+(\d+)\s*([smhd])$")
 
 
@@ -54,8 +57,25 @@ class Upstream(_Strict):
     @field_validator("repo")
     @classmethod
     def _repo_form(cls, value: str) -> str:
-        if not REPO_RE.match(value):
-            raise ValueError(f"expected OWNER/NAME, got {value!r}")
+        if problem := inside.repo_problem(value):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _url_form(cls, value: str) -> str:
+        if value.startswith("-"):  # git would read it as an option (`--upload-pack=...`)
+            raise ValueError(
+                "starts with `-`; give the upstream's URL (https://github.com/OWNER/NAME.git) "
+                "or a path (./upstream)"
+            )
+        return value
+
+    @field_validator("branch")
+    @classmethod
+    def _branch_form(cls, value: str) -> str:
+        if value.startswith("-") or BAD_BRANCH.search(value):
+            raise ValueError(f"{value!r} is not a branch name; write it as `git branch` shows it")
         return value
 
     @field_validator("schedule")
@@ -123,8 +143,8 @@ class IssuesConfig(_Strict):
     @field_validator("repo")
     @classmethod
     def _repo_form(cls, value: str | None) -> str | None:
-        if value is not None and not REPO_RE.match(value):
-            raise ValueError(f"expected OWNER/NAME, got {value!r}")
+        if value is not None and (problem := inside.repo_problem(value)):
+            raise ValueError(problem)
         return value
 
 

@@ -18,10 +18,24 @@ class WatchError(Exception):
 class InputError(WatchError):
     """A user-written file (config, note, rule) is wrong."""
 
-    def __init__(self, file: Path | str, message: str, line: int | None = None) -> None:
+    def __init__(
+        self,
+        file: Path | str,
+        message: str,
+        line: int | None = None,
+        *,
+        item: str = "",
+        note: str = "",
+        repo: str = "",
+    ) -> None:
         self.file = str(file)
         self.line = line
         self.detail = message
+        # The item the error belongs to, when it is one citation or rule of a file that
+        # otherwise loaded: `check` reports it under that item's id, for its note.
+        self.item = item
+        self.note = note
+        self.repo = repo
         where = f"{self.file}:{line}" if line else self.file
         super().__init__(f"{where}: {message}")
 

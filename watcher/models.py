@@ -79,6 +79,7 @@ class CodeCitation(Frozen):
     title: str = ""
     index: int  # position in the note's sources[]
     suffix: str = ""  # `@COMMIT` when the note cites the same lines at two commits
+    line: int | None = None  # where the note writes it: its `path:` (or link) line
 
     @property
     def id(self) -> str:

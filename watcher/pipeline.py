@@ -520,13 +520,14 @@ def summarize(results: Sequence[Result]) -> Summary:
 def _input_error(
     err: InputError, code: ErrorCode, kind: Literal["citation", "rule"] = "citation"
 ) -> Result:
-    """A note or rule file that cannot be read, as a result: kind `rule` for a rules file."""
+    """A note or rule file that cannot be read, as a result: kind `rule` for a rules file;
+    an error of one citation or rule is that item's, for its note."""
     return Result(
-        id=f"{err.file}:{err.line}" if err.line else err.file,
+        id=err.item or (f"{err.file}:{err.line}" if err.line else err.file),
         kind=kind,
-        note="",
+        note=err.note,
         note_file=err.file,
-        repo="",
+        repo=err.repo,
         verdict=Verdict.ERROR,
         message=str(err),
         error=code,

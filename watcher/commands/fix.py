@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from watcher.config import Config, Upstream, load
-from watcher.errors import WatchError
+from watcher.errors import NoteError, WatchError
 from watcher.inputs import edit
 from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import load_rules
@@ -45,7 +45,7 @@ class Changes:
 
     def text(self, path: Path) -> str:
         if path not in self.texts:
-            old = path.read_text(encoding="utf-8")
+            old = edit.read(path)  # as stored: CRLF and a BOM kept
             self.texts[path] = (old, old)
         return self.texts[path][1]
 
@@ -65,11 +65,16 @@ class Changes:
             )
 
     def write(self) -> int:
-        from watcher.state.store import write_text
-
         changed = [(p, new) for p, (old, new) in self.texts.items() if old != new]
         for path, new in changed:
-            write_text(path, new)  # atomic: a note is never half-written
+            try:
+                edit.write(path, new)  # atomic: a note is never half-written
+            except OSError as exc:
+                name = path.relative_to(self.root).as_posix()
+                raise WatchError(
+                    f"{name}: cannot write it ({exc.strerror}); check its permissions and "
+                    "run `watch fix --write` again (the files before it were written)"
+                ) from None
         return len(changed)
 
 
@@ -139,7 +144,11 @@ def _moved(
         if not rebases:
             continue
         path = config.root / note.file
-        changes.set(path, edit.rebase_sources(changes.text(path), rebases, date, note.file))
+        try:
+            changes.set(path, edit.rebase_sources(changes.text(path), rebases, date, note.file))
+        except NoteError as exc:  # a value it cannot edit in place: the note is left alone
+            changes.todo.append(str(exc))
+            continue
         _renames(note, rebases, changes)
         for rebase, citation in zip(rebases, _cited(note, rebases), strict=True):
             changes.done.append(
@@ -161,6 +170,7 @@ def accept_note(
     every source's `date` and the note's `lastVerified` set to `date`."""
     path = config.root / note.file
     rebases: list[edit.Rebase] = []
+    done, todo = len(changes.done), len(changes.todo)
     for citation in note.citations:
         result = _result(results, citation.id)
         where = f"{note.file}: sources[{citation.index}] {citation.cited}"
@@ -175,9 +185,15 @@ def accept_note(
             rebases.append(edit.Rebase(citation.index, citation.repo, result.current.commit, new))
     # Quotes first: their lines are the note's lines before the front matter changes.
     text = _quotes(config, note, results, changes.text(path), changes)
-    # Every source's date, issue citations' too: the whole note was re-read.
-    text = edit.rebase_sources(text, rebases, date, note.file, every_date=True)
-    changes.set(path, edit.set_key(text, "lastVerified", date))
+    try:
+        # Every source's date, issue citations' too: the whole note was re-read.
+        text = edit.rebase_sources(text, rebases, date, note.file, every_date=True)
+        text = edit.set_key(text, "lastVerified", date, note.file)
+    except NoteError as exc:  # a value it cannot edit in place: nothing is re-based
+        del changes.done[done:], changes.todo[todo:]
+        changes.todo.append(f"{exc} (nothing of note {note.id} was re-based)")
+        return
+    changes.set(path, text)
     _renames(note, rebases, changes)
     _rules(config, note, rules, results, changes)
 
@@ -275,8 +291,8 @@ def _rules(
         where = f"{rule.file}: rule {rule.id}"
         if result.current is not None and result.current.path != rule.path:
             path = config.root / rule.file
-            changes.text(path)
-            changes.set(path, edit.set_rule_path(path, rule.id, result.current.path))
+            new = edit.set_rule_path(path, changes.text(path), rule.id, result.current.path)
+            changes.set(path, new)
             changes.done.append(f"{where}: path {rule.path} -> {result.current.path}")
         if result.verdict in (Verdict.BROKEN, Verdict.MISSING, Verdict.ERROR):
             changes.todo.append(

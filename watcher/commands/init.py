@@ -4,9 +4,13 @@ the remote when it answers within a few seconds; works offline with defaults."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import json
 import logging
+import os
 import re
+import stat
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -14,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
-from watcher.config import REPO_RE
 from watcher.errors import UpstreamError, WatchError
+from watcher.inputs import inside
 from watcher.mirror.git import call
 from watcher.state.store import slug
 
@@ -39,14 +43,17 @@ class Remote:
 
 
 def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
-    """Write a new site into `directory`; never overwrite a file that exists."""
-    if not REPO_RE.match(repo):
-        raise WatchError(f"--upstream {repo!r}: expected OWNER/NAME, e.g. openai/codex")
-    if (directory / "config.toml").exists():
+    """Write a new site into `directory`: every file or none. A file that exists is kept;
+    a folder in the way (a file named `notes`, a symlink) stops it before it writes."""
+    if problem := inside.repo_problem(repo):
+        raise WatchError(f"--upstream: {problem}")
+    if url is not None and (url.startswith("-") or not url.strip()):
         raise WatchError(
-            f"{directory / 'config.toml'}: already exists; watch init does not overwrite "
-            "a site (edit it, or pick another DIR)"
+            f"--url {url!r}: not a URL or a path; give where the upstream is fetched from, "
+            "like https://github.com/OWNER/NAME.git"
         )
+    relatives = list(site_files(repo, url, Remote(), datetime.date.today()))
+    written = plan(directory, relatives)  # refuses a hostile folder before writing anything
     fetch_url = url or f"https://github.com/{repo}.git"
     if url is not None and is_local(url):
         log.warning(
@@ -68,14 +75,10 @@ def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
     if found is not None:
         out.write(f"{fetch_url}: mostly {found.language}, under {found.folder or 'the root'}/\n")
     files = site_files(repo, url, remote, datetime.date.today(), found or Layout())
-    for relative, text in files.items():
-        target = directory / relative
-        if target.exists():
-            out.write(f"  kept     {relative} (exists)\n")
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        out.write(f"  created  {relative}\n")
+    write(directory, {name: files[name] for name in written})
+    for relative in files:
+        made = relative in written
+        out.write(f"  created  {relative}\n" if made else f"  kept     {relative} (exists)\n")
     out.write(
         "next: write a note in notes/ (see notes/example.md), then run "
         "`watch validate` and `watch check`;\n"
@@ -83,6 +86,150 @@ def init(directory: Path, repo: str, url: str | None, *, out: TextIO) -> int:
         "action is published and a commit of it (or a release tag, once there is one)\n"
     )
     return 0
+
+
+def plan(directory: Path, relatives: list[str]) -> list[str]:
+    """The files of `relatives` to write into `directory` (those that exist are kept).
+
+    Refuses, before anything is written, a `directory` that is not a folder, a site that
+    has a config.toml, and anything in the way: a file where a folder goes (`notes`),
+    a folder where a file goes, a symlink (init never writes through one it did not make:
+    a dangling one would put the file wherever it points)."""
+    if os.path.lexists(directory) and not directory.is_dir():
+        kind = "a symlink to nothing" if directory.is_symlink() else "a file"
+        raise WatchError(f"{directory}: is {kind}, not a folder; pick a folder for the site")
+    if _kind(directory / "config.toml") == "file":
+        raise WatchError(
+            f"{directory / 'config.toml'}: already exists; watch init does not overwrite "
+            "a site (edit it, or pick another DIR)"
+        )
+    problems: dict[str, str] = {}
+    wanted = []
+    for relative in relatives:
+        found, problem = _place(directory, relative)
+        if problem is not None:
+            problems[problem[0]] = problem[1]
+        elif found is None:
+            wanted.append(relative)
+    if problems:
+        listed = "; ".join(f"{name} {why}" for name, why in sorted(problems.items()))
+        raise WatchError(
+            f"{directory}: cannot make a site here: {listed}; move them away, or pick "
+            "another DIR (nothing was written)"
+        )
+    return wanted
+
+
+def _place(directory: Path, relative: str) -> tuple[str | None, tuple[str, str] | None]:
+    """What is at a file's place (`_kind`), and what is in its way, if anything."""
+    parts = relative.split("/")
+    for depth in range(1, len(parts)):
+        name = "/".join(parts[:depth])
+        found = _kind(directory / name)
+        if found is None:
+            return None, None  # its folder is to be made: nothing below it exists
+        if found == "symlink":
+            return found, (name, "is a symlink (init never writes through one)")
+        if found == "file":
+            return found, (name, "is a file where the site has a folder")
+    found = _kind(directory / relative)
+    if found == "symlink":
+        return found, (relative, "is a symlink (init never writes through one)")
+    if found == "folder":
+        return found, (relative, "is a folder where the site has a file")
+    return found, None
+
+
+def _kind(path: Path) -> str | None:
+    """What is at `path`, its symlink not followed: None (nothing), symlink, folder, file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "folder" if stat.S_ISDIR(mode) else "file"
+
+
+def write(directory: Path, files: dict[str, str]) -> None:
+    """Write `files` (checked by `plan`) into `directory`: all of them, or none.
+
+    A new folder is built beside it and renamed into place. Into a folder that exists,
+    each file appears whole or not at all (`_create`), config.toml last, and on a failure
+    every file and folder made so far is removed again: even a killed init leaves no
+    config.toml, so running it again finishes the site."""
+    if not os.path.lexists(directory):
+        _stage(directory, files)
+        return
+    made: list[Path] = []
+    try:
+        for relative in sorted(files, key=lambda name: name == "config.toml"):
+            _create(directory, relative, files[relative], made)
+    except BaseException as exc:  # a full disk, or Ctrl-C: what was made goes again
+        for path in reversed(made):
+            with contextlib.suppress(OSError):
+                path.rmdir() if _kind(path) == "folder" else path.unlink()
+        if not isinstance(exc, OSError):
+            raise
+        raise WatchError(
+            f"{directory}: cannot write the site ({exc.strerror}); nothing was written"
+        ) from None
+
+
+def _create(directory: Path, relative: str, text: str, made: list[Path]) -> None:
+    """One file under `directory`, its missing folders made first (each noted in `made`)."""
+    target = directory / relative
+    for folder in reversed(target.relative_to(directory).parents[:-1]):
+        path = directory / folder
+        if _kind(path) is None:
+            path.mkdir()
+            made.append(path)
+    # Written under a temp name, then linked to its own: `link` fails on anything at the
+    # target, a dangling symlink included, and never follows one.
+    tmp = target.with_name(f".{target.name}.init-{os.getpid()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        with os.fdopen(os.open(tmp, flags, 0o666), "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.link(tmp, target, follow_symlinks=False)
+        made.append(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _new_folder(parent: Path, name: str) -> Path:
+    """A folder made for this run in `parent`: `name`, or `name-1`, `name-2`, … when a
+    killed run of the same process id left one."""
+    number = 0
+    while True:
+        path = parent / (f"{name}-{number}" if number else name)
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            number += 1
+
+
+def _stage(directory: Path, files: dict[str, str]) -> None:
+    """A new site folder: made beside `directory` under a temp name, then renamed."""
+    import shutil
+
+    parent = directory.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    stage: Path | None = None
+    try:
+        stage = _new_folder(parent, f".{directory.name}.init-{os.getpid()}")
+        for relative, text in files.items():
+            _create(stage, relative, text, [])
+        os.rename(stage, directory)
+    except BaseException as exc:  # a full disk, or Ctrl-C: no half site is left
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+        if not isinstance(exc, OSError):
+            raise
+        raise WatchError(
+            f"{directory}: cannot write the site ({exc.strerror}); nothing was written"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -127,7 +274,7 @@ def survey(url: str, timeout: float = LS_REMOTE_SECONDS) -> Layout | None:
     with tempfile.TemporaryDirectory() as scratch:
         try:
             code, _, _ = call(None, "init", "--quiet", "--bare", scratch)
-            fetch = ("fetch", "--quiet", "--depth=1", "--filter=blob:none", url, "HEAD")
+            fetch = ("fetch", "--quiet", "--depth=1", "--filter=blob:none", "--", url, "HEAD")
             code = code or call(Path(scratch), *fetch, timeout=timeout)[0]
             code, out, _ = (
                 (code, "", "")
@@ -164,8 +311,17 @@ def read_remote(url: str, timeout: float = LS_REMOTE_SECONDS) -> Remote:
     """The default branch (HEAD's symref) and a release-tag glob, from one ls-remote
     (through the one git runner: no prompt, stopped at `timeout`)."""
     try:
+        # `--`: a URL is never read as an option (`--upload-pack=...` runs a command)
         code, out, _ = call(
-            None, "ls-remote", "--symref", url, "HEAD", "refs/tags/*", timeout=timeout, what=url
+            None,
+            "ls-remote",
+            "--symref",
+            "--",
+            url,
+            "HEAD",
+            "refs/tags/*",
+            timeout=timeout,
+            what=url,
         )
     except (OSError, UpstreamError):  # no git, or no answer in time
         return Remote()
@@ -223,7 +379,8 @@ def workflow(repo: str) -> str:
 
 
 def _config(repo: str, url: str | None, remote: Remote) -> str:
-    url_line = f'url = "{url}"' if url else f'# url = "https://github.com/{repo}.git"  (default)'
+    default = f'# url = "https://github.com/{repo}.git"  (default)'
+    url_line = f"url = {json.dumps(url, ensure_ascii=False)}" if url else default
     if url and is_local(url):
         url_line += "  # on this machine only: CI cannot fetch it (docs/operations.md)"
     return CONFIG.format(

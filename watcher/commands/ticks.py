@@ -35,7 +35,6 @@ from watcher.issues import boxes
 from watcher.issues.sink import Sink
 from watcher.state import store
 from watcher.state.bookkeeping import Book, shard_of
-from watcher.state.store import write_text
 
 log = logging.getLogger("watcher.action")
 
@@ -197,7 +196,8 @@ def _snooze(config: Config, note_id: str, today: date) -> str:
         raise WatchError(f"no note {note_id} (renamed or deleted since the box was drawn)")
     until = (today + timedelta(days=boxes.SNOOZE_DAYS)).isoformat()
     path = config.root / notes[note_id].file
-    write_text(path, edit.set_key(path.read_text(encoding="utf-8"), "snooze_until", until))
+    shown = notes[note_id].file  # the note's bytes kept: CRLF, a BOM (edit.read, edit.write)
+    edit.write(path, edit.set_key(edit.read(path), "snooze_until", until, shown))
     top = checkout.toplevel(config.root)
     message = f"Snooze {note_id} until {until} (ticked on the watch dashboard)"
     commit = _commit_or_undo(top, [path], message)

@@ -14,7 +14,7 @@ import yaml
 
 from watcher.config import Limits, display_path
 from watcher.errors import NoteError
-from watcher.inputs import frontmatter, quotes, walk
+from watcher.inputs import frontmatter, inside, quotes, walk
 from watcher.models import CodeCitation, IssueCitation, Note
 
 log = logging.getLogger("watcher.notes")  # the name users see in log lines
@@ -254,12 +254,25 @@ def _check_expansion(root: Any, max_nodes: int, file: str, offset: int) -> None:
         open_.discard(key)
         sizes[key] = 1 + sum(sizes[id(child)] for child in children)
         if sizes[key] > max_nodes:
-            raise NoteError(
-                file,
-                f"front matter expands to more than {max_nodes:,} values (aliases repeat "
-                "what they name); write it out without aliases, or raise [limits] yaml_nodes",
-                line=offset + node.start_mark.line + 1,
-            )
+            raise NoteError(file, _too_many(max_nodes, aliased=len(sizes) < sizes[key]),
+                            line=offset + node.start_mark.line + 1)  # fmt: skip
+
+
+def _too_many(max_nodes: int, *, aliased: bool) -> str:
+    """Why front matter past [limits] yaml_nodes is refused: what counts, and the fix."""
+    if aliased:  # some node is counted more than once: an alias repeats it
+        return (
+            f"front matter expands to more than {max_nodes:,} values (aliases repeat "
+            "what they name); write it out without aliases, or raise [limits] yaml_nodes"
+        )
+    # Every key, value and list or mapping counts: a source with url, title, commit,
+    # path and date is 11, so the default admits about 900 such sources in one note.
+    return (
+        f"front matter holds more than {max_nodes:,} YAML values ([limits] yaml_nodes: "
+        f"each key, value, list and mapping counts, about 11 per source, so about "
+        f"{max_nodes // 11:,} sources); split the note, or raise [limits] yaml_nodes "
+        "in config.toml"
+    )
 
 
 def _children(node: Any) -> list[Any]:
@@ -294,6 +307,9 @@ def _build(
     code: list[CodeCitation] = []
     issues: list[IssueCitation] = []
     untracked: list[str] = []
+    # Looked up by place and id, not compared pairwise: 900 sources took a second.
+    placed: dict[tuple[str, str, int | None, int | None], list[CodeCitation]] = {}
+    ids: set[str] = set()
     source_nodes = _value(node, "sources")
     for index, source in enumerate(sources):
         line = _item_line(source_nodes, index, offset)
@@ -308,11 +324,14 @@ def _build(
             errors.append(exc)
             continue
         if isinstance(kind, CodeCitation):
-            if any(_same(c, kind) for c in code):
+            where = (kind.repo.lower(), kind.path, kind.start_line, kind.end_line)
+            if any(_same(c.commit, kind.commit) for c in placed.get(where, [])):
                 continue  # the same lines at the same commit, cited again: one item
-            if any(c.id == kind.id for c in code):  # same lines cited at another commit
+            if kind.id in ids:  # same lines cited at another commit
                 kind = kind.model_copy(update={"suffix": f"@{kind.commit[:8]}"})
             code.append(kind)
+            placed.setdefault(where, []).append(kind)
+            ids.add(kind.id)
         elif isinstance(kind, IssueCitation):
             issues.append(kind)
         else:
@@ -332,13 +351,10 @@ def _build(
     return note, errors
 
 
-def _same(a: CodeCitation, b: CodeCitation) -> bool:
-    """Two citations of the same lines at the same commit (one may abbreviate it)."""
-    short = min(len(a.commit), len(b.commit))
-    where = (a.repo.lower(), a.path, a.start_line, a.end_line)
-    return where == (b.repo.lower(), b.path, b.start_line, b.end_line) and (
-        a.commit[:short] == b.commit[:short]
-    )
+def _same(a: str, b: str) -> bool:
+    """The same commit, written in full or abbreviated."""
+    short = min(len(a), len(b))
+    return a[:short] == b[:short]
 
 
 def _source(
@@ -353,6 +369,8 @@ def _source(
     title = str(source.get("title") or "")
     if match := ISSUE_URL.match(url):
         owner, name, kind, number = match.groups()
+        if problem := inside.repo_problem(f"{owner}/{name}"):
+            raise NoteError(file, f"{where}: url: {problem}", line=at("url"))
         return IssueCitation(
             note=note_id,
             repo=f"{owner}/{name}",
@@ -432,6 +450,12 @@ def _citation(
             "(lines are 1-based and START <= END)",
             line=at("path"),
         )
+    if problem := inside.repo_problem(repo):
+        raise NoteError(file, f"{where}: url: {problem}", line=at("url"))
+    if problem := inside.path_problem(path):
+        # This citation's error alone: the note's other citations are still checked.
+        mine = {"item": f"{note_id}:{cited}", "note": note_id, "repo": repo}
+        raise NoteError(file, f"{where}: path {path!r} {problem}", line=at("path"), **mine)
     return CodeCitation(
         note=note_id,
         repo=repo,
@@ -442,6 +466,7 @@ def _citation(
         cited=cited,
         title=title,
         index=index,
+        line=at("path"),
     )
 
 

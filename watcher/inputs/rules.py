@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from watcher.config import display_path
 from watcher.errors import RuleError, WatchError, did_you_mean, plain
 from watcher.fingerprint import short
-from watcher.inputs import walk
+from watcher.inputs import inside, walk
 from watcher.models import Claim, Rule, RuleTest
 from watcher.parse import languages
 from watcher.state import store
@@ -87,14 +87,22 @@ class _RawTest(BaseModel):
             raise ValueError(f'test {self.name!r}: `fails` goes with expect = "broken"')
         return self
 
-    def test(self, rule_file: Path) -> RuleTest:
+    def test(self, rule_file: Path, roots: tuple[Path, ...]) -> RuleTest:
+        """The case, its `file` read from beside the rule file: inside the site (one of
+        `roots`, the config's folder and the rules folder), never anywhere else."""
         code = self.code
         if code is None:
             fixture = rule_file.parent / str(self.file)
+            if not any(fixture.resolve().is_relative_to(r.resolve()) for r in roots):
+                raise ValueError(
+                    f"test {self.name!r}: file {self.file} is outside the notes site; "
+                    "keep fixtures in the site, relative to the rule file (fixtures/x.rs)"
+                )
             try:
                 code = fixture.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                reason = f"cannot read file {self.file}: {exc}"
+                why = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
+                reason = f"cannot read file {self.file}: {why}"
                 raise ValueError(f"test {self.name!r}: {reason}") from None
         return RuleTest(name=self.name, code=code, expect=self.expect, fails=tuple(self.fails))
 
@@ -214,7 +222,7 @@ def load_rules(
     for found in walk.files(folder, ".toml"):  # any name, no loop, files only
         file = Path(found.path)
         shown = display_path(file, display_root)
-        for item in _load_file(file, shown, compiles, max_bytes):
+        for item in _load_file(file, shown, compiles, max_bytes, (display_root, folder)):
             if isinstance(item, RuleError):
                 errors.append(item)
             elif item.id in rules:
@@ -231,7 +239,7 @@ def load_rules(
 
 
 def _load_file(
-    file: Path, shown: str, compiles: Compiles | None, max_bytes: int
+    file: Path, shown: str, compiles: Compiles | None, max_bytes: int, roots: tuple[Path, ...]
 ) -> list[Rule | RuleError]:
     try:
         if (size := file.stat().st_size) > max_bytes:
@@ -242,7 +250,8 @@ def _load_file(
                     "split the file, or raise the limit in config.toml",
                 )
             ]
-        text = file.read_text(encoding="utf-8", errors="replace")
+        # utf-8-sig: a BOM some editors save is not TOML, and is not the author's either
+        text = file.read_text(encoding="utf-8-sig", errors="replace")
     except OSError as exc:
         return [RuleError(shown, f"cannot read it ({exc.strerror}); check its permissions")]
     try:
@@ -250,7 +259,7 @@ def _load_file(
     except tomllib.TOMLDecodeError as exc:
         return [RuleError(shown, f"TOML error: {exc}; fix the syntax there")]
     except ValidationError as exc:
-        return [RuleError(shown, f"{_explain(exc)}; a rule file holds only [[rule]] tables")]
+        return [_top_level(exc, text, shown)]
     starts = [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[rule]]"]
     out: list[Rule | RuleError] = []
     for index, entry in enumerate(raw.rule):
@@ -264,8 +273,12 @@ def _load_file(
                 RuleError(shown, f"rule {name}: {'; '.join([_explain(exc), *more])}", line=line)
             )
             continue
+        if problem := _where_problem(parsed):
+            where = {"item": parsed.id, "note": parsed.note, "repo": parsed.repo or ""}
+            out.append(RuleError(shown, f"rule {name}: {problem}", line=line, **where))
+            continue
         try:
-            tests = tuple(t.test(file) for t in parsed.tests)
+            tests = tuple(t.test(file, roots) for t in parsed.tests)
         except ValueError as exc:
             out.append(RuleError(shown, f"rule {name}: {exc}", line=line))
             continue
@@ -294,6 +307,35 @@ def _load_file(
             compiles.seen.add(mark)
         out.append(rule)
     return out
+
+
+def _where_problem(parsed: _RawRule) -> str | None:
+    """A `path` or `repo` that does not name a file inside an upstream, and the fix."""
+    if problem := inside.path_problem(parsed.path):
+        return f"path {parsed.path!r} {problem}"
+    if parsed.repo is not None and (problem := inside.repo_problem(parsed.repo)):
+        return f"repo: {problem}"
+    return None
+
+
+def _top_level(exc: ValidationError, text: str, shown: str) -> RuleError:
+    """A rule file whose top level is wrong (`[[rules]]`, `[rule]`), at the key's line."""
+    parts, line = [], None
+    for err in exc.errors():
+        key = str(err["loc"][0]) if err["loc"] else ""
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown top-level key `{key}`")
+        else:
+            parts.append(f"`{key}`: {err['msg']}; write each rule as a [[rule]] table")
+        line = line or _key_line(text, key)
+    hint = "; a rule file holds only [[rule]] tables (two brackets, `rule` singular)"
+    return RuleError(shown, "; ".join(parts) + hint, line=line)
+
+
+def _key_line(text: str, key: str) -> int | None:
+    """The first line that names top-level `key`: `[[key]]`, `[key]`, `[key.x]`, `key =`."""
+    pattern = re.compile(rf"^\s*(?:\[\[?\s*{re.escape(key)}\s*[\].]|{re.escape(key)}\s*[=.])")
+    return next((n for n, line in enumerate(text.splitlines(), 1) if pattern.match(line)), None)
 
 
 def language_of(rule: Rule) -> str | None:

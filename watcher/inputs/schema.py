@@ -27,14 +27,15 @@ CONFIG_HELP: dict[str, str] = {
     "notes_ignore": "globs (relative to `notes`) of Markdown files that are not notes",
     "notes_extra_keys": "front-matter keys of your own that notes may use",
     "upstream": "one table per upstream repository (`[[upstream]]`)",
-    "upstream.repo": "OWNER/NAME, as the notes cite it (required)",
+    "upstream.repo": "OWNER/NAME, as the notes cite it (required); each part a name, never "
+    "`.` or `..`, not starting with `-`",
     "upstream.url": (
         "where to fetch it; `file://` and paths work (default: GitHub's URL), but only where "
         "that path exists: a workflow in GitHub Actions cannot fetch them (`watch init --url` "
-        "warns)"
+        "warns); never starting with `-`"
     ),
     "upstream.branch": "the branch whose head is checked; empty: the remote's default branch "
-    "(its HEAD), read when the mirror is first cloned",
+    "(its HEAD), read when the mirror is first cloned; a name `git check-ref-format` accepts",
     "upstream.release_tags": "glob of the tags that are releases, e.g. `v*`, `rust-v*`",
     "upstream.schedule": "when `watch serve` checks it: cron (5 fields) or `@every 30m`",
     "upstream.fetch_seconds": "bound on one fetch from it (default: `limits.fetch_seconds`)",
@@ -64,7 +65,8 @@ CONFIG_HELP: dict[str, str] = {
         "a larger cited upstream file is an error; a file above 2 MB is compared line by "
         "line, without a syntax tree (docs/design.md, Memory)"
     ),
-    "limits.yaml_nodes": "front matter expanding (aliases included) past this is an error",
+    "limits.yaml_nodes": "a note's front matter holding more values than this (each key, "
+    "value, list and mapping; aliases expanded) is an error: about 900 sources of 5 keys",
     "limits.processes": "processes that judge and walk a big site's items; unset: one per "
     "core, up to 4 (1: everything in one process)",
 }

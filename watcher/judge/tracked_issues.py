@@ -70,12 +70,26 @@ def _judge(config: Config, client: Github, note: Note, citation: IssueCitation) 
     except (GithubException, OSError) as exc:
         status = getattr(exc, "status", None)
         why = f"GitHub answered {status}" if status else type(exc).__name__
-        return _result(note, citation, Verdict.ERROR, f"cannot read {citation.url}: {why}", None,
+        message = f"cannot read {citation.url}: {why}; {_fix(config, citation, status)}"
+        return _result(note, citation, Verdict.ERROR, message, None,
                        error=ErrorCode.UPSTREAM_UNREACHABLE)  # fmt: skip
     since = _since(citation, note)
     verdict, message = _verdict(citation, thread, since)
     release = _release(config, citation, thread) if verdict is Verdict.CHANGED else None
     return _result(note, citation, verdict, message, release)
+
+
+def _fix(config: Config, citation: IssueCitation, status: int | None) -> str:
+    """What to do when GitHub did not tell an issue's state, by its answer."""
+    token = config.issues.token_env
+    if status == 404:
+        return (
+            f"check that {citation.repo} has {citation.kind} {citation.number} (the url in "
+            f"the note), and for a private repository that ${token} holds a token that can read it"
+        )
+    if status in (401, 403):
+        return f"check the token in ${token} (missing, expired or rate-limited); then run again"
+    return "GitHub could not be reached or failed; run again later, or use --offline"
 
 
 def _fetch(client: Github, citation: IssueCitation) -> Thread:

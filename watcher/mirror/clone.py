@@ -8,12 +8,12 @@ import logging
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from watcher.errors import UpstreamError
-from watcher.mirror.git import plain, run
+from watcher.mirror.git import NO_FETCH, READING, plain, run
 from watcher.mirror.objects import Presence
 from watcher.state.store import slug
 
@@ -76,12 +76,12 @@ def creation_lock(path: Path, repo: str, wait: float) -> Iterator[None]:
         release = hold(Path(str(path) + ".lock"), wait=wait)
     except TimeoutError:
         raise UpstreamError(
-            f"{repo}: another process kept {path}.lock for "
+            f"{repo}: another process kept {path.name}.lock in the mirror cache for "
             f"{wait:g} s; wait for it, or delete the lock if none runs"
         ) from None
     except OSError as exc:
         raise UpstreamError(
-            f"{repo}: cannot write the mirror cache {path.parent} "
+            f"{repo}: cannot write the mirror cache "
             f"({exc.strerror}); set `cache` in config.toml to a writable folder"
         ) from None
     try:
@@ -99,13 +99,13 @@ def create(path: Path, repo: str, settings: Callable[[], dict[str, str]]) -> Non
         tmp = Path(tempfile.mkdtemp(prefix=path.name + ".", dir=path.parent))
     except OSError as exc:
         raise UpstreamError(
-            f"{repo}: cannot write the mirror cache {path.parent} "
+            f"{repo}: cannot write the mirror cache "
             f"({exc.strerror}); set `cache` in config.toml to a writable folder"
         ) from None
     try:
         run(None, "init", "--quiet", "--bare", str(tmp))
         for key, value in settings().items():
-            run(tmp, "config", key, value)
+            run(tmp, "config", "--", key, value)  # a value may start with `-`
         os.replace(tmp, path)
     except BaseException:
         remove(tmp)
@@ -208,6 +208,20 @@ def listing(path: Path, commit: str) -> dict[str, str]:
         if len(parts) == 3 and parts[1] == "blob":
             files[name] = parts[2]
     return files
+
+
+def held_blobs(path: Path, commit: str, files: Iterable[str]) -> dict[str, str]:
+    """Those of `files` at `commit` whose blobs the mirror at `path` holds, by path: read
+    without a fetch (where a partial clone lacks a tree or a blob, git would fetch it);
+    {} when the commit's trees are not here."""
+    try:
+        out = run(path, *READING, "ls-tree", "-z", commit, "--", *files, env=NO_FETCH)
+    except UpstreamError:
+        return {}
+    entries = (entry.partition("\t") for entry in out.split("\0") if entry)
+    found = {name: meta.split()[2] for meta, _, name in entries if meta.split()[1:2] == ["blob"]}
+    presence = Presence(path / "objects")
+    return {name: blob for name, blob in found.items() if presence.has(blob)}
 
 
 def graph_chain(path: Path) -> Path:

@@ -85,7 +85,7 @@ def run(
     with git's own last line."""
     code, out, err = call(cwd, *args, stdin=stdin, env=env, timeout=timeout, what=what)
     if code != 0:
-        raise failure(args[0], code, err)
+        raise failure(args[0], code, err, cwd)
     return out
 
 
@@ -101,16 +101,21 @@ def run_bytes(cwd: Path, command: str, stdin: bytes) -> list[str]:
     return proc.stdout.decode().splitlines()
 
 
-def failure(command: str, code: int, err: str) -> UpstreamError:
+def failure(command: str, code: int, err: str, cwd: Path | None = None) -> UpstreamError:
     """A failed git command's error: git's first `fatal:` (else `error:`) line, which says
     what went wrong ("'…' does not appear to be a git repository", "repository '…' not
-    found"), not the advice git prints after it ("… and the repository exists.")."""
+    found"), not the advice git prints after it ("… and the repository exists."). The
+    folder it ran in (a mirror in the cache: a path of this machine) is shown by its name."""
     lines = [line.strip() for line in err.strip().splitlines() if line.strip()]
+    said = lines[-1] if lines else f"git {command} failed ({code})"
     for prefix in ("fatal: ", "error: "):
         first = next((line for line in lines if line.startswith(prefix)), None)
         if first is not None:
-            return UpstreamError(first.removeprefix(prefix))
-    return UpstreamError(lines[-1] if lines else f"git {command} failed ({code})")
+            said = first.removeprefix(prefix)
+            break
+    if cwd is not None:
+        said = said.replace(str(cwd.resolve()), cwd.name).replace(str(cwd), cwd.name)
+    return UpstreamError(said)
 
 
 def run_all(
@@ -131,7 +136,7 @@ def run_all(
                 proc, name = running.popleft()
                 out, err = proc.communicate()
                 if proc.returncode != 0:
-                    raise failure(name, proc.returncode, err)
+                    raise failure(name, proc.returncode, err, cwd)
                 outputs.append(out)
             if command is not None:
                 proc = subprocess.Popen(["git", "-C", str(cwd), *options, *command],

@@ -145,7 +145,7 @@ class Mirror:
                 # config.toml or watch changed
                 if not clone.origin_current(self.path, self._origin()):
                     for key, value in self._origin().items():
-                        run(self.path, "config", f"remote.origin.{key}", value)
+                        run(self.path, "config", "--", f"remote.origin.{key}", value)
                 self._fetch_refs()
             self._complete_trees(since)
 
@@ -165,20 +165,20 @@ class Mirror:
         problem = packs.health(self.path) if self.path.exists() else None
         if problem is not None:
             raise UpstreamError(
-                f"{self.upstream.repo}: the mirror at {self.path} is damaged ({problem}); "
+                f"{self.upstream.repo}: its mirror {self.path.name} is damaged ({problem}); "
                 "run without --offline to clone it again"
             )
 
     def _reclone(self, problem: str) -> None:
         if self.recloned:
             raise UpstreamError(
-                f"{self.upstream.repo}: the mirror at {self.path} is still damaged after "
+                f"{self.upstream.repo}: its mirror {self.path.name} is still damaged after "
                 f"cloning it again ({problem}); delete it and check the disk"
             )
         log.warning(
-            "%s: the mirror at %s is damaged (%s); cloning it again",
+            "%s: its mirror %s is damaged (%s); cloning it again",
             self.upstream.repo,
-            self.path,
+            self.path.name,
             problem,
         )
         self.recloned = True
@@ -198,7 +198,7 @@ class Mirror:
         """The branch the remote's HEAD points at (`ls-remote --symref`), for `branch = ""`."""
         self.round_trips += 1
         try:
-            out = self._network("ls-remote", "--symref", self.stored_url, "HEAD")
+            out = self._network("ls-remote", "--symref", "--", self.stored_url, "HEAD")
         except UpstreamError as exc:
             raise UpstreamError(
                 f"{self.upstream.repo}: cannot read the default branch of "
@@ -322,7 +322,7 @@ class Mirror:
         """Refuse to read a mirror that was never made (offline, before a sync)."""
         if not self.exists:
             raise UpstreamError(
-                f"{self.upstream.repo}: no mirror at {self.path}; run `watch sync` "
+                f"{self.upstream.repo}: no mirror in the cache yet; run `watch sync` "
                 "(or drop --offline)"
             )
 
@@ -350,8 +350,9 @@ class Mirror:
         self.require()
         try:
             return run(
-                self.path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", env=NO_FETCH
-            ).strip()
+                self.path, "rev-parse", "--verify", "--quiet", "--end-of-options",
+                f"{rev}^{{commit}}", env=NO_FETCH,
+            ).strip()  # fmt: skip
         except UpstreamError:
             return None
 
