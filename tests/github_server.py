@@ -7,6 +7,11 @@ creation answers 201 with `Location`, unknown labels are created on issue creati
 Faults can be queued: 5xx (before or after the write happened), slow responses that
 time the client out (likewise), primary and secondary rate limits with GitHub's headers
 and messages, and a search index that lags behind writes.
+People: each token is one account (`GET /user`); the collaborators' permissions answer
+`GET /repos/{owner}/{repo}/collaborators/{username}/permission`; an issue is authored by
+the account whose token opened it, and `edit_body` edits one as a person does in the web
+UI. GitHub's REST API does not say who last edited an issue body, its GraphQL API does
+(`Issue.editor`, `Issue.lastEditedAt`): `POST /graphql` answers that one query.
 Every response is recorded so the tests can validate it against the OpenAPI document.
 """
 
@@ -30,6 +35,8 @@ from tests.support import LocalServer
 SPEC_FILE = Path(__file__).parent / "data" / "github" / "issues-openapi.json"
 STAMP = "2026-12-02T09:00:00Z"
 DOCS = "https://docs.github.com/rest"
+BOT = "watch-bot"  # the account of the default token
+PERSON = "octocat"  # anyone: the author of issues a test adds by hand
 
 
 @dataclass
@@ -68,6 +75,8 @@ class Repo:
     indexed: set[int] = field(default_factory=set)  # issues the search index has seen
     pulls: dict[int, str] = field(default_factory=dict)  # number -> title
     pull_fields: dict[int, dict[str, Any]] = field(default_factory=dict)  # e.g. merged_at
+    editors: dict[int, tuple[str, str]] = field(default_factory=dict)  # number -> (login, when)
+    permissions: dict[str, str] = field(default_factory=dict)  # collaborator -> permission
 
     @property
     def full_name(self) -> str:
@@ -79,8 +88,10 @@ class GithubServer:
 
     def __init__(self, token: str = "test-token", *, repos: tuple[str, ...] = ("notes/site",)):
         self.token = token
+        self.accounts: dict[str, str] = {}  # other tokens -> login (`token` is BOT's)
         self.repos = {
-            name.lower(): Repo(1000 + n, *name.split("/")) for n, name in enumerate(repos)
+            name.lower(): Repo(1000 + n, *name.split("/"), permissions={BOT: "admin"})
+            for n, name in enumerate(repos)
         }
         self.faults: list[Fault] = []
         self.recorded: list[Recorded] = []
@@ -130,14 +141,39 @@ class GithubServer:
             )
 
     def add_issue(
-        self, title: str, body: str, labels: tuple[str, ...] = (), name: str = "notes/site"
+        self,
+        title: str,
+        body: str,
+        labels: tuple[str, ...] = (),
+        name: str = "notes/site",
+        author: str = PERSON,
     ) -> int:
-        """An issue written by a person, as if through the web UI."""
+        """An issue written by a person (`author`: by default one with no access to the
+        repository, as anyone may open an issue), as if through the web UI."""
         with self.lock:
-            _, _, issue = _create_issue(
-                self, self.repo(name), {"title": title, "body": body, "labels": list(labels)}
-            )
+            data = {"title": title, "body": body, "labels": list(labels)}
+            _, _, issue = _create_issue(self, self.repo(name), data, author)
             return int(issue["number"])
+
+    def add_account(
+        self, login: str, permission: str | None = None, token: str | None = None
+    ) -> None:
+        """Another GitHub account: a collaborator of every repository with `permission`
+        (admin, maintain, write, triage, read), or none; with `token`, it can call the API."""
+        with self.lock:
+            if token is not None:
+                self.accounts[token] = login
+            for repo in self.repos.values():
+                if permission is not None:
+                    repo.permissions[login] = permission
+
+    def edit_body(self, number: int, body: str, login: str, name: str = "notes/site") -> None:
+        """`login` edits an issue's body in the web UI (ticking a box is such an edit)."""
+        with self.lock:
+            repo = self.repo(name)
+            repo.issues[number]["body"] = body
+            repo.issues[number]["updated_at"] = STAMP
+            repo.editors[number] = (login, STAMP)
 
     def save(self) -> dict[str, Repo]:
         """A copy of every repository, to `restore` later (replays a history cheaply)."""
@@ -164,14 +200,14 @@ class GithubServer:
 # --- object builders ---------------------------------------------------------------
 
 
-def _user(base: str) -> dict[str, Any]:
-    login = "watch-bot"
+def _user(base: str, login: str = BOT) -> dict[str, Any]:
     u = f"{base}/users/{login}"
+    uid = 1 if login == BOT else 100 + sum(map(ord, login))
     return {
         "login": login,
-        "id": 1,
-        "node_id": "U_1",
-        "avatar_url": f"{base}/avatars/1",
+        "id": uid,
+        "node_id": f"U_{uid}",
+        "avatar_url": f"{base}/avatars/{uid}",
         "gravatar_id": "",
         "url": u,
         "html_url": f"{base}/{login}",
@@ -184,7 +220,7 @@ def _user(base: str) -> dict[str, Any]:
         "repos_url": f"{u}/repos",
         "events_url": f"{u}/events{{/privacy}}",
         "received_events_url": f"{u}/received_events",
-        "type": "Bot",
+        "type": "Bot" if login == BOT or login.endswith("[bot]") else "User",
         "site_admin": False,
     }
 
@@ -204,7 +240,9 @@ def _label(
     }
 
 
-def _issue(base: str, repo: Repo, number: int, data: dict[str, Any]) -> dict[str, Any]:
+def _issue(
+    base: str, repo: Repo, number: int, data: dict[str, Any], author: str = BOT
+) -> dict[str, Any]:
     url = f"{base}/repos/{repo.full_name}/issues/{number}"
     return {
         "id": 7000 + number,
@@ -220,7 +258,7 @@ def _issue(base: str, repo: Repo, number: int, data: dict[str, Any]) -> dict[str
         "state_reason": None,
         "title": data.get("title", ""),
         "body": data.get("body"),
-        "user": _user(base),
+        "user": _user(base, author),
         "labels": [],
         "assignee": None,
         "assignees": [],
@@ -287,6 +325,13 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     (m, re.compile(p), op)
     for m, p, op in [
         ("GET", r"^/rate_limit$", "rate-limit/get"),
+        ("GET", r"^/user$", "users/get-authenticated"),
+        ("POST", r"^/graphql$", "graphql"),
+        (
+            "GET",
+            r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/collaborators/(?P<u>[^/]+)/permission$",
+            "repos/get-collaborator-permission-level",
+        ),
         ("GET", r"^/search/issues$", "search/issues-and-pull-requests"),
         ("GET", r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)$", "repos/get"),
         (
@@ -369,7 +414,7 @@ def _handler(gh: GithubServer) -> type[BaseHTTPRequestHandler]:
             status, headers, body = 404, {}, {"message": "Not Found", "documentation_url": DOCS}
             try:
                 operation, match = _route(method, parsed.path)
-                self._auth()
+                match["caller"] = self._auth()
                 fault = gh.take_fault(method, parsed.path)
                 args = (
                     gh,
@@ -385,10 +430,14 @@ def _handler(gh: GithubServer) -> type[BaseHTTPRequestHandler]:
                 return  # the client has given up; nothing is sent
             self._send(method, parsed.path, operation, status, headers, body)
 
-        def _auth(self) -> None:
-            expected = {f"token {gh.token}", f"Bearer {gh.token}"}
-            if self.headers.get("Authorization") not in expected:
+        def _auth(self) -> str:
+            """The login whose token the request carries."""
+            given = str(self.headers.get("Authorization") or "").split(" ", 1)[-1]
+            with gh.lock:
+                login = BOT if given == gh.token else gh.accounts.get(given)
+            if login is None:
                 raise HttpError(401, {"message": "Bad credentials", "documentation_url": DOCS})
+            return login
 
         def _send(
             self, method: str, path: str, op: str, status: int, headers: dict[str, str], body: Any
@@ -502,6 +551,10 @@ def _dispatch(
     with gh.lock:
         if op == "rate-limit/get":
             return 200, {}, _rate_limit()
+        if op == "users/get-authenticated":
+            return 200, {}, _account(gh, m["caller"])
+        if op == "graphql":
+            return 200, {}, _graphql(gh, body)
         if op == "search/issues-and-pull-requests":
             return 200, {}, _search(gh, query)
         repo = _repo(gh, m)
@@ -510,7 +563,9 @@ def _dispatch(
         if op == "issues/list-for-repo":
             return _page(gh, f"/repositories/{repo.id}/issues", query, _list_issues(repo, query))
         if op == "issues/create":
-            return _create_issue(gh, repo, body)
+            return _create_issue(gh, repo, body, m["caller"])
+        if op == "repos/get-collaborator-permission-level":
+            return 200, {}, _permission(gh, repo, m["u"])
         if op == "issues/list-labels-for-repo":
             return _page(gh, f"/repositories/{repo.id}/labels", query, list(repo.labels.values()))
         if op == "issues/create-label":
@@ -527,7 +582,7 @@ def _dispatch(
         issue = repo.issues.get(int(m["n"]))
         if issue is None:
             raise HttpError(404, {"message": "Not Found", "documentation_url": DOCS})
-        return _issue_op(gh, repo, issue, op, query, body)
+        return _issue_op(gh, repo, issue, op, query, body, m["caller"])
 
 
 def _issue_op(
@@ -537,11 +592,14 @@ def _issue_op(
     op: str,
     query: dict[str, list[str]],
     body: Any,
+    caller: str,
 ) -> tuple[int, dict[str, str], Any]:
     number = issue["number"]
     if op == "issues/get":
         return 200, {}, issue
     if op == "issues/update":
+        if isinstance(body, dict) and "body" in body and body["body"] != issue["body"]:
+            repo.editors[number] = (caller, STAMP)
         return 200, {}, _update_issue(gh, repo, issue, body)
     if op == "issues/list-comments":
         return _page(
@@ -562,6 +620,60 @@ def _issue_op(
         _set_labels(gh, repo, issue, [*(lb["name"] for lb in issue["labels"]), *names])
         return 200, {}, issue["labels"]
     raise HttpError(404, {"message": "Not Found", "documentation_url": DOCS})
+
+
+def _account(gh: GithubServer, login: str) -> dict[str, Any]:
+    """`GET /user`: the token's own account (GitHub's private-user, required fields)."""
+    data: dict[str, Any] = skeleton(spec(), {"$ref": "#/components/schemas/private-user"}, gh.url)
+    data.update({k: v for k, v in _user(gh.url, login).items() if k in data})
+    data["user_view_type"] = "private"  # the schema's discriminator: one's own account
+    return data
+
+
+def _permission(gh: GithubServer, repo: Repo, login: str) -> dict[str, Any]:
+    """A collaborator's permission; GitHub answers 404 for an account that is none."""
+    permission = repo.permissions.get(login)
+    if permission is None:
+        raise HttpError(404, {"message": f"{login} is not a user", "documentation_url": DOCS})
+    legacy = {"maintain": "write", "triage": "read"}.get(permission, permission)
+    schema = spec()["components"]["schemas"]["nullable-collaborator"]  # depth 0: not null
+    user: dict[str, Any] = skeleton(spec(), schema, gh.url)
+    user.update({k: v for k, v in _user(gh.url, login).items() if k in user})
+    user["role_name"] = permission
+    return {"permission": legacy, "role_name": permission, "user": user}
+
+
+EDITOR_QUERY = re.compile(r"issue\(number:\s*\$number\)\s*\{\s*author\s*\{\s*login\s*\}\s*"
+                          r"editor\s*\{\s*login\s*\}\s*lastEditedAt\s*\}")  # fmt: skip
+
+
+def _graphql(gh: GithubServer, body: Any) -> dict[str, Any]:
+    """GitHub's GraphQL answer to the one query watch sends: an issue's author, the
+    editor of its body's last edit and when (both null when never edited)."""
+    query, variables = (body or {}).get("query", ""), (body or {}).get("variables") or {}
+    if not EDITOR_QUERY.search(query):
+        raise HttpError(400, {"message": "Problems parsing the query", "documentation_url": DOCS})
+    repo = gh.repos.get(f"{variables.get('owner')}/{variables.get('name')}".lower())
+    issue = repo.issues.get(int(variables.get("number", 0))) if repo else None
+    if repo is None or issue is None:
+        return {
+            "data": {"repository": None if repo is None else {"issue": None}},
+            "errors": [
+                {"type": "NOT_FOUND", "path": ["repository"], "message": "Could not resolve"}
+            ],
+        }
+    editor, when = repo.editors.get(issue["number"], (None, None))
+    return {
+        "data": {
+            "repository": {
+                "issue": {
+                    "author": {"login": issue["user"]["login"]},
+                    "editor": {"login": editor} if editor else None,
+                    "lastEditedAt": when,
+                }
+            }
+        }
+    }
 
 
 def _repo(gh: GithubServer, m: dict[str, str]) -> Repo:
@@ -585,13 +697,15 @@ def _invalid(resource: str, fieldname: str, code: str = "missing_field") -> Http
     )
 
 
-def _create_issue(gh: GithubServer, repo: Repo, body: Any) -> tuple[int, dict[str, str], Any]:
+def _create_issue(
+    gh: GithubServer, repo: Repo, body: Any, author: str
+) -> tuple[int, dict[str, str], Any]:
     if not isinstance(body, dict) or not isinstance(body.get("title"), str) or not body["title"]:
         raise _invalid("Issue", "title")
     if len(body.get("body") or "") > 65536:
         raise _invalid("Issue", "body", "custom")
     number = max([*repo.issues, *repo.pulls], default=0) + 1  # one sequence, as on GitHub
-    issue = _issue(gh.url, repo, number, body)
+    issue = _issue(gh.url, repo, number, body, author)
     repo.issues[number] = issue
     _set_labels(gh, repo, issue, body.get("labels") or [])
     if not gh.search_lag:
@@ -892,7 +1006,7 @@ def contract_errors(recorded: list[Recorded]) -> list[str]:
     """Every recorded answer that GitHub's contract does not allow, one message each."""
     errors = []
     for rec in recorded:
-        if rec.operation == "unknown" or rec.status in (401, 429) or rec.status >= 500:
+        if rec.operation in ("unknown", "graphql") or rec.status in (401, 429) or rec.status >= 500:
             continue  # not described per operation (401/429/5xx are generic GitHub answers)
         if rec.status == 403 and rec.body.get("message", "").lower().startswith(
             ("api rate", "you have")

@@ -191,11 +191,13 @@ def dashboard(api: GithubServer) -> dict[str, Any]:
     return board
 
 
-def tick(api: GithubServer, box: str) -> None:
-    """Tick a box in the dashboard, as a maintainer does in GitHub's web UI."""
+def tick(api: GithubServer, box: str, who: str = "maintainer") -> None:
+    """Tick a box in the dashboard, as a maintainer (with write access) does in GitHub's
+    web UI."""
+    api.add_account("maintainer", "write")
     board = dashboard(api)
     assert f"- [ ] {box}" in board["body"]
-    board["body"] = board["body"].replace(f"- [ ] {box}", f"- [x] {box}")
+    api.edit_body(board["number"], board["body"].replace(f"- [ ] {box}", f"- [x] {box}"), who)
 
 
 def versioned(site: Site, tmp_path: Path) -> Upstream:
@@ -353,7 +355,7 @@ def files_site(
 
 
 def tick_file(site: Site, box: str) -> None:
-    board = site.root / "state" / "issues" / "_dashboard.md"
+    board = site.root / "state" / "issues" / "_dashboard" / "acme__client.md"
     text = board.read_text(encoding="utf-8")
     assert f"- [ ] {box}" in text
     board.write_text(text.replace(f"- [ ] {box}", f"- [x] {box}"), encoding="utf-8")
@@ -382,7 +384,7 @@ def test_accept_with_the_files_sink_pushes_a_branch_for_review_and_never_commits
     head = upstream.git("rev-parse", "HEAD")
     assert f"commit: {head}" in branch_note and EXTRA not in branch_note  # re-based on HEAD
     assert issue_state(site) == "open"  # nothing is accepted until the branch is merged
-    board = (site.root / "state/issues/_dashboard.md").read_text()
+    board = (site.root / "state/issues/_dashboard/acme__client.md").read_text()
     assert "push it to branch `watch/accept/one-page` for review" in board
 
 

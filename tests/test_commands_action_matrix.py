@@ -2,8 +2,9 @@
 
 Each job is `watch action --upstream REPO --commit-state` in its own clone of one notes
 repository, pushing state/ to one bare `origin`, as matrix jobs do. They start from
-the same commit, so every job but the first to push loses the race and must rebase
-and rebuild the dashboard. The result must equal one sequential run's.
+the same commit, so every job but the first to push loses the race and must rebase.
+No two jobs write the same file (the files sink keeps one dashboard page per upstream),
+so the rebase never meets a conflict, and the result equals one sequential run's.
 """
 
 from __future__ import annotations
@@ -102,14 +103,29 @@ def test_parallel_matrix_jobs_all_succeed_and_equal_one_sequential_run(tmp_path:
     assert [code for code, _ in finished] == [0] * len(REPOS), "\n".join(e for _, e in finished)
     expected = state_tree(sequential)
     assert state_tree(parallel) == expected
-    assert "state/issues/_dashboard.md" in expected
-    assert sorted(n for n in expected if n.startswith("state/bookkeeping/")) == sorted(
-        f"state/bookkeeping/{repo.replace('/', '__')}.json" for repo in REPOS
-    )
-    board = expected["state/issues/_dashboard.md"]
-    rows = [line for line in board.splitlines() if line.startswith("| `")]
-    assert len(rows) == len(REPOS)
-    assert [r.split("|")[2].strip() for r in rows] == ["**changed**"] * 2 + ["**fresh**"] * 2
+    slugs = sorted(repo.replace("/", "__") for repo in REPOS)
+    assert sorted(n for n in expected if n.startswith("state/bookkeeping/")) == [
+        f"state/bookkeeping/{s}.json" for s in slugs
+    ]
+    pages = sorted(n for n in expected if "_dashboard" in n)
+    assert pages == [f"state/issues/_dashboard/{s}.md" for s in slugs]
+    rows = [line for page in pages for line in expected[page].splitlines() if line[:3] == "| `"]
+    status = {r.split("|")[1].strip(" `"): r.split("|")[2].strip() for r in rows}
+    assert status == {
+        "alpha-handshake": "**changed**",
+        "beta-handshake": "**fresh**",
+        "gamma-handshake": "**changed**",
+        "delta-handshake": "**fresh**",
+    }
+    assert "watch:accept=alpha-handshake" in expected["state/issues/_dashboard/acme__alpha.md"]
+    # No file is written by two jobs: each job's commit touches its own files only.
+    commits = git(parallel, "log", "--format=%H", "--grep=save state", "main").split()
+    touched = [
+        git(parallel, "diff-tree", "--no-commit-id", "--name-only", "-r", c).split()
+        for c in commits
+    ]
+    assert len(touched) == len(REPOS)
+    assert sum(map(len, touched)) == len({name for names in touched for name in names})
     assert {"state/issues/alpha-handshake.md", "state/issues/gamma-handshake.md"} < set(expected)
     # One commit per job on top of the notes, every one of them kept.
     log = git(parallel, "log", "--format=%s", "main").splitlines()

@@ -65,8 +65,40 @@ def test_files_sink_lifecycle_through_watch_check(
     assert "/pull/42" in text and "Stale verification: one-page — 1 changed" in text
     assert "issues: note one-page: open" in err
     assert again_code == 1 and [i["action"] for i in again["issues"]] == ["unchanged"]
-    board = (project.root / "state" / "issues" / "_dashboard.md").read_text(encoding="utf-8")
+    # The files sink keeps one dashboard page per upstream: matrix jobs never share a file.
+    pages = project.root / "state" / "issues" / "_dashboard"
+    assert [p.name for p in pages.iterdir()] == ["acme__client.md"]
+    board = (pages / "acme__client.md").read_text(encoding="utf-8")
+    assert "title: 'watch dashboard: acme/client'" in board
     assert "| `one-page` | **changed** |" in board
+
+
+def test_a_full_run_retires_the_dashboards_of_earlier_versions_and_gone_upstreams(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`_dashboard.md` (one file for every upstream, before pages) and the page of an
+    upstream no longer configured go with the next run that checks everything; a run of
+    one upstream (a matrix job) writes its own page only."""
+    setup(project, "files", "dashboard = true\n")
+    change(project)
+    issues = project.root / "state" / "issues"
+    (issues / "_dashboard").mkdir(parents=True)
+    for old in (issues / "_dashboard.md", issues / "_dashboard" / "gone__away.md"):
+        old.write_text("---\ntitle: old\n---\n<!-- watch:dashboard -->\n", encoding="utf-8")
+
+    def dashboards() -> list[str]:
+        found = [*issues.glob("_dashboard*"), *issues.glob("_dashboard/*")]
+        return sorted(p.relative_to(issues).as_posix() for p in found)
+
+    check(project, capsys, "--upstream", "acme/client")
+    one_job = dashboards()
+    check(project, capsys)
+    after = dashboards()
+
+    assert one_job == [
+        "_dashboard", "_dashboard.md", "_dashboard/acme__client.md", "_dashboard/gone__away.md"
+    ]  # fmt: skip
+    assert after == ["_dashboard", "_dashboard/acme__client.md"]
 
 
 def test_dry_run_and_no_issues_write_nothing(

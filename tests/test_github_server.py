@@ -1,12 +1,16 @@
 """The local GitHub server keeps GitHub's published contract, so the issue tests mean something.
 
 Every operation of tests/data/github/issues-openapi.json is driven through the real
-PyGithub client, and every answer is validated against the document's schemas.
+PyGithub client, and every answer is validated against the document's schemas. The one
+GraphQL query (who last edited an issue body) is checked against an excerpt of GitHub's
+published GraphQL schema.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,6 +66,10 @@ def test_every_operation_answers_within_the_published_contract(api: GithubServer
     assert [p.number for p in listed] == [10]
     api.merge_pull(10)
     assert repo.get_pull(10).merged and list(repo.get_pulls(state="open")) == []
+    api.add_account("maintainer", "maintain")
+    assert gh.get_user().login == "watch-bot"
+    assert repo.get_collaborator_permission("maintainer") == "write"  # legacy name of maintain
+    assert repo.get_collaborator_role_name("watch-bot") == "admin"
 
     served = {r.operation for r in api.recorded}
     assert served == {op for _, _, op in iter_operations()}
@@ -128,3 +136,97 @@ def test_rate_limits_carry_the_documented_headers(
     assert "X-RateLimit-Reset" in answer.headers
     message: Any = answer.body["message"].lower()
     assert "rate limit" in message
+
+
+def test_graphql_names_the_last_editor_of_an_issue_body(api: GithubServer) -> None:
+    """GitHub's REST API does not say who edited an issue body; GraphQL does: `editor`
+    and `lastEditedAt` are null until someone edits it, then name the last editor."""
+    gh = client(api)
+    number = gh.get_repo("notes/site").create_issue(title="t", body="b").number
+    query = (
+        "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, "
+        "name: $name) { issue(number: $number) { author { login } editor { login } "
+        "lastEditedAt } } }"
+    )
+    variables = {"owner": "notes", "name": "site", "number": number}
+
+    def ask() -> Any:
+        return gh.requester.graphql_query(query, variables)[1]["data"]["repository"]["issue"]
+
+    never = ask()
+    api.add_account("mallory")
+    api.edit_body(number, "b, edited", "mallory")
+    edited = ask()
+
+    assert never == {"author": {"login": "watch-bot"}, "editor": None, "lastEditedAt": None}
+    assert edited["editor"] == {"login": "mallory"} and edited["lastEditedAt"]
+    with pytest.raises(GithubException):
+        gh.requester.graphql_query(query, {**variables, "number": 99})
+
+
+GRAPHQL = Path(__file__).parent / "data" / "github" / "graphql-issue-editor.graphql"
+
+
+def _schema_fields() -> dict[str, dict[str, str]]:
+    """Type name -> field -> return type, from the vendored excerpt of GitHub's schema."""
+    text = re.sub(r'"""(?:(?!""").)*"""', "", GRAPHQL.read_text(encoding="utf-8"), flags=re.S)
+    types = {}
+    for name, body in re.findall(r"(?:type|interface) (\w+) \{(.*?)\n\}", text, re.S):
+        fields = re.findall(r"\n  (\w+)(?:\(.*?\n  \))?: (\w+!?)", body, re.S)
+        types[name] = dict(fields)
+    return types
+
+
+def _selections(query: str) -> dict[str, Any]:
+    """The query's selection set as nested dicts (arguments dropped)."""
+    tokens = re.findall(r"[{}]|\w+(?=\s*[({}\s])", re.sub(r"\([^)]*\)", " ", query))
+    stack: list[dict[str, Any]] = [{}]
+    last = ""
+    for token in tokens[tokens.index("{") + 1 : -1]:  # inside the operation's braces
+        if token == "{":
+            child: dict[str, Any] = {}
+            if last:
+                stack[-1][last] = child
+            stack.append(child)
+        elif token == "}":
+            stack.pop()
+        else:
+            stack[-1][token], last = None, token
+    return stack[0]
+
+
+def test_the_editor_query_asks_only_what_githubs_graphql_schema_has(api: GithubServer) -> None:
+    """Every field `watch` selects exists in GitHub's published schema, and the server's
+    answer gives each the type the schema says (nullable Actor and DateTime)."""
+    from watcher.issues.github import EDITOR_QUERY
+
+    types = _schema_fields()
+
+    def check(selection: dict[str, Any], on: str, answer: Any) -> None:
+        for name, sub in selection.items():
+            kind = types[on][name]
+            value = answer.get(name) if isinstance(answer, dict) else None
+            assert value is not None or not kind.endswith("!"), f"{on}.{name} is {kind}"
+            if sub is not None and value is not None:
+                check(sub, kind.rstrip("!"), value)
+            elif sub is None and value is not None:
+                assert isinstance(value, str), f"{on}.{name}: {value!r}"
+
+    number = client(api).get_repo("notes/site").create_issue(title="t", body="b").number
+    variables = {"owner": "notes", "name": "site", "number": number}
+    gh = client(api)
+    check(
+        _selections(EDITOR_QUERY),
+        "Query",
+        gh.requester.graphql_query(EDITOR_QUERY, variables)[1]["data"],
+    )
+    api.add_account("maintainer", "write")
+    api.edit_body(number, "edited", "maintainer")
+    answer = gh.requester.graphql_query(EDITOR_QUERY, variables)[1]["data"]
+    check(_selections(EDITOR_QUERY), "Query", answer)
+    assert answer["repository"]["issue"]["editor"] == {"login": "maintainer"}
+    assert _selections(EDITOR_QUERY) == {
+        "repository": {
+            "issue": {"author": {"login": None}, "editor": {"login": None}, "lastEditedAt": None}
+        }
+    }

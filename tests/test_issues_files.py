@@ -13,7 +13,7 @@ from tests.issues_support import Lines, config, note, result, upstreams
 from watcher.config import Config
 from watcher.issues import lifecycle, render
 from watcher.issues.files import FilesSink
-from watcher.issues.sink import DryRunSink
+from watcher.issues.sink import DryRunSink, SinkError
 from watcher.issues.sync import sync
 from watcher.models import IssueAction, Result, Verdict
 
@@ -152,3 +152,39 @@ def test_a_run_with_no_news_renders_no_issue_body_and_heals_a_hand_edit(
     shutil.rmtree(cfg.state / "bookkeeping")  # nothing recorded: rendered and compared
     assert [a.action for a in run(cfg, moved)] == ["unchanged"]
     assert renders.count == 4
+
+
+@pytest.mark.parametrize(
+    "handle", ["../x", "_dashboard/../x", "_dashboard/.x", "other/x", "_dashboard/a/b", ""]
+)
+def test_no_handle_names_a_file_outside_the_issue_folder(tmp_path: Path, handle: str) -> None:
+    sink = FilesSink(tmp_path / "issues")
+    with pytest.raises(SinkError, match="cannot name an issue file"):
+        sink.path(handle)
+    assert sink.path("_dashboard/acme__alpha") == tmp_path / "issues/_dashboard/acme__alpha.md"
+
+
+def test_a_folder_or_file_in_the_way_fails_that_document_only(tmp_path: Path) -> None:
+    """A folder where a note's issue file goes fails that note (reported without a machine
+    path, retried); a file where the dashboard's folder goes is set aside by the state
+    store, and the page is written."""
+    cfg = config(tmp_path, sink="files", dashboard=True)
+    issues = cfg.state / "issues"
+    issues.mkdir(parents=True)
+    (issues / "_dashboard").write_text("a file", encoding="utf-8")
+    (issues / "other-note.md").mkdir()
+    notes = {A: note(A), "other-note": note("other-note")}
+    failures: list[str] = []
+    log = Lines()
+    results = [result(Verdict.BROKEN, A), result(Verdict.BROKEN, "other-note")]
+
+    actions = sync(cfg, notes, results, upstreams(), sink=FilesSink(issues, display=cfg.display),
+                   dry_run=False, log=log, failures=failures)  # fmt: skip
+
+    assert [(a.note, a.action) for a in actions] == [(A, "opened"), ("other-note", "failed")]
+    assert (issues / f"{A}.md").is_file()
+    (failure,) = failures
+    assert "1 note(s) not updated (other-note)" in failure and "dashboard" not in failure
+    assert "note other-note: state/issues/other-note.md: cannot be written" in log.text
+    assert str(tmp_path) not in failure + log.text
+    assert "<!-- watch:dashboard -->" in (issues / "_dashboard" / "_site.md").read_text()

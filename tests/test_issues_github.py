@@ -522,3 +522,101 @@ def test_github_sink_without_repo_names_the_config_file(
 
     with pytest.raises(WatchError, match=r"config\.toml: \[issues\] repo is required"):
         sync_issues(cfg, NOTES, stale((A, Verdict.BROKEN)), upstreams(), dry_run=False, log=Lines())
+
+
+def _boards(api: GithubServer) -> list[tuple[int, str]]:
+    return [
+        (i["number"], i["user"]["login"]) for i in api.issues() if i["title"] == "watch dashboard"
+    ]
+
+
+def _recorded(cfg: Config) -> Any:
+    return json.loads((cfg.state / "bookkeeping" / "_site.json").read_text())["dashboard"]
+
+
+def test_the_dashboard_is_the_one_watch_opened_never_one_planted(
+    api: GithubServer, tmp_path: Path
+) -> None:
+    """A lost bookkeeping finds watch's own labelled dashboard again, by its author; an
+    issue with the marker by anyone else, labelled or not, is never taken for it."""
+    cfg = config(tmp_path, sink="github", dashboard=True)
+    body = "<!-- watch:dashboard -->\n- [x] <!-- watch:snooze=a -->\n"
+    api.add_issue("watch dashboard", body, author="mallory")
+    api.add_issue("watch dashboard", body, ("stale-verification",), author="trudy")
+    run(cfg, api, stale((A, Verdict.BROKEN)))
+    shutil.rmtree(cfg.state / "bookkeeping")  # lost: found again by label and author
+    run(cfg, api, stale((A, Verdict.BROKEN)))
+
+    assert _boards(api) == [(1, "mallory"), (2, "trudy"), (4, "watch-bot")]
+    assert _recorded(cfg) == {
+        "handle": "4", "url": f"{api.url}/notes/site/issues/4", "author": "watch-bot"
+    }  # fmt: skip
+    assert [api.issues()[n]["body"] for n in (0, 1)] == [body, body]
+
+
+def test_a_token_that_cannot_name_its_account_keeps_the_recorded_dashboard_only(
+    api: GithubServer, tmp_path: Path
+) -> None:
+    """An Actions token answers `GET /user` with 403: the dashboard recorded with its
+    author is kept; a record without one (earlier versions) names an issue that could be
+    anyone's, so watch opens its own instead."""
+    cfg = config(tmp_path, sink="github", dashboard=True)
+    api.faults = [Fault(r"^GET /user$", "forbidden", times=99)]
+    run(cfg, api, stale((A, Verdict.BROKEN)))
+    run(cfg, api, stale((A, Verdict.CHANGED)))
+    assert _boards(api) == [(2, "watch-bot")]
+
+    shard = cfg.state / "bookkeeping" / "_site.json"
+    data = json.loads(shard.read_text())
+    api.add_issue("watch dashboard", "<!-- watch:dashboard -->\n", author="mallory")
+    data["dashboard"] = {"handle": "3", "url": None}  # recorded by an earlier version
+    shard.write_text(json.dumps(data))
+    run(cfg, api, stale((A, Verdict.BROKEN)))
+
+    assert _boards(api) == [(2, "watch-bot"), (3, "mallory"), (4, "watch-bot")]
+    assert api.issues()[2]["body"] == "<!-- watch:dashboard -->\n"
+    assert _recorded(cfg)["handle"] == "4"
+
+    # An earlier version's record of the dashboard the Actions token opened is kept.
+    app = "github-actions[bot]"
+    api.add_issue("watch dashboard", "<!-- watch:dashboard -->\n", author=app)
+    data = json.loads(shard.read_text())
+    data["dashboard"] = {"handle": "5", "url": None}
+    shard.write_text(json.dumps(data))
+    run(cfg, api, stale((A, Verdict.CHANGED)))
+
+    assert _boards(api)[-1] == (5, app) and len(_boards(api)) == 4
+    assert "codex-reads-one-page-of-tools" in api.issues()[4]["body"]  # drawn by watch
+    assert _recorded(cfg) == {"handle": "5", "url": f"{api.url}/notes/site/issues/5", "author": app}
+
+
+def test_matrix_jobs_without_news_leave_the_shared_dashboard_to_the_jobs_with_news(
+    api: GithubServer, tmp_path: Path
+) -> None:
+    """Two jobs of a matrix start from the same state/: the job of shard `x` has news for
+    A; the job of shard `y` has none, and its copy of `x` is older than what job `x` drew.
+    It must not draw the dashboard from that copy (A's news would vanish from it)."""
+    from watcher.state.bookkeeping import Scope
+
+    cfg = config(tmp_path, sink="github", dashboard=True)
+    owners = {A: "x", B: "y"}
+    everything = Scope(owners=owners, shards={"x": None, "y": None}, prune=True, complete=True)
+    first = stale((A, Verdict.CHANGED), (B, Verdict.BROKEN))
+    sync(cfg, NOTES, first, upstreams(), sink=sink_for(api), dry_run=False, log=Lines(),
+         scope=everything)  # fmt: skip
+    clone = tmp_path / "clone-y"
+    shutil.copytree(cfg.state, clone)  # job y's checkout, made before job x pushed
+
+    def job(shard: str, results: list[Result], state: Path) -> None:
+        scoped = cfg.model_copy(update={"state": state})
+        scope = Scope(owners=owners, shards={shard: None}, prune=True)
+        sync(scoped, NOTES, results, upstreams(), sink=sink_for(api), dry_run=False,
+             log=Lines(), scope=scope)  # fmt: skip
+
+    job("x", stale((A, Verdict.BROKEN)), cfg.state)  # news: A changed -> broken
+    job("y", stale((B, Verdict.BROKEN)), clone)  # no news, stale copy of x
+
+    (board,) = [i for i in api.issues() if i["title"] == "watch dashboard"]
+    rows = {r.split("|")[1].strip(" `"): r.split("|")[2].strip() for r in
+            board["body"].splitlines() if r.startswith("| `")}  # fmt: skip
+    assert rows == {A: "**broken**", B: "**broken**"}

@@ -55,7 +55,7 @@ def test_a_token_in_a_note_title_never_reaches_an_issue_file_or_stdout(
 
     issues = project.root / "state" / "issues"
     document = (issues / "leaky.md").read_text(encoding="utf-8")
-    board = (issues / "_dashboard.md").read_text(encoding="utf-8")
+    board = (issues / "_dashboard" / "acme__client.md").read_text(encoding="utf-8")
     assert code == 1 and "Leak \\*\\*\\*" in document  # the title is there, masked
     for text in (document, board, out, err):
         _assert_no_secret(text)

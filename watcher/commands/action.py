@@ -76,7 +76,11 @@ def action(
         from watcher.commands.ticks import carry_out
 
         today = datetime.now(UTC).date()
-        failed_boxes = carry_out(config, today=today, upstream=upstream).failed  # ticked boxes
+        boxes = carry_out(config, today=today, upstream=upstream)  # ticked boxes
+        failed_boxes = boxes.failed
+        if boxes.ignored:  # once: the check below draws the dashboard afresh, unticked
+            listed = "".join(f"- {_plain(line)}\n" for line in boxes.ignored)
+            _append(summary_file, f"## watch dashboard\n\n**Ticks not carried out:**\n\n{listed}")
     try:
         report = _check(config, upstream, wait)
     except WatchError as exc:

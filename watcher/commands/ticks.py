@@ -12,7 +12,11 @@
 - snooze: `snooze_until` (today + 30 days) is set in the note and committed to the
   checked-out branch, so this run and every later one leave its issue alone.
 
-The dashboard is rendered afresh by the check that follows, with its boxes unticked.
+Only the dashboard watch keeps is read (`Sink.dashboard`: never an issue someone else
+opened), only boxes outside code blocks count (`boxes.read`), and on GitHub only when the
+last edit of the body was made by someone with write access (`Sink.untrusted`). Ticks
+that do not count are reported as a warning and left alone; the check that follows
+renders the dashboard afresh with its boxes unticked, so each is reported once.
 """
 
 from __future__ import annotations
@@ -28,16 +32,21 @@ from watcher.errors import WatchError
 from watcher.inputs import checkout, edit
 from watcher.inputs.notememo import site_notes
 from watcher.issues import boxes
+from watcher.issues.sink import Sink
+from watcher.state import store
+from watcher.state.bookkeeping import Book, shard_of
 
 log = logging.getLogger("watcher.action")
 
 
 @dataclass
 class Outcome:
-    """What the ticked boxes came to: one line per box done, one per box that failed."""
+    """What the ticked boxes came to: one line per box done, one per box that failed,
+    one per tick that does not count (reported, not carried out: `_counted`)."""
 
     done: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
 
 
 def carry_out(config: Config, *, today: date, upstream: str | None = None) -> Outcome:
@@ -45,8 +54,8 @@ def carry_out(config: Config, *, today: date, upstream: str | None = None) -> Ou
     (a failure fails the run: `watch action` exits 2).
 
     With `upstream` (one job of a matrix), only the boxes of notes that upstream owns (the
-    first repository a note cites): every box is carried out by exactly one job."""
-    from watcher.issues import dashboard, markers
+    first repository a note cites): every box is carried out by exactly one job. Ticks
+    that do not count are logged and listed in `Outcome.ignored` (for the step summary)."""
     from watcher.issues.sink import SinkError
     from watcher.issues.sync import make_sink
 
@@ -55,13 +64,12 @@ def carry_out(config: Config, *, today: date, upstream: str | None = None) -> Ou
     if dry:
         return outcome
     try:
-        docs = sink.find(dashboard.HANDLE, markers.DASHBOARD, None)
+        ticks = _counted(config, sink, upstream, outcome.ignored)
     except SinkError as exc:
         log.error("dashboard: could not read its boxes: %s", exc)
         outcome.failed.append(f"could not read the dashboard's boxes: {exc}")
         return outcome
-    current = min(docs, key=lambda d: d.number or 0) if docs else None
-    for tick in _mine(config, boxes.ticked(current.body if current else None), upstream):
+    for tick in ticks:
         try:
             if tick.what == "accept":
                 outcome.done.append(_accept(config, sink, tick.note, today))
@@ -75,8 +83,41 @@ def carry_out(config: Config, *, today: date, upstream: str | None = None) -> Ou
     return outcome
 
 
+def _counted(
+    config: Config, sink: Sink, upstream: str | None, ignored: list[str]
+) -> list[boxes.Tick]:
+    """The ticks that count, of the notes this job carries out, on every dashboard page it
+    reads; the others of its notes are reported, in `ignored` and the log."""
+    from watcher.issues import dashboard
+
+    book = Book.load(config.state, log.info)
+    shards = (
+        [shard_of(config, upstream)]
+        if upstream
+        else [shard_of(config, u.repo) for u in config.upstream] or [store.HOME]
+    )
+    ticks: list[boxes.Tick] = []
+    for page in dashboard.pages(sink.dashboard_per_upstream, shards, {}):
+        doc = sink.dashboard(page.handle, book.board())
+        found, hidden = boxes.read(doc.body if doc else None)
+        found, hidden = _mine(config, found, upstream), _mine(config, hidden, upstream)
+        where = (doc.url or doc.handle) if doc else ""
+        if hidden:  # each job says so of its own notes' boxes only
+            count = len(hidden)
+            ignored.append(f"dashboard {where}: {count} ticked box(es) inside code blocks ignored")
+            log.warning("%s", ignored[-1])
+        reason = sink.untrusted(doc) if doc and found else None
+        if reason is not None:
+            which = ", ".join(f"{t.what} {t.note}" for t in found)
+            ignored.append(f"dashboard {where}: ticks ignored ({which}): {reason}")
+            log.warning("%s", ignored[-1])
+            continue
+        ticks += found
+    return ticks
+
+
 def _mine(config: Config, ticks: list[boxes.Tick], upstream: str | None) -> list[boxes.Tick]:
-    if upstream is None:
+    if upstream is None or not ticks:
         return ticks
     notes = site_notes(config).notes
     owners = {

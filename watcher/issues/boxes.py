@@ -8,7 +8,10 @@ and the next `watch action` run carries it out.
   branch), which mutes its issue until then.
 
 Each box carries a hidden marker naming its action and note, so a tick is read back
-exactly, whatever the text around it says.
+exactly, whatever the text around it says. Only a box GitHub draws as a checkbox counts:
+a line inside a fenced (``` or ~~~) or indented code block, an HTML comment or another
+HTML block (`<pre>`, `<details>`...) is text that merely looks like one (pasted into the
+body, it must tick nothing).
 """
 
 from __future__ import annotations
@@ -21,8 +24,12 @@ from watcher.issues import markdown as md
 
 SNOOZE_DAYS = 30
 _BOX = re.compile(
-    r"^\s*[-*] \[(?P<tick>[ xX])\] <!-- watch:(?P<what>accept|snooze)=(?P<note>[\w.-]+) -->"
+    r"^ {0,3}[-*] \[(?P<tick>[ xX])\] <!-- watch:(?P<what>accept|snooze)=(?P<note>[\w.-]+) -->"
 )
+_FENCE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,})")
+# CommonMark's HTML blocks: these run to their end tag; any other to a blank line.
+_RAW = re.compile(r"^ {0,3}<(?P<tag>pre|script|style|textarea)(?:\s|>|$)", re.IGNORECASE)
+_HTML = re.compile(r"^ {0,3}</?[A-Za-z!?]")
 
 
 @dataclass(frozen=True)
@@ -33,13 +40,59 @@ class Tick:
 
 def ticked(body: str | None) -> list[Tick]:
     """The boxes ticked in a dashboard body, in order, each once."""
+    return read(body)[0]
+
+
+def read(body: str | None) -> tuple[list[Tick], list[Tick]]:
+    """The boxes ticked in a dashboard body (in order, each once), and the ticked boxes
+    that sit inside code blocks or HTML, where they count for nothing."""
     found: dict[tuple[str, str], Tick] = {}
-    for line in (body or "").splitlines():
-        match = _BOX.match(line)
-        if match and match.group("tick") in "xX":
-            tick = Tick(match.group("what"), match.group("note"))
-            found.setdefault((tick.what, tick.note), tick)
-    return list(found.values())
+    hidden: list[Tick] = []
+    for line, shown in _lines(body or ""):
+        match = _BOX.match(line) if shown else _BOX.match(line.strip())
+        if not match or match.group("tick") not in "xX":
+            continue
+        tick = Tick(match.group("what"), match.group("note"))
+        if not shown:
+            hidden.append(tick)
+            continue
+        found.setdefault((tick.what, tick.note), tick)
+    return list(found.values()), hidden
+
+
+def _lines(body: str) -> list[tuple[str, bool]]:
+    """Each line, and whether GitHub renders it as text (outside code and comments).
+
+    Conservative: a fence opens at any indentation and an unclosed one runs to the end;
+    a line indented by a tab or four spaces is code (ours are never indented).
+    """
+    out: list[tuple[str, bool]] = []
+    fence = ""  # the open fence's characters, "" outside one
+    until = ""  # what ends the open HTML block: "-->", "</pre>"..., "" (a blank line)
+    html = False
+    for line in body.splitlines():
+        opened = _FENCE.match(line)
+        if fence:
+            closes = (
+                opened and opened["fence"][0] == fence[0] and len(opened["fence"]) >= len(fence)
+            )
+            out.append((line, False))
+            fence = "" if closes and not line.strip().strip(fence[0]) else fence
+        elif html:
+            out.append((line, False))
+            html = until.lower() not in line.lower() if until else bool(line.strip())
+        elif opened:
+            fence = opened["fence"]
+            out.append((line, False))
+        elif _HTML.match(line):
+            raw = _RAW.match(line)
+            until = "-->" if line.lstrip().startswith("<!--") else ""
+            until = f"</{raw['tag']}>" if raw else until
+            html = until.lower() not in line.lower() if until else True
+            out.append((line, False))
+        else:
+            out.append((line, not line.startswith(("\t", "    "))))
+    return out
 
 
 def section(stale: Iterable[str], snoozed: dict[str, str], mode: str) -> str:

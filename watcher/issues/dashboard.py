@@ -6,11 +6,17 @@ with no news renders the same body and so edits nothing. "Last seen fresh at" na
 upstream commit at which the note was last found fresh and that commit's date (when it
 was committed upstream, not when watch looked: a per-run time would edit the dashboard
 on every run).
+
+A sink keeps either one dashboard for every upstream (GitHub: one issue) or one *page*
+per upstream (files: `_dashboard/OWNER__NAME.md`, the rows of the notes that upstream's
+bookkeeping shard owns), so that jobs of a matrix, one per upstream, never write the same
+file. A sequential run writes every page, each the same as its job would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from watcher.issues import markdown as md
 from watcher.issues import markers
@@ -19,6 +25,26 @@ from watcher.state.bookkeeping import Entry, OpenIssue, Seen
 
 TITLE = "watch dashboard"
 HANDLE = "_dashboard"
+
+
+@dataclass(frozen=True)
+class Page:
+    """One dashboard document: the whole dashboard (`shard` None), or one upstream's."""
+
+    handle: str
+    shard: str | None = None
+    repo: str | None = None  # the upstream a page is for, as configured
+
+    @property
+    def title(self) -> str:
+        return f"{TITLE}: {self.repo}" if self.repo else TITLE
+
+
+def pages(per_upstream: bool, shards: Iterable[str], repos: Mapping[str, str]) -> list[Page]:
+    """The dashboard documents a run writes: one per shard it writes, or the one."""
+    if not per_upstream:
+        return [Page(HANDLE)]
+    return [Page(f"{HANDLE}/{s}", s, repos.get(s)) for s in sorted(shards)]
 
 
 def entry(
@@ -56,10 +82,12 @@ def _open_issue(action: IssueAction | None, before: OpenIssue | None) -> OpenIss
     return OpenIssue(url=action.url, number=action.number)
 
 
-def body(rows: Mapping[str, Entry], failures: Mapping[str, str], actions: str = "") -> str:
-    """The dashboard: banners for upstreams that failed, one row per note, then the boxes
-    a maintainer can tick (`actions`)."""
-    lines = [markers.DASHBOARD, "## watch dashboard", ""]
+def body(
+    rows: Mapping[str, Entry], failures: Mapping[str, str], actions: str = "", page: str = TITLE
+) -> str:
+    """The dashboard (or one `page` of it): banners for upstreams that failed, one row per
+    note, then the boxes a maintainer can tick (`actions`)."""
+    lines = [markers.DASHBOARD, f"## {md.text(page, 200)}", ""]
     for repo, message in sorted(failures.items()):
         lines.append(
             f"> [!WARNING]\n> The last run could not check {md.code(repo)}: "

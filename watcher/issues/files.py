@@ -3,12 +3,16 @@
 A document is a small YAML header (title, state, labels, the key of the last comment,
 the body's length), the issue body, then the comments in order. Every write replaces
 the whole file atomically, so a crash leaves the previous or the next version.
+
+The dashboard is one document per upstream, `_dashboard/OWNER__NAME.md` (the shard that
+upstream's notes are kept in, `watcher.state.bookkeeping`): the jobs of a matrix, one per
+upstream, commit `state/` back in parallel and must never write the same file.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,26 +29,47 @@ _SEPARATOR = "---\n"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: read on every run
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # a cold run writes hundreds
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+DASHBOARDS = "_dashboard"  # the folder of the per-upstream dashboards
 
 
 @dataclass
 class FilesSink:
-    """Issues as files: `state/issues/NOTE_ID.md`, and `_dashboard.md` for the dashboard."""
+    """Issues as files: `state/issues/NOTE_ID.md`, and `_dashboard/SHARD.md` for the
+    dashboard of each upstream."""
 
     folder: Path
     display: Callable[[Path], str] = str
     name: str = "files"
+    dashboard_per_upstream: bool = True
 
     def check(self) -> None:
         if self.folder.exists() and not self.folder.is_dir():
             raise WatchError(
-                f"{self.folder}: expected a folder for issue files; move the file away"
+                f"{self.display(self.folder)}: expected a folder for issue files; "
+                "move the file away"
             )
 
     def path(self, note_id: str) -> Path:
-        if not _SAFE_NAME.match(note_id):  # never write outside the folder
-            raise SinkError(f"note id {note_id!r} cannot name an issue file")
+        folder, _, name = note_id.rpartition("/")
+        if folder not in ("", DASHBOARDS) or not _SAFE_NAME.match(name):
+            raise SinkError(f"note id {note_id!r} cannot name an issue file")  # stay inside
         return self.folder / f"{note_id}.md"
+
+    def dashboard(self, handle: str, recorded: Mapping[str, Any] | None) -> IssueDoc | None:
+        found = self.find(handle, markers.DASHBOARD, None)
+        return found[0] if found else None
+
+    def untrusted(self, doc: IssueDoc) -> str | None:
+        return None  # whoever can change a file in state/ can write to the repository
+
+    def retire_dashboards(self, keep: Collection[str]) -> None:
+        """Remove the dashboards of upstreams no longer checked (`keep`: the shards that
+        remain), and the one-file dashboard of earlier versions."""
+        legacy = [self.folder / f"{DASHBOARDS}.md"]
+        shards = sorted((self.folder / DASHBOARDS).glob("*.md"))
+        for path in [*legacy, *(p for p in shards if p.stem not in keep)]:
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
 
     def find(
         self, note_id: str, marker: str, hint: str | None, *, thorough: bool = True
@@ -100,7 +125,13 @@ class FilesSink:
         text += _SEPARATOR + body
         for n, comment in enumerate(map(redact, comments), 1):
             text += f"\n\n---\n\n**Comment {n}** by watch:\n\n{comment}"
-        write_text(self.path(doc.handle), text + "\n")
+        path = self.path(doc.handle)
+        try:
+            write_text(path, text + "\n")
+        except WatchError:  # a folder where the file goes, a file where its folder goes
+            raise SinkError(
+                f"{self.display(path)}: cannot be written; move away what is in its place"
+            ) from None
 
     def _load(self, handle: str) -> tuple[IssueDoc, dict[str, Any], list[str]] | None:
         try:
@@ -116,7 +147,7 @@ class FilesSink:
                 tuple(str(x) for x in meta.get("labels") or ()),
                 self.display(self.path(handle)),
             )
-        except FileNotFoundError:
+        except OSError:  # absent, or a folder (or a file) where it would be: none of ours
             return None
         except IsADirectoryError:  # a folder named like the document: moved away, healed
             set_aside(self.path(handle), "a folder where an issue file belongs")

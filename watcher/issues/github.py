@@ -7,14 +7,23 @@ under `max_wait_seconds`; 5xx and timeouts are retried `retries` times with back
 A POST whose outcome is unknown (5xx, timeout) is never blindly repeated: the issue or
 comment is looked up first. The token never leaves this module: every error message
 is rebuilt from status and GitHub's message, then scrubbed.
+
+The dashboard is the maintainers' (`dashboard`, `untrusted`): it is the issue watch
+opened (recorded in the bookkeeping with its author) or, failing that, a labelled one
+opened by the token's own account (`GET /user`); never one found by search, which anyone
+who can open an issue could plant. Its ticks count only when the last edit of its body
+was made by someone with write access. GitHub's REST API does not say who last edited an
+issue body (the timeline has no such event), its GraphQL API does (`Issue.editor`); the
+permission is REST's `GET /repos/{owner}/{repo}/collaborators/{username}/permission`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote
 
 from watcher.errors import WatchError
 from watcher.issues import markers
@@ -28,6 +37,12 @@ if TYPE_CHECKING:
     from watcher.config import IssuesConfig
 
 T = TypeVar("T")
+WRITE = frozenset({"admin", "maintain", "write"})  # permissions (and roles) that may tick
+EDITOR_QUERY = (
+    "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, "
+    "name: $name) { issue(number: $number) { author { login } editor { login } "
+    "lastEditedAt } } }"
+)
 LABEL_COLORS = {
     "verdict:error": "b60205",
     "verdict:broken": "d93f0b",
@@ -58,9 +73,11 @@ class GithubSink:
     throttle: bool = True  # GitHub asks for ~1 s between writes; tests turn it off
     name: str = "github"
     label: str | None = None  # the listing fallback filters on it; all our issues carry it
+    dashboard_per_upstream: bool = False  # one issue: GitHub edits have no merge conflicts
     _repo: Repository | None = None
     _gh: Any = None
     _by_marker: dict[str, list[IssueDoc]] | None = None
+    _me: tuple[str | None] | None = None  # the token's own login, once asked
 
     @classmethod
     def from_config(cls, cfg: IssuesConfig, token: str) -> GithubSink:
@@ -114,6 +131,92 @@ class GithubSink:
         if searched is None and index is None:
             raise SinkError(f"GitHub: could not look up the issues of {self.repo_name}")
         return searched or []
+
+    def dashboard(self, handle: str, recorded: Mapping[str, Any] | None) -> IssueDoc | None:
+        """The issue watch opened (its number recorded, by the recorded author or this
+        token's account), else the oldest labelled one this token's account opened."""
+        number, author = (recorded or {}).get("handle"), (recorded or {}).get("author")
+        if number and str(number).isdigit():
+            doc = self._hinted(int(number), markers.DASHBOARD)
+            who = doc.author if doc is not None else None
+            if who is not None and (who == author or self._vouched(who, author)):
+                return doc
+        me = self.own_login()
+        if me is None or not self.label:  # unlabelled issues are never adopted
+            return None
+        index = self._index()
+        if index is None:
+            raise SinkError(f"GitHub: could not look up the dashboard of {self.repo_name}")
+        docs = [d for d in index.get(markers.DASHBOARD, []) if d.author == me]
+        return min(docs, key=lambda d: d.number or 0) if docs else None
+
+    def _vouched(self, who: str, recorded: str | None) -> bool:
+        """Whether an issue `who` opened, recorded as the dashboard by `recorded` (None: an
+        earlier version, which kept no author), is ours: `who` is this token's account,
+        or, for a token that cannot say whose it is, a GitHub App (`NAME[bot]`, a login no
+        person can take, acting only where an admin installed it) as Actions tokens are."""
+        me = self.own_login()
+        return who == me or (me is None and recorded is None and who.endswith("[bot]"))
+
+    def own_login(self) -> str | None:
+        """The token's own account; None when the token cannot say (GitHub App and
+        Actions tokens answer `GET /user` with 403)."""
+        from github import GithubException
+
+        if self._me is None:
+            try:
+                login = self._call("read own account", lambda: self._client().get_user().login)
+                self._me = (str(login),)
+            except SinkError as exc:
+                cause = exc.__cause__
+                if not (isinstance(cause, GithubException) and cause.status in (401, 403, 404)):
+                    raise
+                self._me = (None,)
+        return self._me[0]
+
+    def untrusted(self, doc: IssueDoc) -> str | None:
+        editor = self._last_editor(doc)
+        if editor is not None and editor in {doc.author, self.own_login()}:
+            return None  # watch's own account: the body is as watch wrote it
+        if editor is None:
+            return "GitHub did not say who last edited its body"
+        permission = self._permission(editor)
+        if permission & WRITE:
+            return None
+        has = "/".join(sorted(permission)) or "no"
+        return (
+            f"its body was last edited by @{editor}, who has {has} access to {self.repo_name}; "
+            "only people with write access may tick its boxes"
+        )
+
+    def _last_editor(self, doc: IssueDoc) -> str | None:
+        """Who last edited the issue's body (its author when nobody did)."""
+        owner, name = self.repo_name.split("/")
+        variables = {"owner": owner, "name": name, "number": int(doc.handle)}
+        _, data = self._call(
+            "read last editor",
+            lambda: self._client().requester.graphql_query(EDITOR_QUERY, variables),
+        )
+        issue = ((data.get("data") or {}).get("repository") or {}).get("issue") or {}
+        who = issue.get("editor") or issue.get("author") or {}
+        login = who.get("login")
+        return str(login) if login else None
+
+    def _permission(self, login: str) -> set[str]:
+        """`login`'s permission and role on the repository; empty for no collaborator."""
+        from github import UnknownObjectException
+
+        url = f"/repos/{self.repo_name}/collaborators/{quote(login)}/permission"
+        try:
+            _, data = self._call(
+                "read permission",
+                lambda: self._client().requester.requestJsonAndCheck("GET", url),
+            )
+        except SinkError as exc:
+            if isinstance(exc.__cause__, UnknownObjectException):
+                return set()
+            raise
+        return {str(data.get(k)) for k in ("permission", "role_name") if data.get(k)}
 
     def ensure_labels(self, names: Sequence[str]) -> None:
         from github import GithubException
@@ -246,8 +349,11 @@ class GithubSink:
         return [_doc(i) for i in issues if "/pull/" not in (i.html_url or "")]
 
     def _created(self, marker: str) -> IssueDoc | None:
-        """After an uncertain create: the open issue with this marker, if it was made."""
-        docs = [d for d in self._listed(marker) if d.state == "open"]
+        """After an uncertain create: the open issue with this marker, if we made it."""
+        me = self.own_login()
+        # A token that cannot name its account (an Actions token) takes any: a duplicate
+        # issue would be worse, and only people with triage access can label one.
+        docs = [d for d in self._listed(marker) if d.state == "open" and me in (None, d.author)]
         return min(docs, key=lambda d: d.number or 0) if docs else None
 
     def _last_key(self, issue: Issue) -> str | None:
@@ -306,4 +412,5 @@ def _doc(issue: Issue) -> IssueDoc:
         labels=tuple(lb.name for lb in issue.labels),
         url=issue.html_url,
         number=issue.number,
+        author=issue.user.login if issue.user else None,
     )

@@ -3,9 +3,9 @@ its error, and the dry run that wraps any sink. The registry of sinks is `sinks`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from watcher.errors import WatchError
 
@@ -23,6 +23,7 @@ class IssueDoc:
     labels: tuple[str, ...] = ()
     url: str | None = None
     number: int | None = None
+    author: str | None = None  # the account that opened it, where the sink knows
 
 
 class SinkError(WatchError):
@@ -33,6 +34,12 @@ class Sink(Protocol):
     """The operations the lifecycle needs; every write is idempotent or checked first."""
 
     name: str
+
+    @property
+    def dashboard_per_upstream(self) -> bool:
+        """One dashboard document per upstream (files: jobs of a matrix never write the
+        same file), rather than one issue for all (github)."""
+        ...
 
     def check(self) -> None:
         """Reach the sink once; raise WatchError when nothing can be done (wrong repo)."""
@@ -45,6 +52,19 @@ class Sink(Protocol):
 
         `thorough=False` (nothing will be opened) lets a sink skip expensive lookups.
         """
+        ...
+
+    def dashboard(self, handle: str, recorded: Mapping[str, Any] | None) -> IssueDoc | None:
+        """The dashboard document `handle` that watch itself keeps, or None.
+
+        `recorded` is what the bookkeeping says of it (handle, author). An issue anyone
+        else could have written is never taken for it (`watcher.issues.github`).
+        """
+        ...
+
+    def untrusted(self, doc: IssueDoc) -> str | None:
+        """Why the boxes ticked in `doc` must not be carried out (who last edited its
+        body may not write to the repository); None when they may."""
         ...
 
     def ensure_labels(self, names: Sequence[str]) -> None:
@@ -74,9 +94,19 @@ class DryRunSink:
     log: Callable[[str], None]
     name: str = "dry-run"
 
+    @property
+    def dashboard_per_upstream(self) -> bool:
+        return self.inner.dashboard_per_upstream if self.inner else False
+
     def check(self) -> None:
         if self.inner is not None:
             self.inner.check()
+
+    def dashboard(self, handle: str, recorded: Mapping[str, Any] | None) -> IssueDoc | None:
+        return self.inner.dashboard(handle, recorded) if self.inner else None
+
+    def untrusted(self, doc: IssueDoc) -> str | None:
+        return self.inner.untrusted(doc) if self.inner else "a dry run carries out nothing"
 
     def find(
         self, note_id: str, marker: str, hint: str | None, *, thorough: bool = True

@@ -284,33 +284,53 @@ def _record(run: Run, note: Note, plan: lifecycle.Plan, doc: IssueDoc | None) ->
 
 def refresh_dashboard(config: Config, sink: Sink, log: Log) -> None:
     """Render the dashboard from the shards as they are on disk (no note is touched)."""
+    if sink.dashboard_per_upstream:
+        return  # each job wrote its own upstream's page: nothing is shared to redraw
     book = Book.load(config.state, log)
     run = Run(config, sink, False, log, book, Scope(shards={}))
     _render(run, book)
 
 
 def _dashboard(run: Run) -> Board | None:
-    """Rebuild the dashboard from every shard (this run's notes folded in); its handle."""
+    """Rebuild the dashboard from every shard (this run's notes folded in); its handle.
+
+    A run of part of the upstreams (a job of a matrix) that changed none of its shards
+    leaves a shared dashboard issue as it is: its copies of the other jobs' shards may be
+    older than what those jobs drew, and the last job to push redraws it from every shard.
+    """
     book = run.book.copy()
     book.update(run.scope, run.entries, None)
-    return _render(run, book)
+    quiet = not run.scope.complete and all(
+        book.shards.get(s) == run.book.shards.get(s) for s in run.scope.shards
+    )
+    return _render(run, book, quiet)
 
 
-def _render(run: Run, book: Book) -> Board | None:
-    rows = book.rows(run.scope.owners)
+def _render(run: Run, book: Book, quiet: bool = False) -> Board | None:
+    """Write every page of the dashboard; where the one dashboard issue is (GitHub)."""
+    from watcher.issues import boxes
+
+    board: Board | None = None
+    pages = dashboard.pages(run.sink.dashboard_per_upstream, run.scope.shards, run.scope.repos)
     try:
-        docs = run.sink.find(dashboard.HANDLE, markers.DASHBOARD, run.book.dashboard_hint())
-        current = min(docs, key=lambda d: d.number or 0) if docs else None
-        doc = _write_dashboard(
-            run, current, dashboard.body(rows, book.failures(), _boxes(run, rows))
-        )
+        for page in pages:
+            rows = book.rows(run.scope.owners, page.shard)
+            text = dashboard.body(rows, book.failures(page.shard), _boxes(run, rows), page.title)
+            current = run.sink.dashboard(page.handle, run.book.board())
+            untouched = current is not None and boxes.read(current.body) == ([], [])
+            if quiet and page.shard is None and untouched:
+                continue  # no news from this job, and no tick to clear
+            doc = _write_dashboard(run, page, current, text)
+            if doc is not None and page.shard is None:
+                board = {"handle": doc.handle, "url": doc.url, "author": doc.author}
+        retire = getattr(run.sink, "retire_dashboards", None)
+        if retire is not None and run.scope.complete:  # upstreams no longer checked
+            retire([p.shard for p in pages])
     except SinkError as exc:
         run.log(f"issues: dashboard: {exc}; the next run retries")
         run.failures.append(f"dashboard: {exc}")
         return None
-    if doc is None or run.dry_run:
-        return None
-    return {"handle": doc.handle, "url": doc.url}
+    return None if run.dry_run else board
 
 
 def _boxes(run: Run, rows: Mapping[str, Entry]) -> str:
@@ -327,13 +347,16 @@ def _boxes(run: Run, rows: Mapping[str, Entry]) -> str:
     return boxes.section(stale, snoozed, mode)
 
 
-def _write_dashboard(run: Run, current: IssueDoc | None, body: str) -> IssueDoc | None:
+def _write_dashboard(
+    run: Run, page: dashboard.Page, current: IssueDoc | None, body: str
+) -> IssueDoc | None:
     labels = tuple(run.config.issues.labels[:1])
+    what = f"dashboard of {page.repo or page.shard}" if page.shard else "dashboard"
     if current is None:
-        run.log(f"issues: {'would open' if run.dry_run else 'opening'} the dashboard")
-        return run.sink.create(dashboard.HANDLE, dashboard.TITLE, body, labels)
+        run.log(f"issues: {'would open' if run.dry_run else 'opening'} the {what}")
+        return run.sink.create(page.handle, page.title, body, labels)
     if current.body.rstrip() == body.rstrip() and current.state == "open":
         return current
     verb = "would update" if run.dry_run else "updating"
-    run.log(f"issues: {verb} the dashboard {current.url or current.handle}")
-    return run.sink.update(current, title=dashboard.TITLE, body=body, labels=labels, state="open")
+    run.log(f"issues: {verb} the {what} {current.url or current.handle}")
+    return run.sink.update(current, title=page.title, body=body, labels=labels, state="open")

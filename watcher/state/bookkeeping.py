@@ -54,11 +54,13 @@ class Entry(TypedDict, total=False):
     snooze_until: str
 
 
-class Board(TypedDict):
-    """Where the dashboard issue is."""
+class Board(TypedDict, total=False):
+    """Where the dashboard issue watch opened is, and the account that opened it: an
+    issue someone else opened is never taken for the dashboard."""
 
     handle: str
     url: str | None
+    author: str | None
 
 
 @dataclass(frozen=True)
@@ -99,8 +101,7 @@ def run_scope(
     order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
 
     def canonical(repo: str) -> str:
-        configured = config.upstream_for(repo)
-        return configured.repo if configured else repo.lower()
+        return _canonical(config, repo)
 
     home = canonical(config.upstream[0].repo) if config.upstream else ""
     owners: dict[str, str] = {}
@@ -123,6 +124,16 @@ def run_scope(
         prune=not partial,
         complete=not filtered,
     )
+
+
+def _canonical(config: Config, repo: str) -> str:
+    configured = config.upstream_for(repo)
+    return configured.repo if configured else repo.lower()
+
+
+def shard_of(config: Config, repo: str) -> str:
+    """The shard of upstream `repo` (`OWNER__NAME`), as `run_scope` names it."""
+    return store.slug(_canonical(config, repo))
 
 
 @dataclass
@@ -165,28 +176,36 @@ class Book:
                 return cast(Entry, other)
         return {}
 
-    def dashboard_hint(self) -> str | None:
-        for shard in self.shards.values():
-            handle = (shard.get("dashboard") or {}).get("handle")
-            if handle:
-                return str(handle)
+    def board(self) -> Board | None:
+        """Where the dashboard is, as recorded by the run that opened or last found it."""
+        for _, shard in sorted(self.shards.items()):
+            board = shard.get("dashboard")
+            if isinstance(board, dict) and board.get("handle"):
+                return cast(Board, board)
         return None
 
-    def rows(self, owners: Mapping[str, str]) -> dict[str, Entry]:
-        """Every note's entry across the shards; a note's owner wins over stale copies."""
+    def rows(self, owners: Mapping[str, str], only: str | None = None) -> dict[str, Entry]:
+        """Every note's entry across the shards (or in shard `only`); a note's owner wins
+        over stale copies."""
         rows: dict[str, Entry] = {}
         for name, shard in sorted(self.shards.items()):
+            if only is not None and name != only:
+                continue
             for note_id, entry in (shard.get("notes") or {}).items():
                 if not isinstance(entry, dict) or "status" not in entry:
                     continue
+                if only is not None and owners.get(note_id, name) != name:
+                    continue  # a stale copy: its owner's dashboard shows it
                 if note_id not in rows or owners.get(note_id) == name:
                     rows[note_id] = cast(Entry, entry)
         return rows
 
-    def failures(self) -> dict[str, str]:
-        """Upstream -> its last run-level failure, for the dashboard's banner."""
+    def failures(self, only: str | None = None) -> dict[str, str]:
+        """Upstream -> its last run-level failure (of shard `only`), for the banner."""
         found: dict[str, str] = {}
-        for shard in self.shards.values():
+        for name, shard in self.shards.items():
+            if only is not None and name != only:
+                continue
             failure = shard.get("failure")
             if isinstance(failure, dict) and failure.get("repo"):
                 found[str(failure["repo"])] = str(failure.get("message", ""))
