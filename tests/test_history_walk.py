@@ -5,13 +5,13 @@ parses (`watcher.judge.session.Counts`)."""
 from __future__ import annotations
 
 import itertools
-import json
 from typing import Any
 
 import pytest
 
 from bench import oracle
 from tests.conftest import Project
+from tests.support import check_results
 from watcher.gitbuild import Upstream
 from watcher.history import spots, walk
 from watcher.locate import anchors, matching, probes
@@ -58,8 +58,7 @@ def target_lines() -> str:
 def check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     project.counts.parse.reset()
     project.counts.walk.reset()
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    return {r["id"]: r for r in json.loads(out)["results"]}
+    return check_results(project, capsys)
 
 
 def noise(upstream: Upstream, count: int, **state: tuple[int, str]) -> None:

@@ -4,12 +4,11 @@ span and history, the rule only hinting where a missing citation went
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.conftest import Project
 from tests.rust_client import CLIENT, INITIALIZE, LIST_TOOLS
+from tests.support import check_results
 from watcher.gitbuild import Upstream
 
 LIB = "src/client.rs"
@@ -52,9 +51,7 @@ def test_a_guarded_citation_keeps_its_own_verdict_and_only_overlapping_ones_are_
     assert "run `watch check` to see its lines" in listed  # not judged yet: not claimed
     rewrite = upstream.commit("page through tools (#9)", {LIB: REWRITTEN})
 
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-
-    results = {r["id"]: r for r in json.loads(out)["results"]}
+    results = check_results(project, capsys)
     cited = results[f"n:{LIB}:1-7"]
     assert results["legacy-arm"]["verdict"] == "moved"
     # Its own verdict: the cited function is gone; the rule's match arm is only a hint.
@@ -95,9 +92,7 @@ def test_a_rule_guarding_a_longer_citation_leaves_it_its_own_span_and_history(
     project.rules(RULE)
     grown = upstream.commit("trace and log the tools page (#4)", {LIB: GROWN})
 
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-
-    results = {r["id"]: r for r in json.loads(out)["results"]}
+    results = check_results(project, capsys)
     cited, rule = results[f"n:{LIB}:1-7"], results["legacy-arm"]
     assert rule["verdict"] == "moved"
     assert (rule["current"]["start_line"], rule["current"]["end_line"]) == (4, 4)

@@ -3,12 +3,10 @@ histories built here in the shape of the real code where each wrong answer was s
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from tests.conftest import Project
+from tests.support import check_results as _results
 from watcher.gitbuild import Upstream
 
 PY = "src/agents/run.py"
@@ -25,11 +23,6 @@ def fail(code: int) -> RunError:
     )
     return error
 """
-
-
-def _results(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    return {r["id"]: r for r in json.loads(out)["results"]}
 
 
 def test_a_line_of_punctuation_alone_is_refused_not_matched_elsewhere(

@@ -4,13 +4,11 @@ several targets at HEAD are reported, never resolved silently."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from tests.conftest import Project
 from tests.rust_client import CLIENT, CURSOR_GATE_RULE, INITIALIZE, LIST_TOOLS
+from tests.support import check_results as _check
 from watcher.gitbuild import Upstream
 
 LIB = "src/client.rs"
@@ -19,11 +17,6 @@ LIB = "src/client.rs"
 STAYS = "".join(
     f"\npub fn helper_{n}(x: u32) -> u32 {{\n    x * {n} + {n}\n}}\n" for n in range(12)
 )
-
-
-def _check(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    return {r["id"]: r for r in json.loads(out)["results"]}
 
 
 def _site(project: Project, upstream: Upstream) -> str:
