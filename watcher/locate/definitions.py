@@ -142,8 +142,16 @@ def definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
     language's kinds: `has_definition` of any key, with no walk over the tokens."""
     if parsed.tree is None:
         return frozenset()
+    key = ("definition keys",)  # asked by every anchor of the file: found once per parse
+    if key not in parsed.derived:
+        parsed.derived[key] = _definition_keys(parsed)
+    return cast("frozenset[tuple[str, tuple[str, ...]]]", parsed.derived[key])
+
+
+def _definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
     from tree_sitter import QueryCursor
 
+    assert parsed.tree is not None
     query = _kinds_query(parsed.language)
     nodes = QueryCursor(query).captures(parsed.tree.root_node).get("d", [])
     kinds = LANGUAGES[parsed.language].definitions

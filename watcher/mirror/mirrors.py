@@ -113,8 +113,7 @@ class Mirror:
         if self.upstream.branch:
             return self.upstream.branch
         if self._branch is None and self.exists:
-            with contextlib.suppress(UpstreamError):
-                self._branch = run(self.path, "config", "--get", "watch.branch").strip() or None
+            self._branch = clone.config(self.path, "watch.branch") or None
         return self._branch or "main"
 
     def sync(self, since: Iterable[str] = ()) -> None:
@@ -397,9 +396,7 @@ class Mirror:
         """The blob of `path` at `commit`, from the trees alone (no blob is fetched)."""
         # One `ls-tree -r` per commit serves every item: 200 items cost 2 processes, not
         # 400 Python walks of tree objects.
-        if commit not in self._trees:
-            self._trees[commit] = self._listing(commit)
-        return self._trees[commit].get(path)
+        return self._listing(commit).get(path)
 
     def read(self, blob: str) -> bytes:
         """A blob's bytes; call `prefetch` first so that this never waits on the network.
@@ -472,15 +469,16 @@ class Mirror:
     def files(self, commit: str, suffixes: Sequence[str]) -> dict[str, str]:
         """Every file at `commit` with one of the suffixes: path -> blob id (one `ls-tree`
         per commit, however many items ask: a commit's tree never changes)."""
-        if commit not in self._trees:
-            self._trees[commit] = self._listing(commit)
         ends = tuple(suffixes)
-        return {p: b for p, b in self._trees[commit].items() if p.endswith(ends)}
+        return {p: b for p, b in self._listing(commit).items() if p.endswith(ends)}
 
     def _listing(self, commit: str) -> dict[str, str]:
-        self.require()
-        self.listings += 1
-        return clone.listing(self.path, commit)
+        """Every file of a commit's tree, listed once per mirror."""
+        if commit not in self._trees:
+            self.require()
+            self.listings += 1
+            self._trees[commit] = clone.listing(self.path, commit)
+        return self._trees[commit]
 
     def contents(self, blobs: Sequence[str], chunk: int = 256) -> Iterator[tuple[str, bytes]]:
         """The bytes of many blobs, asked of `cat-file` `chunk` at a time (call `prefetch`

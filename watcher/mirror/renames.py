@@ -189,7 +189,7 @@ class Paths:
                 continue  # `where` does it: one log either way
             every = list(dict.fromkeys(p for _, paths, _ in members for p in paths))
             logged = self._shared(since, head, every)
-            self._add_all(c for c, _, _, old in logged if _existed(old))
+            self._diff_all(c for c, _, _, old in logged if _existed(old))
             # Removed, or changed by a commit that added a file of its kind (a copy, maybe).
             gone = [(c, path, old) for c, path, blob, old in logged if _existed(old)
                     and (blob is None or self._candidates(c, path))]  # fmt: skip
@@ -293,7 +293,7 @@ class Paths:
             # What each commit added, in one process; then every similarity detection's
             # blobs in one batch: of each removal, and of each change that added files
             # (a copy, git's `C`), not one fetch per commit.
-            self._add_all(c for c, _, _, old in found if _existed(old))
+            self._diff_all(c for c, _, _, old in found if _existed(old))
             self._detect_all((c, p, old) for c, p, _, old in found if _existed(old))
             renamed: list[Link] = []  # by this chain's commits: its log's later entries
             for commit, path, blob, old in found:
@@ -400,7 +400,7 @@ class Paths:
         wanted = [r for r in dict.fromkeys(removals) if r not in self._moves]
         if not wanted:
             return
-        self._add_all(commit for commit, _, _ in wanted)
+        self._diff_all(commit for commit, _, _ in wanted)
         self.mirror.prefetch(b for c, p, old in wanted for b in self._compared(c, p, old))
         asked = {r: found for r in wanted if (found := self._candidates(r[0], r[1]))}
         by_commit: dict[str, list[tuple[str, str, str]]] = {}
@@ -500,12 +500,8 @@ class Paths:
     def added(self, commit: str) -> dict[str, str]:
         """The files a commit added against its first parent: path -> blob (none for a
         root commit)."""
-        self._add_all([commit])
+        self._diff_all([commit])
         return self._added[commit]
-
-    def _add_all(self, commits: Iterable[str]) -> None:
-        """`added` of many commits."""
-        self._diff_all(commits)
 
     def touched(self, commits: Iterable[str]) -> dict[str, frozenset[str]]:
         """The files each commit added or changed against its first parent (a root
