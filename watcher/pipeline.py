@@ -450,16 +450,14 @@ def _from_cache(
     result = saved.result(plan.item.id, plan.head) if saved.holds(plan.item.id, plan) else None
     if result is None or same_tags:
         return result
-    from watcher.history import attribute
-
     tags = upstream.release_tags
     history = tuple(
         c.model_copy(update={"released_in": mirror.first_release(c.commit, tags)})
         for c in result.history
     )
-    return result.model_copy(
-        update={"released_in": attribute.released_in(mirror, result, tags), "history": history}
-    )
+    commit = result.introduced_by.commit if result.introduced_by else None
+    released = mirror.first_release(commit, tags) if commit else None
+    return result.model_copy(update={"released_in": released, "history": history})
 
 
 def summarize(results: Sequence[Result]) -> Summary:

@@ -163,13 +163,6 @@ def _candidates(
     return dict(zip(looked, found, strict=True))
 
 
-def released_in(mirror: Mirror, result: Result, release_tags: str) -> str | None:
-    """Recompute the release for a cached result: new tags appear without new commits."""
-    if result.introduced_by is None:
-        return None
-    return mirror.first_release(result.introduced_by.commit, release_tags)
-
-
 def run_walks(mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], pool: Pool) -> list[Told]:
     """Drive walks in lock-step: each round fetches what every unfinished walk asks for
     in one batch, then lets each go on until it needs more. Spread over the pool for

@@ -51,7 +51,7 @@ def moved(
     low, high = max(0, start - size), min(len(old), len(old) - end + size)
     found = old.find(region, low, high)
     searched = high - low
-    if found < 0 or not _whole_lines(old, found, size) or old.find(region, found + 1, high) >= 0:
+    if found < 0 or not whole_lines(old, found, size) or old.find(region, found + 1, high) >= 0:
         return None, searched
     before = min(at, found) - start  # how far back the stretch around them may reach
     after = min(len(new) - end - at - size, len(old) - end - found - size)
@@ -151,6 +151,7 @@ def _holds(source: bytes, word: bytes, low: int, high: int, own: int) -> bool:
     return at >= 0
 
 
-def _whole_lines(source: bytes, at: int, size: int) -> bool:
+def whole_lines(source: bytes, at: int, size: int) -> bool:
+    """Whether bytes [at, at + size) of `source` are whole lines."""
     end = at + size
     return (at == 0 or source[at - 1] == 0x0A) and (end == len(source) or source[end] == 0x0A)

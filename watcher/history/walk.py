@@ -382,8 +382,7 @@ def _line_aligned(source: bytes, region: bytes) -> Iterable[int]:
     """Offsets where `region` occurs in `source` as whole lines."""
     at = source.find(region)
     while at >= 0:
-        end = at + len(region)
-        if (at == 0 or source[at - 1] == 0x0A) and (end == len(source) or source[end] == 0x0A):
+        if follow.whole_lines(source, at, len(region)):
             yield at
         at = source.find(region, at + 1)
 

@@ -5,6 +5,8 @@ so the note's issue tells it, not an error of the rule file that no note owns.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from watcher.inputs.rules import InvalidRule
 from watcher.judge import classify
 from watcher.judge.plan import Item
@@ -51,16 +53,10 @@ def rule_item(
             f"{rule.repo or 'any repository'}, so the rule has no baseline commit; "
             "add a source citing the rule's file",
         )
-    return Item(
-        id=rule.id,
-        kind="rule",
-        note=note.id,
-        note_file=note.file,
-        repo=rule.repo or source.repo,
+    return replace(
+        stub, note=note.id, note_file=note.file, repo=rule.repo or source.repo,
         commit=source.commit,
-        path=rule.path,
-        rule=rule,
-    )
+    )  # fmt: skip
 
 
 def unusable(err: InvalidRule, item: Item | Result) -> Result:

@@ -338,11 +338,6 @@ def upstream_file(state_dir: Path, repo: str) -> Path:
     return state_dir / (slug(repo) + ".json")
 
 
-def book_file(state_dir: Path, shard: str) -> Path:
-    """One shard of issue bookkeeping: `state/bookkeeping/OWNER__NAME.json`."""
-    return state_dir / BOOK_DIR / f"{shard}.json"
-
-
 def shards(folder: Path) -> dict[str, Path]:
     """Every `*.json` shard in a state folder, by name without `.json`."""
     if not folder.is_dir():
