@@ -115,3 +115,25 @@ def test_check_changed_checks_exactly_the_notes_a_branch_changed(
     assert changed_ids("HEAD~1") == {"b"}
     code, _, err = site.run("check", "--changed", "no-such-ref", capsys=capsys)
     assert code == 2 and "--changed no-such-ref: not a commit" in err
+
+
+def test_check_changed_never_hides_a_note_or_rule_the_branch_broke(
+    site: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = site.root
+    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "add", "--all")
+    git(root, "-c", "user.name=M", "-c", "user.email=m@e", "commit", "--quiet", "-m", "site")
+    git(root, "checkout", "--quiet", "-b", "edit")
+    site.run("sync", capsys=capsys)
+    commit = ["-c", "user.name=M", "-c", "user.email=m@e", "commit", "--quiet", "-am"]
+    note = root / "notes" / "a.md"
+    note.write_text(note.read_text().replace("id: a", "id: [a"))  # no longer YAML: no note
+    git(root, *commit, "break a")
+
+    code, out, err = site.run("check", "--changed", "main", "--no-issues", "--offline",
+                              capsys=capsys)  # fmt: skip
+
+    assert code == 2, out + err  # a note that no longer loads is an error, not "nothing"
+    assert "notes/a.md" in out + err
+    assert "nothing to check" not in err

@@ -49,8 +49,9 @@ def check(
     With `changed` (a git ref), only the notes changed since it are checked, with those
     whose rules changed: every note when config.toml changed, none when nothing did."""
     if changed is not None:
-        note = (*note, *changed_notes(config, changed))
-        if not note:
+        picked = changed_notes(config, changed)
+        note = note if picked is None else (*note, *picked)
+        if picked is not None and not note:
             print(f"watch: no note or rule changed since {changed}; nothing to check",
                   file=sys.stderr)  # fmt: skip
             return 0
@@ -75,14 +76,16 @@ def check(
     )
 
 
-def changed_notes(config_file: Path, ref: str) -> tuple[str, ...]:
+def changed_notes(config_file: Path, ref: str) -> tuple[str, ...] | None:
     """The ids of the notes that `git diff --name-only REF...HEAD` (in the notes
-    repository) names, or whose rules it names; every note when config.toml changed."""
+    repository) names, or whose rules it names. None (check every note) when config.toml
+    changed, or when a changed note or rule file no longer loads: its errors belong to no
+    note that could be picked, and a check of the others would hide them."""
     from watcher.config import load
     from watcher.errors import WatchError
     from watcher.inputs import checkout
     from watcher.inputs.notememo import site_notes
-    from watcher.inputs.rules import load_rules
+    from watcher.inputs.rules import Compiles, InvalidRule, load_rules
 
     config = load(config_file)
     top = checkout.toplevel(config.root)
@@ -92,13 +95,20 @@ def changed_notes(config_file: Path, ref: str) -> tuple[str, ...]:
                          "(actions/checkout: fetch-depth: 0) or name another")  # fmt: skip
     names = checkout.git(top, "diff", "--name-only", "-z", f"{ref}...HEAD").split("\0")
     paths = {(top / name).resolve() for name in names if name}
-    notes = site_notes(config).notes
-    if config.file.resolve() in paths:
-        return tuple(sorted(notes))
-    chosen = {n.id for n in notes.values() if (config.root / n.file).resolve() in paths}
-    rules = load_rules(config.rules, display_root=config.root).rules
-    chosen |= {r.note for r in rules.values() if (config.root / r.file).resolve() in paths}
-    return tuple(sorted(chosen & set(notes)))
+
+    def touched(file: str) -> bool:
+        return (config.root / file).resolve() in paths
+
+    loaded = site_notes(config)
+    rules = load_rules(config.rules, display_root=config.root,
+                       compiles=Compiles.load(config.cache),
+                       max_bytes=config.limits.rule_bytes)  # fmt: skip
+    broken = [e for e in (*loaded.errors, *rules.errors) if not isinstance(e, InvalidRule)]
+    if config.file.resolve() in paths or any(touched(e.file) for e in broken):
+        return None
+    chosen = {n.id for n in loaded.notes.values() if touched(n.file)}
+    chosen |= {r.note for r in (*rules.rules.values(), *rules.unusable.values()) if touched(r.file)}
+    return tuple(sorted(chosen & set(loaded.notes)))
 
 
 def _rule_places(config: Config) -> dict[str, tuple[str, int | None]]:
