@@ -148,7 +148,5 @@ def _tokens(parsed: Parsed, start: int | None, end: int | None) -> tuple[str, ..
         return parsed.token_texts()
     if parsed.tree is None:  # a file no grammar reads: its words
         return parsed.token_texts(*parsed.token_range(start, end))
-    starts = parsed.line_starts
-    low = starts[start - 1] if start - 1 < len(starts) else parsed.size
-    high = starts[end] if end < len(starts) else parsed.size
+    low, high = parsed.line_bytes(start, end)
     return tuple(tokens_between(parsed, low, high, placed=False).texts)

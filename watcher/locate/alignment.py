@@ -107,9 +107,7 @@ def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
     if anchor.closes is None or parsed.tree is None or found.start_line is None:
         return found
     start, end = found.start_line, found.end_line or found.start_line
-    starts = parsed.line_starts
-    low = starts[start - 1] if start - 1 < len(starts) else parsed.size
-    high = starts[end] if end < len(starts) else parsed.size
+    low, high = parsed.line_bytes(start, end)
     placed = tokens_between(parsed, low, high, starting=True)
     if not placed.start_bytes:
         return found
@@ -126,7 +124,5 @@ def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
 
 
 def _tokens_of(parsed: Parsed, start: int, end: int) -> tuple[str, ...]:
-    starts = parsed.line_starts
-    low = starts[start - 1] if start - 1 < len(starts) else parsed.size
-    high = starts[end] if end < len(starts) else parsed.size
+    low, high = parsed.line_bytes(start, end)
     return tuple(tokens_between(parsed, low, high, starting=True).texts)

@@ -104,9 +104,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         raise LocateError(f"lines {start}-{end} are past the end of the file ({lines} lines)")
     if parsed.tree is None:
         return _anchor_by_index(parsed, path, start, end)
-    starts = parsed.line_starts
-    low = starts[max(0, start - 1)] if start - 1 < len(starts) else parsed.size
-    high = starts[end] if end < len(starts) else parsed.size
+    low, high = parsed.line_bytes(start, end)
     cited = tokens_between(parsed, low, high, starting=True)  # starting on them
     if not cited.texts:
         raise LocateError(

@@ -213,12 +213,16 @@ class Parsed:
             found[line - 1] = text
         return found
 
+    def line_bytes(self, start: int, end: int) -> tuple[int, int]:
+        """The bytes of lines start..end (1-based, inclusive), the last one's newline in."""
+        starts, size = self.line_starts, len(self.source)
+        low = starts[max(0, start - 1)] if start - 1 < len(starts) else size
+        return low, starts[end] if end < len(starts) else size
+
     def lines(self, start: int, end: int) -> str:
         """The text of lines start..end (1-based, inclusive), line ends dropped and joined
         by newlines; only those lines' bytes are decoded."""
-        starts = self.line_starts
-        first = starts[max(0, start - 1)] if start - 1 < len(starts) else len(self.source)
-        last = starts[end] if end < len(starts) else len(self.source)
+        first, last = self.line_bytes(start, end)
         return "\n".join(self.source[first:last].decode("utf-8", "replace").splitlines())
 
     @property
