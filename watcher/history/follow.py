@@ -26,6 +26,7 @@ def moved(
     words: tuple[bytes, ...],
     counts: tuple[int, ...] | None = None,
     counted: Callable[[bytes], int] | None = None,
+    ends: tuple[int, int] | None = None,
 ) -> tuple[int | None, int]:
     """Where `region`, whole lines found once in `new` at `at`, is in `old` (the version
     before), when the bytes that differ between them hold no part of it and no guard
@@ -34,11 +35,12 @@ def moved(
     `counts`: how often each word occurs in all of `new`, when known (`count`): where what
     differs is most of the file (a commit that edited it in many places), the words are
     counted in all of `old` instead, one search of the file rather than two (`counted`:
-    how often a word occurs in all of `old`, when the caller keeps such counts)."""
+    how often a word occurs in all of `old`, when the caller keeps such counts). `ends`:
+    `common_ends(new, old)`, when the caller measured it already."""
     if new == old:
         return at, 0
     size = len(region)
-    start, end = common_ends(new, old)
+    start, end = ends if ends is not None else common_ends(new, old)
     middle = [(start, len(old) - end, start, len(new) - end)]
     if at + size < start:  # the lines and the byte after them are in the common start
         return _checked(new, old, middle, at, region, words, counts, counted)

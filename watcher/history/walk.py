@@ -48,6 +48,7 @@ from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
 from watcher.models import Result
 from watcher.parse import languages, syntax
+from watcher.parse.diffs import common_ends
 
 AHEAD = 16  # versions asked of git ahead of the one being read
 
@@ -79,7 +80,7 @@ class Place:
     # Changed here: whether an older version that still holds its lines holds no verbatim
     # match either, which `locate` would prefer to them (None: judge it). Called as `stays`,
     # and with the bytes both versions hold at the item's place (its followed lines).
-    unmatched: Callable[[str, syntax.Parsed, syntax.Parsed, bytes], bool] | None = field(
+    unmatched: Callable[[str, syntax.Parsed, syntax.Parsed, bytes, tuple[int, int]], bool] | None = field(
         default=None, compare=False
     )
 
@@ -100,6 +101,7 @@ class _Sources(objects.Blobs):
         super().__init__(mirror, size)
         self.bare: OrderedDict[str, syntax.Parsed] = OrderedDict()
         self.counts: OrderedDict[str, dict[bytes, int]] = OrderedDict()
+        self.pairs: OrderedDict[tuple[str, str], tuple[int, int]] = OrderedDict()
         self.stats = mirror.session.counts.walk
         self.parse_stats = mirror.session.counts.parse
 
@@ -114,6 +116,17 @@ class _Sources(objects.Blobs):
             if len(self.bare) > 2:
                 self.bare.popitem(last=False)
         return self.bare[blob]
+
+    def ends(self, new: str, old: str) -> tuple[int, int]:
+        """How many bytes two versions share at their start and at their end
+        (`diffs.common_ends`), measured once per step for every item of the walk and both
+        of their checks (following their lines, `_unmatched`)."""
+        key = (new, old)
+        if key not in self.pairs:
+            self.pairs[key] = common_ends(self(new), self(old))
+            if len(self.pairs) > 4:
+                self.pairs.popitem(last=False)
+        return self.pairs[key]
 
     def checked(self, blob: str) -> bytes:
         """A version to parse: above `[limits] file_bytes`, TooLarge, as `Mirror.read`."""
@@ -150,6 +163,7 @@ class _Tracked:
     path: str | None = None
     source: bytes = b""  # the version it was followed into, and its lines' offset there
     at: int = -1
+    blob: str = ""  # that version's blob
 
     @property
     def state(self) -> str:
@@ -281,7 +295,7 @@ def _track(read: Callable[[str], bytes], place: Place, files: Files) -> _Tracked
     counts = _counts(source, place.guards)
     if len(found) != 1:
         return _Tracked(place, None, counts)
-    return _Tracked(place, region, counts, place.path, source, found[0])
+    return _Tracked(place, region, counts, place.path, source, found[0], blob)
 
 
 def _counts(source: bytes, guards: tuple[str, ...]) -> tuple[int, ...]:
@@ -300,12 +314,13 @@ def _follow(read: _Sources, item: _Tracked, before: Files) -> _Tracked | None:
         path, blob = before[0]
         source = read(blob)
         words = tuple(g.encode() for g in item.judged.guards)
+        ends = read.ends(item.blob, blob)
         at, searched = follow.moved(
-            item.source, source, item.at, region, words, item.counts, read.counted(blob)
+            item.source, source, item.at, region, words, item.counts, read.counted(blob), ends
         )
         read.stats.searched += searched
         if at is not None:
-            return _Tracked(item.judged, region, item.counts, path, source, at)
+            return _Tracked(item.judged, region, item.counts, path, source, at, blob)
     found = [
         (path, source, at)
         for path, blob in before
@@ -318,7 +333,7 @@ def _follow(read: _Sources, item: _Tracked, before: Files) -> _Tracked | None:
     path, source, at = found[0]
     if _counts(source, item.judged.guards) != item.counts:
         return None
-    return _Tracked(item.judged, region, item.counts, path, source, at)
+    return _Tracked(item.judged, region, item.counts, path, source, at, dict(before)[path])
 
 
 def _alone(item: _Tracked, after: Files, before: Files) -> bool:
@@ -373,6 +388,7 @@ def _unmatched(read: _Sources, item: _Tracked, after: Files, before: Files) -> b
             read.unparsed(new),
             read.unparsed(old),
             (item.region or b"") if path == item.path else b"",
+            read.ends(new, old),
         )
         for new, path, old in pairs
     )

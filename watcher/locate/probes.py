@@ -14,7 +14,7 @@ from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import few_word_places, may_define
 from watcher.locate.matching import IDENTITY
 from watcher.locate.windows import in_order, line_votes, probe_ranges, window_bytes
-from watcher.parse.diffs import differing
+from watcher.parse.diffs import common_ends
 from watcher.parse.languages import BLOCK_COMMENT, LANGUAGES
 from watcher.parse.syntax import TEXT, WORD, Parsed
 
@@ -50,7 +50,12 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
 
 
 def stays_unmatched(
-    anchor: Anchor, language: str, newer: Parsed, older: Parsed, kept: bytes = b""
+    anchor: Anchor,
+    language: str,
+    newer: Parsed,
+    older: Parsed,
+    kept: bytes = b"",
+    ends: tuple[int, int] | None = None,
 ) -> bool:
     """Whether `place` finds no verbatim match of the anchor in `older` either, where
     `newer` has none (the item is changed there), and looks for it the same way, told from
@@ -58,8 +63,9 @@ def stays_unmatched(
     missing, `place` takes the definition whole: `_could_occur`), and each window around
     the rarest token's occurrences in `older` is one of `newer`'s, or lacks a probe or the
     anchor's tokens in order (what `_exact_in_windows` would compare). `kept`: bytes both
-    versions hold (the item's lines, followed unchanged), whose probes need no search. A
-    file no grammar reads is compared otherwise: not told."""
+    versions hold (the item's lines, followed unchanged), whose probes need no search;
+    `ends`: `common_ends(newer, older)`, when measured already. A file no grammar reads is
+    compared otherwise: not told."""
     if language == TEXT or anchor.start_line is None or anchor.context or not anchor.probes:
         return False
     ordered = anchor.encoded
@@ -70,7 +76,12 @@ def stays_unmatched(
     # One stretch, from the two versions' common start to their common end (which following
     # the item's lines has measured already): cut finer, it cost more than it saved where a
     # commit edits thirty places of a file, 1 ms a version in 47 searches.
-    stretches = differing(source, newer.source, 0, len(source), 0, len(newer.source), most=1)
+    if ends is None:
+        ends = common_ends(newer.source, source)
+    start, end = ends
+    stretches = [(start, len(source) - end, start, len(newer.source) - end)]
+    if start == len(source) - end == len(newer.source) - end:
+        stretches = []
     if not _held_alike(probes, kept, newer, older):
         return False
     needles = probes[1:]

@@ -19,10 +19,9 @@ SPLIT_AT = (1 / 2, 1 / 4, 3 / 4, *(k / 8 for k in (1, 3, 5, 7)), *(k / 16 for k 
 
 
 def common_ends(new: bytes, old: bytes) -> tuple[int, int]:
-    """How many bytes `new` and `old` share at their start, and then at their end. Not
-    remembered: a walk's step may compare the same two versions twice (to follow an
-    item's lines, then to tell whether it stays unmatched), and each time costs a memcmp
-    of what they share, microseconds beside the step's own work."""
+    """How many bytes `new` and `old` share at their start, and then at their end: a
+    memcmp of what they share. A history walk measures it once per step and shares it
+    between its items and their checks (`watcher.history.walk`)."""
     common = min(len(new), len(old))
     start = common_start(new, old, 0, 0, common)
     end = common_end(new, old, len(new), len(old), common - start)
