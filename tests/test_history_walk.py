@@ -708,3 +708,56 @@ def test_asking_a_cat_file_that_died_fails_rather_than_waits(upstream: Upstream)
         batch.close()
     assert not stuck, "the walk waited for a git that was gone"
     assert failed and not batch.alive
+
+
+def settings(scale: int = 3, users: int = 0, header: str = "impl Config {") -> str:
+    """A Rust file whose `Config::scaled` is cited: `users` functions that take a
+    `Config` (each use of the name is a commit that does not touch the method), and
+    `Other::scaled`, a method of the same name in another `impl`."""
+    uses = "".join(
+        f"pub fn use_{n:02d}(config: &Config) -> u32 {{\n    config.level + {n}\n}}\n\n"
+        for n in range(users)
+    )
+    return (
+        "pub struct Config {\n    pub level: u32,\n}\n\n"
+        f"{uses}"
+        f"{header}\n"
+        "    pub fn scaled(&self) -> u32 {\n"
+        f"        self.level * {scale}\n"
+        "    }\n"
+        "}\n\n"
+        "impl Other {\n"
+        "    pub fn scaled(&self) -> u32 {\n"
+        "        self.level * 4\n"
+        "    }\n"
+        "}\n"
+    )
+
+
+def test_uses_of_the_enclosing_name_are_followed_and_renaming_its_impl_is_judged(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: settings()})
+    project.note("n", f"{base} {LIB}:6-8")
+    change = upstream.commit("scale 5 (#2)", {LIB: settings(5)})
+    for users in range(1, 5):  # `Config` occurs once more in each: the method is untouched
+        upstream.commit(f"use it (#{2 + users})", {LIB: settings(5, users)})
+    upstream.commit("rename it (#7)", {LIB: settings(5, 4, "impl Setup {")})
+    back = upstream.commit("name it back (#8)", {LIB: settings(5, 4)})
+    upstream.commit("use it again (#9)", {LIB: settings(5, 5)})
+
+    result = check(project, capsys)[f"n:{LIB}:6-8"]
+
+    assert result["verdict"] == "changed"
+    assert result["introduced_by"]["commit"] == change
+    # The impl's line names the method's path (`Config`, `scaled`): renaming it changed
+    # that line, and the walk judges the versions on either side of both commits (the
+    # method is then carried to where it is most alike: the same tokens, no change).
+    rename, back = _parent(upstream, back), back
+    assert project.counts.walk.judged_commits == [back, rename, change]
+    # The five commits that only used the name are followed, not judged.
+    assert project.counts.walk.skipped == 5
+
+
+def _parent(upstream: Upstream, commit: str) -> str:
+    return upstream.git("rev-parse", f"{commit}^").strip()

@@ -11,20 +11,22 @@ from watcher.judge import classify
 from watcher.judge.plan import Plan
 from watcher.locate import matching
 from watcher.locate.anchors import Anchor
-from watcher.locate.definitions import definition_node
+from watcher.locate.definitions import definition_node, named
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
 from watcher.models import Result, Verdict
-from watcher.parse.nodes import with_attributes
-from watcher.parse.syntax import Parsed, tokens_between
+from watcher.parse.languages import LANGUAGES
+from watcher.parse.nodes import definition_names, is_definition, with_attributes
+from watcher.parse.syntax import WORD, Parsed, tokens_between
 
 CONTEXT_BYTES = 256  # bytes first read on each side of an item for the code around it
 
 # Where a stale citation is at HEAD, told while it was judged, with HEAD's parse at hand:
-# (state, path, start line, end line, tokens, those lines' bytes), kept by the run's
+# (state, path, start line, end line, tokens, those lines' bytes, guards), kept by the run's
 # session by its anchor and HEAD's files. Its walk starts there instead of parsing HEAD
 # again (the parse is long gone from the cache, or was made in another process).
-Spot = tuple[str, str | None, int | None, int | None, tuple[str, ...], tuple[int, int] | None]
+Words = tuple[str, ...]
+Spot = tuple[str, str | None, int | None, int | None, Words, tuple[int, int] | None, Words]
 
 
 def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
@@ -38,7 +40,7 @@ def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
         return None
     current = result.current
     if current is None:
-        return "missing", None, None, None, (), None
+        return "missing", None, None, None, (), None, _names(classify.anchor_of(mirror, plan))
     if current.path not in files:
         return None
     state = "changed" if result.verdict is Verdict.CHANGED else "same"
@@ -62,7 +64,7 @@ def spot(mirror: Mirror, anchor: Anchor, files: Files, parse: Callable[[str, str
     parsed = [(p, parse(p, b)) for p, b in files]
     state, path, start, end = matching.place(anchor, parsed)
     if path is None:
-        return state, path, start, end, (), None
+        return state, path, start, end, (), None, _names(anchor)
     return _spotted(dict(parsed)[path], state, path, start, end, anchor)
 
 
@@ -85,7 +87,48 @@ def _spotted(
             low, high = _with_definition(version, anchor, low, high)
         span = _with_context(version, low, high)
     tokens = anchor.tokens if state == "same" else _tokens(version, start, end)
-    return state, path, start, end, tokens, span
+    return state, path, start, end, tokens, span, _guards(version, anchor)
+
+
+def _names(anchor: Anchor) -> tuple[str, ...]:
+    return tuple(anchor.definition[1]) if anchor.definition else ()
+
+
+def _guards(parsed: Parsed, anchor: Anchor) -> tuple[str, ...]:
+    """What must occur as often in the version before for the item's place to be followed
+    there (`walk.Place.guards`): the names of the definition that holds it, and, for the
+    definitions around that one (a Rust `impl`, a Python class), the first line of each,
+    which names it. A commit that renamed one of them, or gave another definition of the
+    same name the same path, changed how often its name or that line occurs; one that only
+    used the name (`Config` in codex's 6,000-line `config/mod.rs`, in a commit out of
+    eight) did not change that line, and the version is followed, not judged. Where the
+    definition is not found once, or its lines do not name it, its names are the guards."""
+    names = _names(anchor)
+    if anchor.definition is None or parsed.tree is None or len(names) < 2:
+        return names
+    nodes = named(parsed, *anchor.definition)
+    if len(nodes) != 1:
+        return names
+    own = definition_names(nodes[0])
+    kinds, source = LANGUAGES[parsed.language].definitions, parsed.source
+    lines: list[str] = []
+    node = nodes[0].parent
+    while node is not None:
+        if is_definition(node, kinds):
+            low = source.rfind(b"\n", 0, node.start_byte) + 1
+            high = source.find(b"\n", node.start_byte)
+            line = source[low : len(source) if high < 0 else high]
+            held = set(WORD.findall(line))
+            if not line.strip() or not all(
+                w in held for n in definition_names(node) for w in WORD.findall(n.encode())
+            ):
+                return names
+            try:
+                lines.append(line.decode())
+            except UnicodeDecodeError:
+                return names
+        node = node.parent
+    return (*lines[::-1], *own)
 
 
 def _with_definition(parsed: Parsed, anchor: Anchor, low: int, high: int) -> tuple[int, int]:

@@ -53,6 +53,12 @@ from watcher.parse.diffs import common_ends
 AHEAD = 16  # versions asked of git ahead of the one being read
 
 
+# Whether a changed item stays without a verbatim match in the older of two versions: the
+# file's language, the newer version, the older, the bytes both hold at the item's place,
+# and `common_ends(newer, older)`.
+Unmatched = Callable[[str, syntax.Parsed, syntax.Parsed, bytes, tuple[int, int]], bool]
+
+
 @dataclass(frozen=True)
 class Place:
     """An item's state in one version and the lines it occupies there (none: missing)."""
@@ -61,8 +67,9 @@ class Place:
     path: str | None = None
     start: int | None = None
     end: int | None = None
-    # Words whose count in the file must not change either: the names a rule's queries
-    # insist on, the names around a citation's definition (a rename outside the lines).
+    # Texts whose count in the file must not change either: the names a rule's queries
+    # insist on; a citation's definition's names, and the first line of each definition
+    # around it (`spots._guards`: a rename outside the lines).
     guards: tuple[str, ...] = ()
     # The item's tokens there (None: not told, a quote): a version whose tokens differ
     # from the version before is a change of the item, even in the same state.
@@ -80,9 +87,7 @@ class Place:
     # Changed here: whether an older version that still holds its lines holds no verbatim
     # match either, which `locate` would prefer to them (None: judge it). Called as `stays`,
     # and with the bytes both versions hold at the item's place (its followed lines).
-    unmatched: Callable[[str, syntax.Parsed, syntax.Parsed, bytes, tuple[int, int]], bool] | None = field(
-        default=None, compare=False
-    )
+    unmatched: Unmatched | None = field(default=None, compare=False)
 
 
 Read = Callable[[str], bytes]  # a blob's bytes
@@ -421,14 +426,13 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
     if rule is None:
         anchor = classify.anchor_of(mirror, plan)
 
-        names = tuple(anchor.definition[1]) if anchor.definition else ()
         stays = functools.partial(probes.stays_missing, anchor)
         unmatched = functools.partial(probes.stays_unmatched, anchor)
 
         def citation(files: Files, read: Read) -> Place:
             parse = functools.partial(classify.parse_at, mirror, read=read)
-            state, path, start, end, tokens, span = spots.spot(mirror, anchor, files, parse)
-            return Place(state, path, start, end, names, tokens, stays, span, unmatched)
+            state, path, start, end, tokens, span, guards = spots.spot(mirror, anchor, files, parse)
+            return Place(state, path, start, end, guards, tokens, stays, span, unmatched)
 
         return functools.cache(citation)
     base = classify.rule_baseline(mirror, plan, rule)
