@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 
 import pytest
@@ -483,6 +484,19 @@ def test_probes_held_alike_is_told_from_where_two_versions_differ() -> None:
                     for k, v in enumerate((newer, older)))  # fmt: skip
         told = probes._held_alike(wanted, kept, *versions)
         assert told is full, (older, newer, kept)
+    # A walk's chain of versions, each the older of one pair and then the newer of the
+    # next: where the two differ (`common_ends`) tells each probe's place in the older.
+    for n in range(1000):
+        texts = [b"".join(chance.choice(words) for _ in range(chance.randrange(0, 120)))]
+        for _ in range(4):
+            texts.append(_edited_at_random(chance, texts[-1], words, chance.randrange(1, 4)))
+        chain = [syntax.Parsed(f"{n:034d}{k:06d}", syntax.TEXT, None, v)
+                 for k, v in enumerate(texts)]  # fmt: skip
+        wanted = needles[: chance.randrange(1, len(needles) + 1)]
+        for newer, older in itertools.pairwise(chain):
+            ends = diffs.common_ends(newer.source, older.source)
+            full = all(p in newer.source for p in wanted) == all(p in older.source for p in wanted)
+            assert probes._held_alike(wanted, b"", newer, older, ends) is full, texts
 
 
 def _edited_at_random(

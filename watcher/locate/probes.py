@@ -82,7 +82,7 @@ def stays_unmatched(
     stretches = [(start, len(source) - end, start, len(newer.source) - end)]
     if start == len(source) - end == len(newer.source) - end:
         stretches = []
-    if not _held_alike(probes, kept, newer, older):
+    if not _held_alike(probes, kept, newer, older, ends):
         return False
     needles = probes[1:]
     written = _written(anchor, language)
@@ -101,25 +101,56 @@ def stays_unmatched(
     return True
 
 
-def _held_alike(probes: Sequence[bytes], kept: bytes, newer: Parsed, older: Parsed) -> bool:
+def _held_alike(
+    probes: Sequence[bytes],
+    kept: bytes,
+    newer: Parsed,
+    older: Parsed,
+    ends: tuple[int, int] | None = None,
+) -> bool:
     """Whether both versions hold every probe, or neither does. A probe found in `kept`
-    (bytes both hold) is in both; the rest are looked for in the whole of each version,
-    once (`_holds_all`): a walk asks of each version as the older of two and then as the
-    newer. (Looking only near where the two differ took finding those places first: 1 ms
-    a version where a commit edits thirty of them.)"""
-    rest = tuple(p for p in probes if p not in kept)
-    return _holds_all(newer, rest) == _holds_all(older, rest)
+    (bytes both hold) is in both; the rest are looked for in each version (`_witness`),
+    in the older one, given `ends` (`common_ends(newer, older)`), only where the two
+    differ when the newer one's place of it says nothing."""
+    rest = [p for p in probes if p not in kept]
+    return all(_witness(newer, p) >= 0 for p in rest) == all(
+        _witness(older, p, newer, ends) >= 0 for p in rest
+    )
 
 
-def _holds_all(version: Parsed, probes: tuple[bytes, ...]) -> bool:
-    """Whether the version holds every probe, found once per version and kept with it: a
-    walk asks of each version twice (as the older and the newer of two), for each item."""
-    key = ("holds all", probes)
-    if key not in version.derived:
-        # `rfind`, not `in`: on CPython 3.11 it ran 2-5 times as fast for a short probe
-        # that a 116 KB file lacks (`windows.starts_in` searches from the end for this too).
-        version.derived[key] = all(version.source.rfind(p) >= 0 for p in probes)
-    return cast("bool", version.derived[key])
+def _witness(
+    version: Parsed, probe: bytes, newer: Parsed | None = None, ends: tuple[int, int] | None = None
+) -> int:
+    """Where `probe` starts in the version (some place of it), or -1: found once per
+    version and kept with it, as a walk asks of each version as the older of two and then
+    as the newer. Given the version after it (`newer`, whose place is known) and where the
+    two differ (`ends`), a place of the newer one in the bytes both share is one here too;
+    a probe the newer one lacks is here only within what differs, widened by its length;
+    otherwise it is looked for in the whole version, from the end (`rfind`, not `in`: on
+    CPython 3.11 it ran 2-5 times as fast for a short probe that a 116 KB file lacks).
+    Only a version the walk reads is told so: what differs is what a commit edited, and in
+    a 190 KB file edited in a few places, far less than the file."""
+    key = ("witness", probe)
+    found = version.derived.get(key)
+    if found is None:
+        source, size = version.source, len(probe)
+        known = newer.derived.get(key) if newer is not None else None
+        if newer is None or ends is None or known is None:
+            found = source.rfind(probe)
+        else:
+            start, end = ends
+            low, high = max(0, start - size + 1), min(len(source), len(source) - end + size - 1)
+            assert isinstance(known, int)
+            if known < 0:  # every place here touches what differs
+                found = source.rfind(probe, low, high)
+            elif known + size <= start:  # in the common start
+                found = known
+            elif known >= len(newer.source) - end:  # in the common end
+                found = known + len(source) - len(newer.source)
+            else:
+                found = source.rfind(probe)
+        version.derived[key] = found
+    return cast("int", found)
 
 
 # Whitespace in UTF-8 besides ASCII's, which grammars skip as they do spaces (`\s` in
