@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from watcher.history import follow, walk
+from watcher.parse.diffs import differing
 
 LINES = [b"fn a() {", b"}", b"let x = 1;", b"hot_path(x)", b"", b"hot", b"ab", b"aba", b"a.a.a"]
 GUARDS = ["hot_path", "hot", "a", "x", "aba", "a.a"]
@@ -54,6 +55,41 @@ def test_moved_agrees_with_a_search_of_the_whole_version() -> None:
             told += 1
             assert same and at == whole[0], (new, old, region, guards)
     assert told > 500  # most edits leave the lines alone, and are told without a search
+
+
+def test_moved_agrees_with_a_search_of_the_whole_version_in_many_stretches() -> None:
+    """The same, told where the two versions differ in many small stretches (`differing`,
+    as a walk finds once per step for all its items): files of a few hundred lines, each
+    edited in up to twelve places."""
+    rng = random.Random(36)
+    told = split = 0
+    for _ in range(1500):
+        lines = [
+            rng.choice(LINES) + rng.choice([b"", b"1", b"2", b"  // some words to fill it"])
+            for _ in range(rng.randint(30, 300))
+        ]
+        new = b"\n".join(lines) + rng.choice([b"", b"\n"])
+        first = rng.randrange(len(lines))
+        region = b"\n".join(lines[first : first + rng.randint(1, 4)])
+        found = list(walk._line_aligned(new, region))
+        if not region.strip() or len(found) != 1:
+            continue
+        guards = tuple(rng.sample(GUARDS, rng.randint(0, 2)))
+        older = lines
+        for _ in range(rng.randint(1, 4)):
+            older = edited(rng, older)
+        old = b"\n".join(older)
+        whole = list(walk._line_aligned(old, region))
+        same = len(whole) == 1 and walk._counts(old, guards) == walk._counts(new, guards)
+        words = tuple(g.encode() for g in guards)
+        counts = walk._counts(new, guards) if rng.random() < 0.5 else None
+        stretches = differing(old, new, 0, len(old), 0, len(new))
+        split += len(stretches) > 1
+        at, _ = follow.moved(new, old, found[0], region, words, counts, None, stretches)
+        if at is not None:
+            told += 1
+            assert same and at == whole[0], (new, old, region, guards)
+    assert told > 300 and split > 300
 
 
 def test_a_word_whose_occurrences_overlap_is_not_counted_in_part() -> None:

@@ -485,18 +485,24 @@ def test_probes_held_alike_is_told_from_where_two_versions_differ() -> None:
         told = probes._held_alike(wanted, kept, *versions)
         assert told is full, (older, newer, kept)
     # A walk's chain of versions, each the older of one pair and then the newer of the
-    # next: where the two differ (`common_ends`) tells each probe's place in the older.
-    for n in range(1000):
-        texts = [b"".join(chance.choice(words) for _ in range(chance.randrange(0, 120)))]
+    # next: where the two differ (`differing`, in stretches as small as it finds or in
+    # one) tells each probe's place in the older.
+    split = 0  # pairs told in more than one stretch
+    for n in range(600):
+        texts = [b"".join(chance.choice(words) for _ in range(chance.randrange(0, 1500)))]
         for _ in range(4):
-            texts.append(_edited_at_random(chance, texts[-1], words, chance.randrange(1, 4)))
+            texts.append(_edited_at_random(chance, texts[-1], words, chance.randrange(1, 9)))
         chain = [syntax.Parsed(f"{n:034d}{k:06d}", syntax.TEXT, None, v)
                  for k, v in enumerate(texts)]  # fmt: skip
         wanted = needles[: chance.randrange(1, len(needles) + 1)]
+        most = chance.choice([1, 64])
         for newer, older in itertools.pairwise(chain):
-            ends = diffs.common_ends(newer.source, older.source)
-            full = all(p in newer.source for p in wanted) == all(p in older.source for p in wanted)
-            assert probes._held_alike(wanted, b"", newer, older, ends) is full, texts
+            new, old = newer.source, older.source
+            stretches = diffs.differing(old, new, 0, len(old), 0, len(new), most=most)
+            split += len(stretches) > 1
+            full = all(p in new for p in wanted) == all(p in old for p in wanted)
+            assert probes._held_alike(wanted, b"", newer, older, stretches) is full, texts
+    assert split > 300
 
 
 def _edited_at_random(

@@ -10,7 +10,7 @@ there once, and each guard word as often, as searching the whole version would t
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from watcher.parse.diffs import common_end, common_ends, common_start
 from watcher.parse.syntax import is_word_byte
@@ -26,7 +26,7 @@ def moved(
     words: tuple[bytes, ...],
     counts: tuple[int, ...] | None = None,
     counted: Callable[[bytes], int] | None = None,
-    ends: tuple[int, int] | None = None,
+    stretches: Sequence[Window] | None = None,
 ) -> tuple[int | None, int]:
     """Where `region`, whole lines found once in `new` at `at`, is in `old` (the version
     before), when the bytes that differ between them hold no part of it and no guard
@@ -35,18 +35,23 @@ def moved(
     `counts`: how often each word occurs in all of `new`, when known (`count`): where what
     differs is most of the file (a commit that edited it in many places), the words are
     counted in all of `old` instead, one search of the file rather than two (`counted`:
-    how often a word occurs in all of `old`, when the caller keeps such counts). `ends`:
-    `common_ends(new, old)`, when the caller measured it already."""
+    how often a word occurs in all of `old`, when the caller keeps such counts).
+    `stretches`: where the two differ (`diffs.differing(old, new, ...)`), when the caller
+    found it already: a commit that edited thirty places of the file differs in thirty
+    small stretches, not in one from its first edit to its last, and only they are
+    searched."""
     if new == old:
         return at, 0
     size = len(region)
-    start, end = ends if ends is not None else common_ends(new, old)
-    middle = [(start, len(old) - end, start, len(new) - end)]
-    if at + size < start:  # the lines and the byte after them are in the common start
-        return _checked(new, old, middle, at, region, words, counts, counted)
-    if at > len(new) - end:  # the lines and the byte before them are in the common end
-        shifted = at + len(old) - len(new)
-        return _checked(new, old, middle, shifted, region, words, counts, counted)
+    if stretches is None:
+        start, end = common_ends(new, old)
+        stretches = [(start, len(old) - end, start, len(new) - end)]
+    if all(high < at or low > at + size for _, _, low, high in stretches):
+        # The lines and the bytes on either side of them are in what both share.
+        shift = next((o_high - high for _, o_high, _, high in reversed(stretches) if high < at), 0)
+        windows = _merged(stretches, max((len(w) for w in words), default=0) + 1)
+        return _checked(new, old, windows, at + shift, region, words, counts, counted)
+    start, end = stretches[0][0], len(old) - stretches[-1][1]
     # Edited on both sides, or in the lines: where are they in what differs? The first
     # place found there must be the only one (what lies outside is the same bytes as in
     # `new`, which holds the lines once, astride what differs).
@@ -69,6 +74,18 @@ def moved(
     ]
     place, more = _checked(new, old, windows, found, b"", words, counts, counted)
     return place, searched + more
+
+
+def _merged(stretches: Sequence[Window], gap: int) -> list[Window]:
+    """The stretches, those less than `gap` bytes apart taken as one: a word counted in
+    the reach of each (its length on either side) is then counted once."""
+    merged: list[Window] = []
+    for stretch in stretches:
+        if merged and stretch[0] - merged[-1][1] <= gap:
+            merged[-1] = (merged[-1][0], stretch[1], merged[-1][2], stretch[3])
+        else:
+            merged.append(stretch)
+    return merged
 
 
 def _checked(

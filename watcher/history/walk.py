@@ -48,15 +48,17 @@ from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
 from watcher.models import Result
 from watcher.parse import languages, syntax
-from watcher.parse.diffs import common_ends
+from watcher.parse.diffs import differing
 
 AHEAD = 16  # versions asked of git ahead of the one being read
 
 
 # Whether a changed item stays without a verbatim match in the older of two versions: the
 # file's language, the newer version, the older, the bytes both hold at the item's place,
-# and `common_ends(newer, older)`.
-Unmatched = Callable[[str, syntax.Parsed, syntax.Parsed, bytes, tuple[int, int]], bool]
+# and where the two differ (`_Sources.stretches`).
+Unmatched = Callable[
+    [str, syntax.Parsed, syntax.Parsed, bytes, list[tuple[int, int, int, int]]], bool
+]
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class _Sources(objects.Blobs):
         super().__init__(mirror, size)
         self.bare: OrderedDict[str, syntax.Parsed] = OrderedDict()
         self.counts: OrderedDict[str, dict[bytes, int]] = OrderedDict()
-        self.pairs: OrderedDict[tuple[str, str], tuple[int, int]] = OrderedDict()
+        self.pairs: OrderedDict[tuple[str, str], list[tuple[int, int, int, int]]] = OrderedDict()
         self.stats = mirror.session.counts.walk
         self.parse_stats = mirror.session.counts.parse
 
@@ -122,13 +124,16 @@ class _Sources(objects.Blobs):
                 self.bare.popitem(last=False)
         return self.bare[blob]
 
-    def ends(self, new: str, old: str) -> tuple[int, int]:
-        """How many bytes two versions share at their start and at their end
-        (`diffs.common_ends`), measured once per step for every item of the walk and both
-        of their checks (following their lines, `_unmatched`)."""
+    def stretches(self, new: str, old: str) -> list[tuple[int, int, int, int]]:
+        """Where two versions differ (`diffs.differing`: the older's bytes, then the
+        newer's), found once per step for every item of the walk and both of their checks
+        (following their lines, `_unmatched`): a commit that edits a file in thirty places
+        differs from the version before in thirty small stretches, and only they are
+        searched for each item's lines, names and probes."""
         key = (new, old)
         if key not in self.pairs:
-            self.pairs[key] = common_ends(self(new), self(old))
+            before, after = self(old), self(new)
+            self.pairs[key] = differing(before, after, 0, len(before), 0, len(after))
             if len(self.pairs) > 4:
                 self.pairs.popitem(last=False)
         return self.pairs[key]
@@ -319,9 +324,9 @@ def _follow(read: _Sources, item: _Tracked, before: Files) -> _Tracked | None:
         path, blob = before[0]
         source = read(blob)
         words = tuple(g.encode() for g in item.judged.guards)
-        ends = read.ends(item.blob, blob)
+        stretches = read.stretches(item.blob, blob)
         at, searched = follow.moved(
-            item.source, source, item.at, region, words, item.counts, read.counted(blob), ends
+            item.source, source, item.at, region, words, item.counts, read.counted(blob), stretches
         )
         read.stats.searched += searched
         if at is not None:
@@ -393,7 +398,7 @@ def _unmatched(read: _Sources, item: _Tracked, after: Files, before: Files) -> b
             read.unparsed(new),
             read.unparsed(old),
             (item.region or b"") if path == item.path else b"",
-            read.ends(new, old),
+            read.stretches(new, old),
         )
         for new, path, old in pairs
     )

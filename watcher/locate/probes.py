@@ -13,7 +13,7 @@ from typing import cast
 from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import few_word_places, may_define
 from watcher.locate.matching import IDENTITY
-from watcher.locate.windows import in_order, line_votes, probe_ranges, window_bytes
+from watcher.locate.windows import Stretches, in_order, line_votes, probe_ranges, window_bytes
 from watcher.parse.diffs import common_ends
 from watcher.parse.languages import BLOCK_COMMENT, LANGUAGES
 from watcher.parse.syntax import TEXT, WORD, Parsed
@@ -55,7 +55,7 @@ def stays_unmatched(
     newer: Parsed,
     older: Parsed,
     kept: bytes = b"",
-    ends: tuple[int, int] | None = None,
+    stretches: Stretches | None = None,
 ) -> bool:
     """Whether `place` finds no verbatim match of the anchor in `older` either, where
     `newer` has none (the item is changed there), and looks for it the same way, told from
@@ -64,8 +64,8 @@ def stays_unmatched(
     the rarest token's occurrences in `older` is one of `newer`'s, or lacks a probe or the
     anchor's tokens in order (what `_exact_in_windows` would compare). `kept`: bytes both
     versions hold (the item's lines, followed unchanged), whose probes need no search;
-    `ends`: `common_ends(newer, older)`, when measured already. A file no grammar reads is
-    compared otherwise: not told."""
+    `stretches`: where the two differ (`differing(older, newer, ...)`), when found already.
+    A file no grammar reads is compared otherwise: not told."""
     if language == TEXT or anchor.start_line is None or anchor.context or not anchor.probes:
         return False
     ordered = anchor.encoded
@@ -73,16 +73,10 @@ def stays_unmatched(
         return False
     probes = [p.encode() for p in anchor.probes]
     source = older.source
-    # One stretch, from the two versions' common start to their common end (which following
-    # the item's lines has measured already): cut finer, it cost more than it saved where a
-    # commit edits thirty places of a file, 1 ms a version in 47 searches.
-    if ends is None:
-        ends = common_ends(newer.source, source)
-    start, end = ends
-    stretches = [(start, len(source) - end, start, len(newer.source) - end)]
-    if start == len(source) - end == len(newer.source) - end:
-        stretches = []
-    if not _held_alike(probes, kept, newer, older, ends):
+    if stretches is None:  # one stretch, from the two versions' common start to their end
+        start, end = common_ends(newer.source, source)
+        stretches = [(start, len(source) - end, start, len(newer.source) - end)]
+    if not _held_alike(probes, kept, newer, older, stretches):
         return False
     needles = probes[1:]
     written = _written(anchor, language)
@@ -106,49 +100,52 @@ def _held_alike(
     kept: bytes,
     newer: Parsed,
     older: Parsed,
-    ends: tuple[int, int] | None = None,
+    stretches: Stretches | None = None,
 ) -> bool:
     """Whether both versions hold every probe, or neither does. A probe found in `kept`
     (bytes both hold) is in both; the rest are looked for in each version (`_witness`),
-    in the older one, given `ends` (`common_ends(newer, older)`), only where the two
-    differ when the newer one's place of it says nothing."""
+    in the older one, given where the two differ (`stretches`), only there when the
+    newer one's place of it says nothing."""
     rest = [p for p in probes if p not in kept]
     return all(_witness(newer, p) >= 0 for p in rest) == all(
-        _witness(older, p, newer, ends) >= 0 for p in rest
+        _witness(older, p, newer, stretches) >= 0 for p in rest
     )
 
 
 def _witness(
-    version: Parsed, probe: bytes, newer: Parsed | None = None, ends: tuple[int, int] | None = None
+    version: Parsed, probe: bytes, newer: Parsed | None = None, stretches: Stretches | None = None
 ) -> int:
     """Where `probe` starts in the version (some place of it), or -1: found once per
     version and kept with it, as a walk asks of each version as the older of two and then
     as the newer. Given the version after it (`newer`, whose place is known) and where the
-    two differ (`ends`), a place of the newer one in the bytes both share is one here too;
-    a probe the newer one lacks is here only within what differs, widened by its length;
+    two differ (`stretches`), a place of the newer one in the bytes both share is one here
+    too; a probe the newer one lacks is here only within a stretch, widened by its length;
     otherwise it is looked for in the whole version, from the end (`rfind`, not `in`: on
     CPython 3.11 it ran 2-5 times as fast for a short probe that a 116 KB file lacks).
-    Only a version the walk reads is told so: what differs is what a commit edited, and in
-    a 190 KB file edited in a few places, far less than the file."""
+    A commit that edits a 190 KB file in a few places differs from the version before in
+    some hundreds of bytes."""
     key = ("witness", probe)
     found = version.derived.get(key)
     if found is None:
         source, size = version.source, len(probe)
         known = newer.derived.get(key) if newer is not None else None
-        if newer is None or ends is None or known is None:
+        if stretches is None or not isinstance(known, int):
             found = source.rfind(probe)
+        elif known < 0:  # every place here touches what differs
+            found = next(
+                (
+                    at
+                    for low, high, _, _ in stretches
+                    for at in [source.rfind(probe, max(0, low - size + 1), high + size - 1)]
+                    if at >= 0
+                ),
+                -1,
+            )
+        elif all(high <= known or low >= known + size for _, _, low, high in stretches):
+            shift = next((o - n for _, o, _, n in reversed(stretches) if n <= known), 0)
+            found = known + shift
         else:
-            start, end = ends
-            low, high = max(0, start - size + 1), min(len(source), len(source) - end + size - 1)
-            assert isinstance(known, int)
-            if known < 0:  # every place here touches what differs
-                found = source.rfind(probe, low, high)
-            elif known + size <= start:  # in the common start
-                found = known
-            elif known >= len(newer.source) - end:  # in the common end
-                found = known + len(source) - len(newer.source)
-            else:
-                found = source.rfind(probe)
+            found = source.rfind(probe)
         version.derived[key] = found
     return cast("int", found)
 
