@@ -108,6 +108,7 @@ class _Sources(objects.Blobs):
         super().__init__(mirror, size)
         self.bare: OrderedDict[str, syntax.Parsed] = OrderedDict()
         self.counts: OrderedDict[str, dict[bytes, int]] = OrderedDict()
+        self.languages: dict[str, str] = {}
         self.pairs: OrderedDict[tuple[str, str], list[tuple[int, int, int, int]]] = OrderedDict()
         self.stats = mirror.session.counts.walk
         self.parse_stats = mirror.session.counts.parse
@@ -123,6 +124,12 @@ class _Sources(objects.Blobs):
             if len(self.bare) > 2:
                 self.bare.popitem(last=False)
         return self.bare[blob]
+
+    def language(self, path: str) -> str:
+        """A file's language (`languages.for_path`; TEXT for the rest), told once per walk."""
+        if path not in self.languages:
+            self.languages[path] = languages.for_path(path) or syntax.TEXT
+        return self.languages[path]
 
     def stretches(self, new: str, old: str) -> list[tuple[int, int, int, int]]:
         """Where two versions differ (`diffs.differing`: the older's bytes, then the
@@ -369,9 +376,7 @@ def _stays(read: _Sources, place: Place, after: Files, before: Files) -> bool:
     newer = dict(after)
     return all(
         blob == newer[path]
-        or stays(
-            languages.for_path(path) or syntax.TEXT, read.unparsed(newer[path]), read.unparsed(blob)
-        )
+        or stays(read.language(path), read.unparsed(newer[path]), read.unparsed(blob))
         for path, blob in before
     )
 
@@ -394,7 +399,7 @@ def _unmatched(read: _Sources, item: _Tracked, after: Files, before: Files) -> b
     return all(
         new == old
         or unmatched(
-            languages.for_path(path) or syntax.TEXT,
+            read.language(path),
             read.unparsed(new),
             read.unparsed(old),
             (item.region or b"") if path == item.path else b"",

@@ -82,8 +82,12 @@ def stays_unmatched(
     written = _written(anchor, language)
     gap = _gap(language)
     seen = _probe_windows(anchor, newer)
+    # A window whose bytes, and those within reach of it, are all shared is the newer
+    # version's window there too (the same bytes, around the same places of the probe).
+    reach = 2 * (2 * len(anchor.text.encode()) + 1024 + len(probes[0]))
+    edited = [(low - reach, high + reach) for low, high, _, _ in stretches]
     for low, high in probe_ranges(anchor, older, (newer, stretches)):
-        if source[low:high] in seen:
+        if not any(a <= high and b >= low for a, b in edited) or source[low:high] in seen:
             continue
         if not all(source.find(n, low, high) >= 0 for n in needles):
             continue
@@ -106,7 +110,11 @@ def _held_alike(
     (bytes both hold) is in both; the rest are looked for in each version (`_witness`),
     in the older one, given where the two differ (`stretches`), only there when the
     newer one's place of it says nothing."""
-    rest = [p for p in probes if p not in kept]
+    key = ("not kept", tuple(probes), kept)  # a walk asks with the same bytes at each step
+    rest = cast("list[bytes] | None", newer.derived.get(key))
+    if rest is None:
+        rest = [p for p in probes if p not in kept]
+    older.derived[key] = rest
     return all(_witness(newer, p) >= 0 for p in rest) == all(
         _witness(older, p, newer, stretches) >= 0 for p in rest
     )
