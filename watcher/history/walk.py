@@ -22,10 +22,12 @@ Why bytes, and not git's own hunks (`git log -p -U0 --first-parent`): git must r
 versions of every commit to diff them, as `git log -L` does, and the diff costs more than
 the reading. On a 3,000-line file edited in 1,000 commits, `git log -p -U0` took 0.37-0.57 s
 of CPU, `git log -L` 0.33 s, and `git cat-file --batch` of all 1,000 versions 0.02-0.04 s;
-in a blobless mirror a diff needs the same blobs as this walk. Following an item through
-a version is then a few searches of it at memcmp speed: its lines once in what differs,
-its names counted once (`follow.moved`), and a changed item's probes looked for once per
-version, only those its followed lines do not hold (`probes.stays_unmatched`).
+in a blobless mirror a diff needs the same blobs as this walk. Each step compares the two
+versions once, for all the items of the walk (`_Sources.stretches`: the bytes that
+differ, in one stretch or cut into several where the items would search more than the
+cut costs), and following an item through it is then a few searches of those bytes at
+memcmp speed: its lines, its guards counted (`follow.moved`), and a changed item's probes
+(`probes.stays_unmatched`), whose places in the newer version tell those in the older.
 """
 
 from __future__ import annotations
