@@ -239,13 +239,17 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             name, path = result["cite_name"], cur["path"]
             for commit in sorted(set(git_history) - set(watch_history), key=rank.get):
                 edit = edits[commit]
-                if edit == "code" and not _touches(repo, commit, path, name):
+                if edit == "code" and _brought(repo, commit, path, listed[commit]):
+                    edit = "code brought from another file: git's -L starts the file there"
+                elif edit == "code" and not _touches(repo, commit, path, name):
                     edit = "code, but not in the cited function: git's hunk crosses into it"
                 classes.append(f"git-only {commit[:10]} ({edit})")
             for commit in sorted(set(watch_history) - set(git_history), key=rank.get):
                 state = next(h["state"] for h in result["history"] if h["commit"] == commit)
                 touched = _touches(repo, commit, path, name)
                 why = "edits the cited function" if touched else "does not edit the function"
+                if state == "missing" and _deletes(repo, commit, result["baseline"]["path"], path):
+                    why = "deletes the file, made again later: git's -L starts at the new file"
                 classes.append(f"watch-only {commit[:10]} ({state}; {why})")
             states = [h["state"] for h in result.get("history", [])]
             history_ok = set(code) == set(watch_history) - {
@@ -263,9 +267,14 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             # Watch counts whitespace inside a string (a docstring reflowed) as a change of
             # that token; the diff's lines differ only in whitespace there.
             spaced = [c for c in watch_history if edits.get(c) == "comments/whitespace"]
-            union = sorted({*code, *confirmed, *spaced}, key=rank.get)
+            # A commit git's -L shows creating the file whose code came from another file
+            # did not make the range what it is.
+            brought = {c for c in code if any(c[:10] in k and "another file" in k
+                                              for k in classes)}  # fmt: skip
+            union = sorted({*code, *confirmed, *spaced} - brought, key=rank.get)
             explained = all(
                 "comments/whitespace" in k or "not in the cited function" in k
+                or "another file" in k or "made again later" in k
                 or ("edits the cited function" in k and result["cite_kind"] == "whole")
                 or (k.startswith("introduced_by") and union and watch_intro == union[0])
                 for k in classes
@@ -277,10 +286,19 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             # Blame counts an edited line as gone: a commit watch lists as a change, before
             # the one that removed the code, is where git's lines "end".
             edited = {h["commit"] for h in result.get("history", []) if h["state"] == "changed"}
-            explained = intro_ok or (git_intro in edited and rank.get(watch_intro or "", -1)
-                                     > rank.get(git_intro or "", -1))  # fmt: skip
+            later = rank.get(watch_intro or "", -1) > rank.get(git_intro or "", -1)
+            edit_ends = git_intro in edited and later
+            # Blame follows no line moved (in its file or to another) nor one deleted and
+            # written again (a revert relanded): the cited code still there, verbatim, just
+            # before the commit watch names, and gone from that file by it, was not removed
+            # where git says.
+            kept = later and not edit_ends and _kept_until(repo, base, result["baseline"],
+                                                           watch_intro)  # fmt: skip
+            explained = intro_ok or edit_ends or kept
             if not intro_ok:
-                why = "git: an edit ends the line" if explained else "differs"
+                why = ("git: an edit ends the line" if edit_ends else
+                       "git: the lines moved or came back, still there until watch's commit"
+                       if kept else "differs")  # fmt: skip
                 classes.append(f"missing: introduced_by {str(watch_intro)[:10]} vs git "
                                f"{str(git_intro)[:10]} ({why})")  # fmt: skip
         rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
@@ -338,6 +356,55 @@ def _touches(repo: Path, commit: str, path: str, name: str) -> bool:
         if any(low <= end and start_ <= high for start_, end in spans):
             return True
     return False
+
+
+def _brought(repo: Path, commit: str, path: str, patch: str) -> bool:
+    """Whether a commit that git's -L shows creating the range (`@@ -0,0 +`: the file is
+    new to git there) only brought its code from elsewhere: the code of the lines it adds
+    was in the version before of a file of the language the commit changed or removed (a
+    file split whose rename git paired with the other half, a copy)."""
+    if not re.search(r"^@@ -0,0 \+", patch, re.M):
+        return False
+    added = _code([line[1:] for line in patch.splitlines() if line.startswith("+")
+                   and not line.startswith("+++")])  # fmt: skip
+    return bool(added) and any(added in _code(before.splitlines())
+                               for before, _ in _sources(repo, commit, path))  # fmt: skip
+
+
+def _kept_until(repo: Path, base: str, baseline: dict[str, Any], commit: str | None) -> bool:
+    """Whether the cited lines' code (comments and blank space aside) is, verbatim, in the
+    version before `commit` of a file of the language that `commit` changes or removes,
+    and not in that file after it."""
+    if commit is None:
+        return False
+    lines = _git(repo, "show", f"{base}:{baseline['path']}").split("\n")
+    cited = _code(lines[baseline["start_line"] - 1 : baseline["end_line"]])
+    return bool(cited) and any(
+        cited in _code(before.splitlines()) and cited not in _code(after.splitlines())
+        for before, after in _sources(repo, commit, baseline["path"])
+    )
+
+
+def _sources(repo: Path, commit: str, path: str) -> list[tuple[str, str]]:
+    """The files ending like `path` that `commit` changes or removes (renames unpaired), as
+    they were before it and after it ("" when removed)."""
+    suffix = Path(path).suffix
+    out = _git(repo, "diff", "--no-renames", "--name-status", "--diff-filter=MD",
+               f"{commit}^", commit)  # fmt: skip
+    found = []
+    for line in out.splitlines():
+        status, _, name = line.partition("\t")
+        if Path(name).suffix != suffix:
+            continue
+        after = "" if status == "D" else _git(repo, "show", f"{commit}:{name}")
+        found.append((_git(repo, "show", f"{commit}^:{name}"), after))
+    return found
+
+
+def _deletes(repo: Path, commit: str, *paths: str) -> bool:
+    """Whether `commit` deletes one of `paths` (not renamed: git found it nowhere)."""
+    out = _git(repo, "diff", "-M", "--name-only", "--diff-filter=D", f"{commit}^", commit)
+    return bool(set(out.splitlines()) & set(paths))
 
 
 def _removed_by(
