@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from watcher.locate.alignment import carry, completed
+from watcher.locate.alignment import FOUND_SHARE, carry, completed
 from watcher.locate.anchors import Anchor, Found, enclosing, trimmed
 from watcher.locate.definitions import (
     definition_node,
     definition_span,
     name_path,
     named,
+    of_kind,
 )
 from watcher.locate.windows import in_order, line_votes, probe_ranges, starts_in, window_bytes
 from watcher.parse.nodes import with_attributes
@@ -317,14 +318,38 @@ def _carried(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     tokens went in an alignment of its tokens with the baseline's (`carry`)."""
     if anchor.definition is None or parsed.tree is None or not anchor.body:
         return None
-    nodes = named(parsed, *anchor.definition)
+    nodes = named(parsed, *anchor.definition) or _renamings(anchor, parsed)
     if len(nodes) > 1:  # overloads, one method in two impl blocks: the one most like it
         return max(
             (_carried_in(anchor, path, parsed, n) for n in nodes),
             key=lambda f: -1.0 if f is None else likeness(anchor.tokens, f.tokens),
         )
-    node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
-    return None if node is None else _carried_in(anchor, path, parsed, node)
+    return _carried_in(anchor, path, parsed, nodes[0]) if nodes else None
+
+
+def _renamings(anchor: Anchor, parsed: Parsed) -> list[Node]:
+    """Where no definition has the citation's kind and name path: the definitions of its
+    kind that the baseline file did not have and that keep FOUND_SHARE of its
+    definition's tokens (`carry`), as a renamed one does (`read_head_and_flags` renamed
+    and edited), or one moved out of the definition that held it (a constant lifted
+    out of its function)."""
+    assert anchor.definition is not None
+    kind = anchor.definition[0]
+    bag, least = Counter(anchor.body), FOUND_SHARE * len(anchor.body)
+    found = []
+    for names, node in of_kind(parsed, kind):
+        if (kind, names) in anchor.known:
+            continue  # a definition the baseline had is its own, not the citation's
+        head = with_attributes(node)
+        texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
+                               starting=True, placed=False).texts  # fmt: skip
+        parsed.stats.tokens_scanned += len(texts)
+        # The tokens both hold, order aside, bound how many can survive the alignment.
+        if sum((bag & Counter(texts)).values()) < least:
+            continue
+        if carry(anchor.body, 0, len(anchor.body), texts) is not None:
+            found.append(node)
+    return found
 
 
 def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found | None:
