@@ -267,11 +267,12 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             # Watch counts whitespace inside a string (a docstring reflowed) as a change of
             # that token; the diff's lines differ only in whitespace there.
             spaced = [c for c in watch_history if edits.get(c) == "comments/whitespace"]
-            # A commit git's -L shows creating the file whose code came from another file
-            # did not make the range what it is.
-            brought = {c for c in code if any(c[:10] in k and "another file" in k
-                                              for k in classes)}  # fmt: skip
-            union = sorted({*code, *confirmed, *spaced} - brought, key=rank.get)
+            # A commit git's -L shows creating the file whose code came from another file,
+            # or whose hunk lies outside the cited function, did not make the range what
+            # it is.
+            beside = {c for c in code if any(c[:10] in k and ("another file" in k or
+                      "not in the cited function" in k) for k in classes)}  # fmt: skip
+            union = sorted({*code, *confirmed, *spaced} - beside, key=rank.get)
             explained = all(
                 "comments/whitespace" in k or "not in the cited function" in k
                 or "another file" in k or "made again later" in k

@@ -318,7 +318,7 @@ def _carried(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     tokens went in an alignment of its tokens with the baseline's (`carry`)."""
     if anchor.definition is None or parsed.tree is None or not anchor.body:
         return None
-    nodes = named(parsed, *anchor.definition) or _renamings(anchor, parsed)
+    nodes = named(parsed, *anchor.definition) or _moved(anchor, parsed)
     if len(nodes) > 1:  # overloads, one method in two impl blocks: the one most like it
         return max(
             (_carried_in(anchor, path, parsed, n) for n in nodes),
@@ -327,19 +327,18 @@ def _carried(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     return _carried_in(anchor, path, parsed, nodes[0]) if nodes else None
 
 
-def _renamings(anchor: Anchor, parsed: Parsed) -> list[Node]:
+def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
     """Where no definition has the citation's kind and name path: the definitions of its
-    kind that the baseline file did not have and that keep FOUND_SHARE of its
-    definition's tokens (`carry`), as a renamed one does (`read_head_and_flags` renamed
-    and edited), or one moved out of the definition that held it (a constant lifted
-    out of its function)."""
+    kind and name, in another scope the baseline file did not have them in, that keep
+    FOUND_SHARE of its definition's tokens (`carry`): one moved out of the definition
+    that held it (a constant lifted out of its function), or into another `impl`."""
     assert anchor.definition is not None
-    kind = anchor.definition[0]
+    kind, name = anchor.definition[0], anchor.definition[1][-1:]
     bag, least = Counter(anchor.body), FOUND_SHARE * len(anchor.body)
     found = []
     for names, node in of_kind(parsed, kind):
-        if (kind, names) in anchor.known:
-            continue  # a definition the baseline had is its own, not the citation's
+        if names[-1:] != name or (kind, names) in anchor.known:
+            continue  # another name, or a definition the baseline had: not the citation
         head = with_attributes(node)
         texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
                                starting=True, placed=False).texts  # fmt: skip
