@@ -125,7 +125,8 @@ def note_shard(config: Config, note: Note) -> str:
     """The shard that owns a note: its first cited upstream's, in config order (then by
     name; an alias counts as the upstream it names), else the first upstream's."""
     order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
-    cited = {_canonical(config, c.repo) for c in (*note.citations, *note.issue_citations)}
+    repos = [c.repo for c in note.citations] + [c.repo for c in note.issue_citations]
+    cited = {_canonical(config, repo) for repo in repos}
     first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
     if not first and config.upstream:
         first = _canonical(config, config.upstream[0].repo)
