@@ -344,8 +344,13 @@ def _removed_by(
     repo: Path, base: str, branch: str, baseline: dict[str, Any], order: list[str]
 ) -> str | None:
     """The commit after the last one in which `git blame --reverse` still sees a cited
-    line of code (blank and comment lines aside)."""
-    out = _git(repo, "blame", "--reverse", "--first-parent", "--porcelain",
+    line of code (blank and comment lines aside; `-w`: a line re-indented into a new
+    block is still there, as watch compares tokens), or the commit whose diff shows the
+    file deleted, if earlier: blame, limited to the path, may pair a deleted file with a
+    file the same commit renamed from elsewhere (inspector's `bin/cli.js`, deleted, and
+    `bin/src/index.ts` renamed to `cli/src/cli.ts`) and follow its lines there."""
+    deleted = _deleted_by(repo, base, branch, baseline["path"])
+    out = _git(repo, "blame", "-w", "--reverse", "--first-parent", "--porcelain",
                f"-L{baseline['start_line']},{baseline['end_line']}", f"{base}..{branch}", "--",
                baseline["path"])  # fmt: skip
     last: list[int] = []
@@ -357,11 +362,25 @@ def _removed_by(
         elif line.startswith("\t") and commit and re.search(r"\w", _code([line[1:]])):
             last.append(rank.get(commit, -1))
     if not last:
-        return None
+        return deleted
     # Gone when most of its lines are: a lone `}` that git's diff keeps elsewhere does not
     # keep the construct alive.
     latest = sorted(last)[(len(last) - 1) // 2]
+    if deleted is not None and rank.get(deleted, len(order)) <= latest:
+        return deleted
     return order[latest + 1] if latest + 1 < len(order) else None
+
+
+def _deleted_by(repo: Path, base: str, branch: str, path: str) -> str | None:
+    """The first commit after `base` whose diff (rename detection over the whole commit)
+    shows `path` deleted, not renamed."""
+    removals = _git(repo, "log", "--first-parent", "--no-renames", "--diff-filter=D", "--reverse",
+                    "--format=%H", f"{base}..{branch}", "--", path).split()  # fmt: skip
+    for commit in removals:
+        status = _git(repo, "diff", "-M", "--name-status", f"{commit}^1", commit)
+        if f"D\t{path}" in status.splitlines():
+            return commit
+    return None
 
 
 def summarize(repo: Path, rows: list[Row], show: int) -> int:
