@@ -89,7 +89,7 @@ def defining(
     mirror: Mirror, parse: Parse, path: str, blob: str, source: bytes, key: Key
 ) -> Parsed | None:
     """The parse of a candidate file (its bytes: `source`) when it has a definition of
-    this kind and name path (`definitions.has_definition`), else None; its definitions are
+    this kind and name path (`definitions.definition_keys`), else None; its definitions are
     listed once per run (the session keeps them): a file many items look in is parsed
     again (the parse cache holds a few files) only for an item whose definition it has."""
     defined, counts = mirror.session.defined, mirror.session.counts
