@@ -522,6 +522,7 @@ def _removed_by(
     counts = Counter(_code_lines(_git(repo, "show", f"{base}:{path}").split("\n")))
     last = [r for r, commit, at, code in seen
             if counts[code] < 2 or _function_at(repo, commit, path, at) == name]  # fmt: skip
+    last = last or [r for r, *_ in seen]  # only such lines: they are all git has to go by
     if not last:
         return None
     # Gone when most of its lines are: a lone `}` that git's diff keeps elsewhere does not
