@@ -232,8 +232,18 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             # matches the name (a docstring's example, another class's method of the name).
             span = f"{cur['start_line']},{cur['end_line']}"
             listed = _log_l(repo, base, branch, cur["path"], span)
+            states_at = {h["commit"]: h["state"] for h in result.get("history", [])}
+            spliced = _spliced(repo, base, listed, order, rank, states_at)
+            listed = {**spliced, **listed}
             git_history = sorted(listed, key=lambda c: rank.get(c, -1))
             edits = {c: _range_edit(listed[c]) for c in git_history}
+            for commit in git_history:
+                if edits[commit] == "code" and _reindented(
+                    repo, commit, listed[commit], cur["path"], result["cite_name"]
+                ):
+                    edits[commit] = "re-indented"  # fmt: skip
+            widened = _widened(repo, base, branch, result, listed, git_history, rank, order)
+            edits.update((c, "widened") for c in widened if edits[c] == "code")
             code = [c for c in git_history if edits[c] == "code"]
             git_intro = code[0] if code else None
             name, path = result["cite_name"], cur["path"]
@@ -241,6 +251,12 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                 edit = edits[commit]
                 if edit == "code" and not _touches(repo, commit, path, name):
                     edit = "code, but not in the cited function: git's hunk crosses into it"
+                elif edit == "re-indented":
+                    edit = "moves the function unchanged, re-indented: git's diff lost it"
+                elif edit == "widened":
+                    edit = ("code, but not the cited lines: git's range widened at "
+                            f"{widened[commit][:10]}, and blame --reverse sees every cited "
+                            "line past it")  # fmt: skip
                 classes.append(f"git-only {commit[:10]} ({edit})")
             for commit in sorted(set(watch_history) - set(git_history), key=rank.get):
                 state = next(h["state"] for h in result["history"] if h["commit"] == commit)
@@ -266,12 +282,14 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             union = sorted({*code, *confirmed, *spaced}, key=rank.get)
             explained = all(
                 "comments/whitespace" in k or "not in the cited function" in k
+                or "re-indented" in k or "not the cited lines" in k
                 or ("edits the cited function" in k and result["cite_kind"] == "whole")
                 or (k.startswith("introduced_by") and union and watch_intro == union[0])
                 for k in classes
             )  # fmt: skip
         else:
-            git_intro = _removed_by(repo, base, branch, result["baseline"], order)
+            git_intro = _removed_by(repo, base, branch, result["baseline"], order,
+                                    result["cite_name"])  # fmt: skip
             history_ok = True  # git has no line history of lines that are gone
             intro_ok = watch_intro == git_intro
             # Blame counts an edited line as gone: a commit watch lists as a change, before
@@ -340,27 +358,176 @@ def _touches(repo: Path, commit: str, path: str, name: str) -> bool:
     return False
 
 
+def _function_at(repo: Path, commit: str, path: str, line: int) -> str | None:
+    """The name of the innermost function holding `line` of `path` at `commit`."""
+    try:
+        source = _git_bytes(repo, "show", f"{commit}:{path}")
+    except subprocess.CalledProcessError:
+        return None
+    holding = [n for n in _functions(source, path)
+               if _with_attributes(n).start_point[0] + 1 <= line <= n.end_point[0] + 1]  # fmt: skip
+    return _name(max(holding, key=lambda n: n.start_byte)) if holding else None
+
+
+def _patch_lines(patch: str, sign: str) -> list[str]:
+    return [line[1:] for line in patch.splitlines()
+            if line.startswith(sign) and not line.startswith(sign * 3)]  # fmt: skip
+
+
+def _code_lines(lines: list[str]) -> list[str]:
+    return [c for line in lines if (c := "".join(COMMENT.sub("", line).split()))]
+
+
+def _reindented(repo: Path, commit: str, patch: str, path: str, name: str) -> bool:
+    """Whether the lines a commit adds in the range are, but for indentation and
+    comments, a whole function of that name in the version before it: the function moved
+    unchanged (into a macro's body), and git's diff took it for new lines."""
+    added = _code_lines(_patch_lines(patch, "+"))
+    if not added:
+        return False
+    try:
+        before = _git_bytes(repo, "show", f"{commit}^:{path}")
+    except subprocess.CalledProcessError:
+        return False
+    lines = before.decode(errors="replace").split("\n")
+    for node in _functions(before, path):
+        if _name(node) == name:
+            text = lines[_with_attributes(node).start_point[0] : node.end_point[0] + 1]
+            if _code_lines(text) == added:
+                return True
+    return False
+
+
+def _origin(repo: Path, commit: str, code: list[str]) -> tuple[str, int, int] | None:
+    """Where the lines whose code is `code` were in the version before `commit`, in a file
+    the commit deletes lines from: (path, first line, last line)."""
+    diff = _git(repo, "diff", "--no-renames", "-U0", f"{commit}^", commit)
+    for path in dict.fromkeys(re.findall(r"^--- a/(.+)$", diff, re.M)):
+        try:
+            text = _git(repo, "show", f"{commit}^:{path}")
+        except subprocess.CalledProcessError:
+            continue
+        rows = [(i + 1, c) for i, line in enumerate(text.split("\n"))
+                if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
+        for k in range(len(rows) - len(code) + 1):
+            if [c for _, c in rows[k : k + len(code)]] == code:
+                return path, rows[k][0], rows[k + len(code) - 1][0]
+    return None
+
+
+def _spliced(
+    repo: Path,
+    base: str,
+    listed: dict[str, str],
+    order: list[str],
+    rank: dict[str, int],
+    states: dict[str, str],
+) -> dict[str, str]:
+    """`git log -L` of the lines before the commit that created them in the file, where
+    they came from another file: git's trace stops where its file begins, watch follows
+    the code across files. Two shapes: the commit moved them from a file it deletes them
+    from (a file split), or they restore lines that the commit watch says deleted the item
+    removed (a file deleted, then restored under another path). Empty otherwise."""
+    if not listed:
+        return {}
+    first = min(listed, key=lambda c: rank.get(c, -1))
+    patch = listed[first]
+    if not re.search(r"^@@ -0,0 ", patch, re.M) or _patch_lines(patch, "-"):
+        return {}
+    code = _code_lines(_patch_lines(patch, "+"))
+    if not code:
+        return {}
+    found = _origin(repo, first, code)
+    deleted = None
+    if found is None:  # restored: deleted by the commit watch last saw it missing at
+        gone = [c for c, s in states.items() if s == "missing" and rank.get(c, -1) < rank[first]]
+        if not gone:
+            return {}
+        deleted = max(gone, key=lambda c: rank.get(c, -1))
+        found = _origin(repo, deleted, code)
+        if found is None:
+            return {}
+    path, start, end = found
+    tip = f"{deleted or first}^"
+    earlier = _log_l(repo, base, tip, path, f"{start},{end}") if rank[deleted or first] else {}
+    if deleted is not None:  # git's diff removes the very lines the later commit restores
+        earlier[deleted] = "".join(f"-{line}\n" for line in code)
+    else:
+        del listed[first]  # moved, not made: the commit only carried the lines over
+    return earlier
+
+
+def _widened(
+    repo: Path,
+    base: str,
+    branch: str,
+    result: dict[str, Any],
+    listed: dict[str, str],
+    history: list[str],
+    rank: dict[str, int],
+    order: list[str],
+) -> dict[str, str]:
+    """The commits git lists only because its range widened (a commit W whose hunk
+    replaced many old lines by the few it traces, so that older commits are traced
+    through lines that were not the cited ones), when `git blame --reverse` sees every
+    cited line of a range survive them: {commit: W}."""
+    if result["cite_kind"] != "range":
+        return {}
+    baseline = result["baseline"]
+    out = _git(repo, "blame", "--reverse", "--first-parent", "--porcelain",
+               f"-L{baseline['start_line']},{baseline['end_line']}", f"{base}..{branch}", "--",
+               baseline["path"])  # fmt: skip
+    ends, commit = [], None
+    for line in out.splitlines():
+        if re.match(r"^[0-9a-f]{40} ", line):
+            commit = line.split()[0]
+        elif line.startswith("\t") and commit and re.search(r"\w", _code([line[1:]])):
+            ends.append(rank.get(commit, -1))
+    if not ends:
+        return {}
+    found: dict[str, str] = {}
+    for w in history:
+        hunks = re.findall(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@", listed[w], re.M)
+        old = sum(int(a or 1) for a, _ in hunks)
+        new = sum(int(b or 1) for _, b in hunks)
+        if old <= 2 * new:
+            continue
+        for c in history:
+            if rank.get(c, -1) < rank.get(w, -1) and min(ends) >= rank.get(c, -1):
+                found.setdefault(c, w)
+    return found
+
+
 def _removed_by(
-    repo: Path, base: str, branch: str, baseline: dict[str, Any], order: list[str]
+    repo: Path, base: str, branch: str, baseline: dict[str, Any], order: list[str], name: str
 ) -> str | None:
     """The commit after the last one in which `git blame --reverse` still sees a cited
     line of code (blank and comment lines aside; `-w`: a line re-indented into a new
     block is still there, as watch compares tokens), or the commit whose diff shows the
     file deleted, if earlier: blame, limited to the path, may pair a deleted file with a
     file the same commit renamed from elsewhere (inspector's `bin/cli.js`, deleted, and
-    `bin/src/index.ts` renamed to `cli/src/cli.ts`) and follow its lines there."""
+    `bin/src/index.ts` renamed to `cli/src/cli.ts`) and follow its lines there. A line
+    written more than once in the baseline file (`assert_eq!(`, `);`) that git sees last
+    inside another function is not counted: git's diff matched it to that function's own
+    line of the same text."""
     deleted = _deleted_by(repo, base, branch, baseline["path"])
     out = _git(repo, "blame", "-w", "--reverse", "--first-parent", "--porcelain",
                f"-L{baseline['start_line']},{baseline['end_line']}", f"{base}..{branch}", "--",
                baseline["path"])  # fmt: skip
-    last: list[int] = []
     commit = None
     rank = {c: i for i, c in enumerate(order)}
+    at = 0
+    seen: list[tuple[int, str, int]] = []
     for line in out.splitlines():
         if re.match(r"^[0-9a-f]{40} ", line):
-            commit = line.split()[0]
+            commit, at = line.split()[0], int(line.split()[1])
         elif line.startswith("\t") and commit and re.search(r"\w", _code([line[1:]])):
-            last.append(rank.get(commit, -1))
+            seen.append((rank.get(commit, -1), commit, at, "".join(_code([line[1:]]))))
+    path = baseline["path"]
+    counts = Counter(_code_lines(_git(repo, "show", f"{base}:{path}").split("\n")))
+    last = [r for r, commit, at, code in seen
+            if counts[code] < 2 or _function_at(repo, commit, path, at) == name]  # fmt: skip
+    last = last or [r for r, *_ in seen]  # only such lines: they are all git has to go by
     if not last:
         return deleted
     # Gone when most of its lines are: a lone `}` that git's diff keeps elsewhere does not
