@@ -247,21 +247,28 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             code = [c for c in git_history if edits[c] == "code"]
             git_intro = code[0] if code else None
             name, path = result["cite_name"], cur["path"]
+            wrong = {
+                commit: why
+                for commit in git_history
+                if commit not in watch_history and edits[commit] == "code"
+                and (why := _git_wrong(repo, commit, path, name, listed[commit]))
+            }  # fmt: skip
             for commit in sorted(set(git_history) - set(watch_history), key=rank.get):
-                edit = edits[commit]
-                if edit == "code" and not _touches(repo, commit, path, name):
-                    edit = "code, but not in the cited function: git's hunk crosses into it"
-                elif edit == "re-indented":
+                edit = wrong.get(commit, edits[commit])
+                if edit == "re-indented":
                     edit = "moves the function unchanged, re-indented: git's diff lost it"
                 elif edit == "widened":
                     edit = ("code, but not the cited lines: git's range widened at "
                             f"{widened[commit][:10]}, and blame --reverse sees every cited "
                             "line past it")  # fmt: skip
                 classes.append(f"git-only {commit[:10]} ({edit})")
+            edited = _edits_cited(repo, result, [c for c in watch_history if c not in git_history])
             for commit in sorted(set(watch_history) - set(git_history), key=rank.get):
                 state = next(h["state"] for h in result["history"] if h["commit"] == commit)
                 touched = _touches(repo, commit, path, name)
                 why = "edits the cited function" if touched else "does not edit the function"
+                if commit in edited:
+                    why = "edits a cited line that does not reach HEAD: git cannot trace it"
                 classes.append(f"watch-only {commit[:10]} ({state}; {why})")
             states = [h["state"] for h in result.get("history", [])]
             history_ok = set(code) == set(watch_history) - {
@@ -274,16 +281,20 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             intro_ok = watch_intro == git_intro or (watch_intro in git_history and "same" in states)
             # Git's trace of the HEAD lines misses a commit that edited lines of the function
             # a later commit rewrote; its hunk can cross into a neighbour it then lists.
+            whole = result["cite_kind"] == "whole"
             confirmed = [c for c in watch_history if c not in git_history and any(
-                c[:10] in k and "edits the cited function" in k for k in classes)]  # fmt: skip
+                c[:10] in k and (("edits the cited function" in k and whole)
+                                 or "edits a cited line" in k) for k in classes)]  # fmt: skip
             # Watch counts whitespace inside a string (a docstring reflowed) as a change of
             # that token; the diff's lines differ only in whitespace there.
             spaced = [c for c in watch_history if edits.get(c) == "comments/whitespace"]
-            union = sorted({*code, *confirmed, *spaced}, key=rank.get)
+            union = sorted({*(c for c in code if c not in wrong), *confirmed, *spaced},
+                           key=rank.get)  # fmt: skip
             explained = all(
-                "comments/whitespace" in k or "not in the cited function" in k
+                "comments/whitespace" in k or any(why in k for why in GIT_WRONG)
                 or "re-indented" in k or "not the cited lines" in k
                 or ("edits the cited function" in k and result["cite_kind"] == "whole")
+                or "edits a cited line" in k
                 or (k.startswith("introduced_by") and union and watch_intro == union[0])
                 for k in classes
             )  # fmt: skip
@@ -304,6 +315,118 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
         rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
                         explained or (history_ok and intro_ok)))  # fmt: skip
     return rows
+
+
+# Why a commit git lists as a code edit of the range is one git gets wrong (`_git_wrong`).
+GIT_WRONG = (
+    "not in the cited function: git's hunk crosses into it",
+    "the cited function's tokens are unchanged: git lost its re-indented or moved lines",
+    "every line git's hunk lists was moved, not edited: git's diff takes it for new",
+)
+
+
+def _git_wrong(repo: Path, commit: str, path: str, name: str, patch: str) -> str | None:
+    """Why git is wrong to list `commit` on the range (its patch `patch`), or None: its
+    hunk edits no line of the cited function; or the function's tokens, comments aside,
+    are the same before and after it (git's line diff lost lines it re-indented or
+    moved); or each code line the hunk adds is one the commit moved (removed verbatim,
+    whitespace aside, elsewhere in the file), and each line of the function it removes
+    was added elsewhere."""
+    if not _touches(repo, commit, path, name):
+        return "code, but " + GIT_WRONG[0]
+    before, after = (
+        _function_tokens(repo, f"{commit}^", path, name),
+        _function_tokens(repo, commit, path, name),
+    )
+    if before and before == after:
+        return "code, but " + GIT_WRONG[1]
+    diff = _git(repo, "diff", "-U0", f"{commit}^", commit, "--", path)
+    removed, added = _changed_lines(diff)
+    minus, plus = _changed_lines(patch)
+    # A line git pairs with a moved one may be no line of the function (another's header).
+    own = _function_lines(repo, f"{commit}^", path, name)
+    if (minus or plus) and (minus & own) <= added and plus <= removed:
+        return "code, but " + GIT_WRONG[2]
+    return None
+
+
+def _function_lines(repo: Path, rev: str, path: str, name: str) -> set[str]:
+    """The code (`_code`) of the lines of each function called `name` in `path` at `rev`."""
+    try:
+        source = _git_bytes(repo, "show", f"{rev}:{path}")
+    except subprocess.CalledProcessError:
+        return set()
+    lines = source.decode(errors="replace").split("\n")
+    return {
+        _code([line])
+        for node in _functions(source, path)
+        if _name(node) == name
+        for line in lines[_with_attributes(node).start_point[0] : node.end_point[0] + 1]
+    }
+
+
+def _changed_lines(diff: str) -> tuple[set[str], set[str]]:
+    """The code (`_code`) of the lines a diff removes and adds, lines of no code aside."""
+    removed, added = set(), set()
+    for line in diff.splitlines():
+        if line.startswith(("---", "+++")) or line[:1] not in ("-", "+"):
+            continue
+        code = _code([line[1:]])
+        if code:
+            (removed if line[0] == "-" else added).add(code)
+    return removed, added
+
+
+def _function_tokens(repo: Path, rev: str, path: str, name: str) -> list[tuple[str, ...]]:
+    """The tokens (tree-sitter's leaves, comments left out) of each function called
+    `name` in `path` at `rev`, attributes included, sorted; none when it has no such file."""
+    try:
+        source = _git_bytes(repo, "show", f"{rev}:{path}")
+    except subprocess.CalledProcessError:
+        return []
+    found = []
+    for node in _functions(source, path):
+        if _name(node) != name:
+            continue
+        leaves, stack = [], [_with_attributes(node)]
+        while stack:
+            current = stack.pop()
+            if "comment" in current.type:
+                continue
+            if current.child_count == 0 and current.end_byte > current.start_byte:
+                leaves.append(current.text.decode(errors="replace"))
+            stack.extend(reversed(current.children))
+        found.append(tuple(leaves))
+    return sorted(found)
+
+
+def _edits_cited(repo: Path, result: dict[str, Any], commits: list[str]) -> set[str]:
+    """Of `commits` (watch lists them, git does not), those whose diff of the cited file
+    (at its baseline or HEAD path) has a hunk removing a cited line (code of at least
+    MEANINGFUL characters), or one an earlier such hunk put in place of one, where none
+    of the hunk's added lines is at HEAD outside the item's span: the edit of a cited line
+    that later commits removed, which git's trace of the HEAD lines cannot reach."""
+    base, cur = result["baseline"], result["current"]
+    cited = {c for line in result.get("baseline_code", "").splitlines()
+             if len(c := _code([line])) >= MEANINGFUL}  # fmt: skip
+    head = _git(repo, "show", f"{cur['commit']}:{cur['path']}").splitlines()
+    inside = {_code([line]) for line in head[cur["start_line"] - 1 : cur["end_line"]]}
+    outside = {_code([line]) for line in head} - inside
+    order = [h["commit"] for h in result.get("history", [])]
+    found = set()
+    for commit in order:
+        diff = _git(repo, "diff", "-U0", "-M", f"{commit}^", commit, "--",
+                    base["path"], cur["path"])  # fmt: skip
+        for hunk in re.split(r"^@@.*$", diff, flags=re.M)[1:]:
+            removed, added = _changed_lines(hunk)
+            if removed & cited:
+                cited |= added
+                if commit in commits and not added & outside:
+                    found.add(commit)
+    return found
+
+
+MEANINGFUL = 12  # characters of code: a shorter line (`return None`) is found anywhere
 
 
 def _log_l(repo: Path, base: str, branch: str, path: str, span: str) -> dict[str, str]:
