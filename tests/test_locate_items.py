@@ -423,6 +423,86 @@ def test_code_inserted_just_before_a_range_is_not_taken_in(
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (11, 20)
 
 
+META = "src/mcp/server/utilities/metadata.py"
+SCHEMA = '''\
+def _try_model_and_schema(
+    annotation: Any,
+    type_expr: Any,
+    func_name: str,
+) -> tuple[type[BaseModel] | None, dict[str, Any] | None, bool]:
+    """Try to build a model and its schema for an annotation.
+
+    Returns:
+        the model or None, its schema or None, and whether to wrap the result
+    """
+    model = None
+    wrap = False
+    if type_expr is None:
+        model = _wrapped_model(func_name, annotation)
+        wrap = True
+    elif isinstance(type_expr, GenericAlias):
+        origin = get_origin(type_expr)
+        if origin is dict:
+            model = _dict_model(func_name, type_expr)
+        else:
+            model = _wrapped_model(func_name, annotation)
+            wrap = True
+    elif is_typeddict(type_expr):
+        model = _typeddict_model(type_expr)
+    else:
+        model = _class_model(type_expr)
+    if model is None:
+        return None, None, False
+    try:
+        schema = model.model_json_schema(schema_generator=StrictJsonSchema)
+    except (PydanticSchemaGenerationError, TypeError, ValueError) as error:
+        logger.info(f"Cannot create a schema for {func_name}: {error}")
+        return None, None, False
+    return model, schema, wrap
+
+
+def _wrapped_model(func_name: str, annotation: Any) -> type[BaseModel]:
+    return create_model(f"{func_name}Output", result=annotation)
+'''
+
+
+def test_a_function_renamed_and_made_shorter_is_carried_into_its_new_name(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35: python-sdk's `_try_create_model_and_schema`, renamed
+    `_create_output_model` by a commit that also dropped its schema half, was `missing`:
+    a region as long as the old function, read where the new one starts, runs into the
+    next function and is not 0.8 alike. The new definition itself is (its kind, its
+    container, not in the baseline file): the citation is carried into it, `changed`."""
+    base = upstream.commit("metadata", {META: SCHEMA})
+    project.note("n", f"{base} {META}:1-35", f"{base} {META}:23-26")
+    edited = SCHEMA.replace("def _try_model_and_schema(", "def _output_model(").replace(
+        "dict[str, Any] | None, bool]:", "bool]:"
+    )
+    edited = edited.replace(
+        """    try:
+        schema = model.model_json_schema(schema_generator=StrictJsonSchema)
+    except (PydanticSchemaGenerationError, TypeError, ValueError) as error:
+        logger.info(f"Cannot create a schema for {func_name}: {error}")
+        return None, None, False
+    return model, schema, wrap
+""",
+        "    return model, wrap\n",
+    )
+    edited = edited.replace("_class_model(type_expr)", "_class_model(type_expr, strict=True)")
+    rename = upstream.commit("hand schemas to pydantic (#3331)", {META: edited})
+
+    results = _results(project, capsys)
+
+    whole, part = results[f"n:{META}:1-35"], results[f"n:{META}:23-26"]
+    assert whole["verdict"] == part["verdict"] == "changed"
+    assert (whole["current"]["start_line"], whole["current"]["end_line"]) == (1, 30)
+    assert (part["current"]["start_line"], part["current"]["end_line"]) == (23, 26)
+    for result in (whole, part):
+        assert [h["commit"] for h in result["history"]] == [rename]
+        assert result["introduced_by"]["commit"] == rename
+
+
 PRESETS_RS = "common/src/presets.rs"
 PRESETS = """\
 pub fn builtin_presets() -> &'static [Preset] {

@@ -128,18 +128,9 @@ def _query_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]
     ]
 
 
-def has_definition(parsed: Parsed, key: tuple[str, tuple[str, ...]]) -> bool:
-    """Whether the file has a definition of this kind and name path, read off the tree
-    with a query instead of a walk over every token."""
-    if parsed.tree is None:
-        return False
-    kind, names = key
-    return bool(named(parsed, kind, names))
-
-
 def definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
     """Every definition's (kind, name path) in a parse, from one query over all the
-    language's kinds: `has_definition` of any key, with no walk over the tokens."""
+    language's kinds, with no walk over the tokens."""
     if parsed.tree is None:
         return frozenset()
     key = ("definition keys",)  # asked by every anchor of the file: found once per parse

@@ -82,7 +82,38 @@ def _elsewhere(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         return _by_lines(anchor, path, parsed)
     if anchor.body and definition_node(parsed, anchor.definition, anchor.start_line or 0):
         return _carried(anchor, path, parsed)  # its definition is there: it decides
-    return _in_file(anchor, path, parsed)
+    return _in_file(anchor, path, parsed) or _renamed_definition(anchor, path, parsed)
+
+
+def _renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """The citation carried into its definition renamed: of the definitions of its kind
+    in the same container that the baseline file did not have, holding one of its rarest
+    tokens, the one most like it whole (at least SIMILAR_IN_FILE). `_in_file` compares
+    regions as long as the citation, which misses a definition renamed and made shorter
+    or longer."""
+    if anchor.definition is None or not anchor.body or parsed.tree is None:
+        return None
+    kind, names = anchor.definition
+    bag, n = Counter(anchor.body), len(anchor.body)
+    identity = [p.encode() for p in anchor.probes[:IDENTITY] if "\ufffd" not in p]
+    best: tuple[float, Node] | None = None
+    for key, node in of_kind(parsed, kind):
+        if key[:-1] != names[:-1] or (kind, key) in anchor.known:
+            continue
+        head = with_attributes(node)
+        low, high = head.start_byte, max(node.end_byte, head.end_byte)
+        if all(parsed.source.find(probe, low, high) < 0 for probe in identity):
+            continue  # like `_in_file`'s regions, it holds one of the rarest tokens
+        texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
+                               starting=True, placed=False).texts  # fmt: skip
+        parsed.stats.tokens_scanned += len(texts)
+        least = SIMILAR_IN_FILE if best is None else max(SIMILAR_IN_FILE, best[0])
+        if 2 * sum((bag & Counter(texts)).values()) / (n + len(texts)) < least:
+            continue  # difflib's quick_ratio: it cannot be alike enough
+        ratio = likeness(anchor.body, texts)
+        if ratio >= least and (best is None or ratio > best[0]):
+            best = (ratio, node)
+    return None if best is None else _carried_in(anchor, path, parsed, best[1])
 
 
 def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
