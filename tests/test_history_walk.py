@@ -761,3 +761,36 @@ def test_uses_of_the_enclosing_name_are_followed_and_renaming_its_impl_is_judged
 
 def _parent(upstream: Upstream, commit: str) -> str:
     return upstream.git("rev-parse", f"{commit}^").strip()
+
+
+def test_items_of_a_file_edited_at_both_ends_search_only_the_edits(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Six cited functions of a 90 KB file, and commits that each edit its first and its
+    last function: between the two edits lies the whole file, which each item would
+    search for its lines and names. The step cuts what differs into the two edits, once
+    for all six items, and they search only those."""
+    cited = [5, 9, 13, 17, 21, 24]
+    pad = {
+        n: "".join(f"\n        // {n}: why this line, number {k}" for k in range(80)) for n in NAMES
+    }
+    edits = {name: (3, pad[name]) for name in NAMES}  # 3 KB a function
+    base = upstream.commit("base (#1)", {LIB: module("", **edits)})
+    lines = [1 + 5 * i + 80 * i for i in cited]
+    project.note("n", *(f"{base} {LIB}:{n}-{n + 83}" for n in lines))
+    edits |= {NAMES[i]: (4, pad[NAMES[i]]) for i in cited}
+    upstream.commit("change them (#2)", {LIB: module("", **edits)})
+    for index in range(20):
+        edits |= {NAMES[0]: (100 + index, pad[NAMES[0]]), NAMES[29]: (200 + index, pad[NAMES[29]])}
+        upstream.commit(f"tune both ends (#{3 + index})", {LIB: module("", **edits)})
+    size = len(module("", **edits))
+
+    results = check(project, capsys)
+
+    assert {r["verdict"] for r in results.values()} == {"changed"}
+    assert project.counts.walk.skipped == 6 * 20
+    assert len(project.counts.walk.judged_commits) == 6
+    # Searching the one stretch from the first edit to the last read the file about
+    # seven times a version (for six items); searching the two edits, each widened by an
+    # item's lines on either side (a copy of them could start there), about once.
+    assert project.counts.walk.searched < 20 * size * 2
