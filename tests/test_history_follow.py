@@ -8,7 +8,9 @@ from watcher.history import follow, walk
 from watcher.parse.diffs import differing
 
 LINES = [b"fn a() {", b"}", b"let x = 1;", b"hot_path(x)", b"", b"hot", b"ab", b"aba", b"a.a.a"]
+LINES += [b"fn hot() {", b"    hot()", b"fn  hot", b"  hot_path", b"f fn"]
 GUARDS = ["hot_path", "hot", "a", "x", "aba", "a.a"]
+GUARDS += [follow.defining("fn", "hot"), follow.defining("fn", "a"), follow.defining("fn", "x")]
 
 
 def edited(rng: random.Random, lines: list[bytes]) -> list[bytes]:
@@ -21,7 +23,7 @@ def edited(rng: random.Random, lines: list[bytes]) -> list[bytes]:
         elif rng.random() < 0.5:
             del lines[at]
         else:
-            lines[at] += rng.choice([b"1", b"x", b" hot", b"ab", b".a"])
+            lines[at] += rng.choice([b"1", b"x", b" hot", b"ab", b".a", b" fn", b"fn"])
     return lines
 
 
@@ -126,3 +128,18 @@ def _from_start(source: bytes, word: bytes, first: int, last: int) -> int:
         found += not before and not after
         at = end
     return found
+
+
+def test_a_defining_guard_counts_only_the_places_that_may_define_the_name() -> None:
+    """`follow.defining`: the name after its keyword, or first on its line (where a
+    comment may end before it), not where it is called or part of a longer name."""
+    source = b"fn hot() {\n    hot();\n    let y = hot_path(hot);\n}\nhot\n  fn   hot\n/*x*/hot\n"
+    guard = follow.defining("fn", "hot").encode()
+    # `fn hot`, the line-first `hot();` and `hot`, `fn   hot`, `*/hot`; not `(hot)`
+    assert follow.count(source, guard) == 5
+    assert follow.count(source, guard, 4, len(source)) == 4
+    # A commit that only calls it leaves the count as it was, and is followed.
+    new = source.replace(b"hot();", b"hot();\n    x = hot() + hot();")
+    assert follow.count(new, guard) == 5
+    region = b"\n".join(source.split(b"\n")[4:6])
+    assert follow.moved(new, source, new.find(region), region, (guard,))[0] == source.find(region)

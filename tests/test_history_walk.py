@@ -794,3 +794,25 @@ def test_items_of_a_file_edited_at_both_ends_search_only_the_edits(
     # seven times a version (for six items); searching the two edits, each widened by an
     # item's lines on either side (a copy of them could start there), about once.
     assert project.counts.walk.searched < 20 * size * 2
+
+
+def test_calls_of_the_cited_function_are_followed_and_a_second_definition_is_judged(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {LIB: module()})
+    project.note("n", f"{base} {LIB}:{target_lines()}")
+    change = upstream.commit("change the target (#2)", {LIB: module(step_20=(4, ""))})
+    for index in range(3):  # `step_20` called once more in each: the function is untouched
+        calls = {NAMES[i]: (3, " + step_20(input)") for i in range(index + 1)}
+        upstream.commit(f"call it (#{3 + index})", {LIB: module(step_20=(4, ""), **calls)})
+    other = "\npub mod other {\n    pub fn step_20() {}\n}\n"
+    second = upstream.commit("define it again (#6)", {LIB: upstream.read(LIB) + other})
+
+    result = check(project, capsys)[f"n:{LIB}:{target_lines()}"]
+
+    assert result["verdict"] == "changed"
+    assert result["introduced_by"]["commit"] == change
+    # The name is counted where it may name a definition (after `fn`): the calls leave
+    # that count as it was, the second definition does not.
+    assert project.counts.walk.judged_commits == [second, change]
+    assert project.counts.walk.skipped == 3

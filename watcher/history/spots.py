@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from watcher.history import follow
 from watcher.judge import classify
 from watcher.judge.plan import Plan
 from watcher.locate import matching
 from watcher.locate.anchors import Anchor
-from watcher.locate.definitions import definition_node, named
+from watcher.locate.definitions import definition_node, keyword, named
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
 from watcher.models import Result, Verdict
@@ -96,20 +97,25 @@ def _names(anchor: Anchor) -> tuple[str, ...]:
 
 def _guards(parsed: Parsed, anchor: Anchor) -> tuple[str, ...]:
     """What must occur as often in the version before for the item's place to be followed
-    there (`walk.Place.guards`): the names of the definition that holds it, and, for the
-    definitions around that one (a Rust `impl`, a Python class), the first line of each,
-    which names it. A commit that renamed one of them, or gave another definition of the
-    same name the same path, changed how often its name or that line occurs; one that only
-    used the name (`Config` in codex's 6,000-line `config/mod.rs`, in a commit out of
-    eight) did not change that line, and the version is followed, not judged. Where the
-    definition is not found once, or its lines do not name it, its names are the guards."""
+    there (`walk.Place.guards`): the name of the definition that holds it, counted where
+    it may name a definition (after `fn`, `def`, ...: `follow.defining`; a kind written
+    without a keyword, every whole word), and, for the definitions around that one (a
+    Rust `impl`, a Python class), the first line of each, which names it. A commit that
+    renamed one of them, or gave another definition of the same name the same path,
+    changed how often its name or that line occurs; one that only used the names (`Config`
+    in codex's 6,000-line `config/mod.rs`, in a commit out of eight, or called `build`)
+    did not, and the version is followed, not judged. Where the definition is not found
+    once, or its lines do not name it, its names are the guards."""
     names = _names(anchor)
-    if anchor.definition is None or parsed.tree is None or len(names) < 2:
+    if anchor.definition is None or parsed.tree is None:
         return names
     nodes = named(parsed, *anchor.definition)
     if len(nodes) != 1:
         return names
     own = definition_names(nodes[0])
+    word = keyword(parsed.language, anchor.definition[0])
+    if word is not None and len(own) == 1 and WORD.fullmatch(own[0].encode()):
+        own = (follow.defining(word.decode(), own[0]),)
     kinds, source = LANGUAGES[parsed.language].definitions, parsed.source
     lines: list[str] = []
     node = nodes[0].parent

@@ -188,10 +188,15 @@ def may_define(
     if keyword is None or not key[1] or "\ufffd" in key[1][-1]:
         return True
     places = word_places(source, key[1][-1].encode(), stats=stats)
-    return any(_after_keyword(source, at, keyword) for at, _ in places)
+    return any(after_keyword(source, at, keyword) for at, _ in places)
 
 
-def _after_keyword(source: bytes, at: int, keyword: bytes) -> bool:
+def keyword(language: str, kind: str) -> bytes | None:
+    """The keyword a definition of this kind is written after (`fn`, `def`), if any."""
+    return _KEYWORDS.get((language, kind))
+
+
+def after_keyword(source: bytes, at: int, keyword: bytes) -> bool:
     """Whether what precedes `at`, spaces aside, is `keyword` (a whole word), a line
     break or a `/`: anything else is a token of the code, and the name there no
     definition's."""
