@@ -232,20 +232,43 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             # matches the name (a docstring's example, another class's method of the name).
             span = f"{cur['start_line']},{cur['end_line']}"
             listed = _log_l(repo, base, branch, cur["path"], span)
+            states_at = {h["commit"]: h["state"] for h in result.get("history", [])}
+            spliced = _spliced(repo, base, listed, order, rank, states_at)
+            listed = {**spliced, **listed}
             git_history = sorted(listed, key=lambda c: rank.get(c, -1))
             edits = {c: _range_edit(listed[c]) for c in git_history}
+            for commit in git_history:
+                if edits[commit] == "code" and _reindented(
+                    repo, commit, listed[commit], cur["path"], result["cite_name"]
+                ):
+                    edits[commit] = "re-indented"  # fmt: skip
+            widened = _widened(repo, base, branch, result, listed, git_history, rank, order)
+            edits.update((c, "widened") for c in widened if edits[c] == "code")
             code = [c for c in git_history if edits[c] == "code"]
             git_intro = code[0] if code else None
             name, path = result["cite_name"], cur["path"]
+            wrong = {
+                commit: why
+                for commit in git_history
+                if commit not in watch_history and edits[commit] == "code"
+                and (why := _git_wrong(repo, commit, path, name, listed[commit]))
+            }  # fmt: skip
             for commit in sorted(set(git_history) - set(watch_history), key=rank.get):
-                edit = edits[commit]
-                if edit == "code" and not _touches(repo, commit, path, name):
-                    edit = "code, but not in the cited function: git's hunk crosses into it"
+                edit = wrong.get(commit, edits[commit])
+                if edit == "re-indented":
+                    edit = "moves the function unchanged, re-indented: git's diff lost it"
+                elif edit == "widened":
+                    edit = ("code, but not the cited lines: git's range widened at "
+                            f"{widened[commit][:10]}, and blame --reverse sees every cited "
+                            "line past it")  # fmt: skip
                 classes.append(f"git-only {commit[:10]} ({edit})")
+            edited = _edits_cited(repo, result, [c for c in watch_history if c not in git_history])
             for commit in sorted(set(watch_history) - set(git_history), key=rank.get):
                 state = next(h["state"] for h in result["history"] if h["commit"] == commit)
                 touched = _touches(repo, commit, path, name)
                 why = "edits the cited function" if touched else "does not edit the function"
+                if commit in edited:
+                    why = "edits a cited line that does not reach HEAD: git cannot trace it"
                 classes.append(f"watch-only {commit[:10]} ({state}; {why})")
             states = [h["state"] for h in result.get("history", [])]
             history_ok = set(code) == set(watch_history) - {
@@ -258,20 +281,26 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             intro_ok = watch_intro == git_intro or (watch_intro in git_history and "same" in states)
             # Git's trace of the HEAD lines misses a commit that edited lines of the function
             # a later commit rewrote; its hunk can cross into a neighbour it then lists.
+            whole = result["cite_kind"] == "whole"
             confirmed = [c for c in watch_history if c not in git_history and any(
-                c[:10] in k and "edits the cited function" in k for k in classes)]  # fmt: skip
+                c[:10] in k and (("edits the cited function" in k and whole)
+                                 or "edits a cited line" in k) for k in classes)]  # fmt: skip
             # Watch counts whitespace inside a string (a docstring reflowed) as a change of
             # that token; the diff's lines differ only in whitespace there.
             spaced = [c for c in watch_history if edits.get(c) == "comments/whitespace"]
-            union = sorted({*code, *confirmed, *spaced}, key=rank.get)
+            union = sorted({*(c for c in code if c not in wrong), *confirmed, *spaced},
+                           key=rank.get)  # fmt: skip
             explained = all(
-                "comments/whitespace" in k or "not in the cited function" in k
+                "comments/whitespace" in k or any(why in k for why in GIT_WRONG)
+                or "re-indented" in k or "not the cited lines" in k
                 or ("edits the cited function" in k and result["cite_kind"] == "whole")
+                or "edits a cited line" in k
                 or (k.startswith("introduced_by") and union and watch_intro == union[0])
                 for k in classes
             )  # fmt: skip
         else:
-            git_intro = _removed_by(repo, base, branch, result["baseline"], order)
+            git_intro = _removed_by(repo, base, branch, result["baseline"], order,
+                                    result["cite_name"])  # fmt: skip
             history_ok = True  # git has no line history of lines that are gone
             intro_ok = watch_intro == git_intro
             # Blame counts an edited line as gone: a commit watch lists as a change, before
@@ -286,6 +315,118 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
         rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
                         explained or (history_ok and intro_ok)))  # fmt: skip
     return rows
+
+
+# Why a commit git lists as a code edit of the range is one git gets wrong (`_git_wrong`).
+GIT_WRONG = (
+    "not in the cited function: git's hunk crosses into it",
+    "the cited function's tokens are unchanged: git lost its re-indented or moved lines",
+    "every line git's hunk lists was moved, not edited: git's diff takes it for new",
+)
+
+
+def _git_wrong(repo: Path, commit: str, path: str, name: str, patch: str) -> str | None:
+    """Why git is wrong to list `commit` on the range (its patch `patch`), or None: its
+    hunk edits no line of the cited function; or the function's tokens, comments aside,
+    are the same before and after it (git's line diff lost lines it re-indented or
+    moved); or each code line the hunk adds is one the commit moved (removed verbatim,
+    whitespace aside, elsewhere in the file), and each line of the function it removes
+    was added elsewhere."""
+    if not _touches(repo, commit, path, name):
+        return "code, but " + GIT_WRONG[0]
+    before, after = (
+        _function_tokens(repo, f"{commit}^", path, name),
+        _function_tokens(repo, commit, path, name),
+    )
+    if before and before == after:
+        return "code, but " + GIT_WRONG[1]
+    diff = _git(repo, "diff", "-U0", f"{commit}^", commit, "--", path)
+    removed, added = _changed_lines(diff)
+    minus, plus = _changed_lines(patch)
+    # A line git pairs with a moved one may be no line of the function (another's header).
+    own = _function_lines(repo, f"{commit}^", path, name)
+    if (minus or plus) and (minus & own) <= added and plus <= removed:
+        return "code, but " + GIT_WRONG[2]
+    return None
+
+
+def _function_lines(repo: Path, rev: str, path: str, name: str) -> set[str]:
+    """The code (`_code`) of the lines of each function called `name` in `path` at `rev`."""
+    try:
+        source = _git_bytes(repo, "show", f"{rev}:{path}")
+    except subprocess.CalledProcessError:
+        return set()
+    lines = source.decode(errors="replace").split("\n")
+    return {
+        _code([line])
+        for node in _functions(source, path)
+        if _name(node) == name
+        for line in lines[_with_attributes(node).start_point[0] : node.end_point[0] + 1]
+    }
+
+
+def _changed_lines(diff: str) -> tuple[set[str], set[str]]:
+    """The code (`_code`) of the lines a diff removes and adds, lines of no code aside."""
+    removed, added = set(), set()
+    for line in diff.splitlines():
+        if line.startswith(("---", "+++")) or line[:1] not in ("-", "+"):
+            continue
+        code = _code([line[1:]])
+        if code:
+            (removed if line[0] == "-" else added).add(code)
+    return removed, added
+
+
+def _function_tokens(repo: Path, rev: str, path: str, name: str) -> list[tuple[str, ...]]:
+    """The tokens (tree-sitter's leaves, comments left out) of each function called
+    `name` in `path` at `rev`, attributes included, sorted; none when it has no such file."""
+    try:
+        source = _git_bytes(repo, "show", f"{rev}:{path}")
+    except subprocess.CalledProcessError:
+        return []
+    found = []
+    for node in _functions(source, path):
+        if _name(node) != name:
+            continue
+        leaves, stack = [], [_with_attributes(node)]
+        while stack:
+            current = stack.pop()
+            if "comment" in current.type:
+                continue
+            if current.child_count == 0 and current.end_byte > current.start_byte:
+                leaves.append(current.text.decode(errors="replace"))
+            stack.extend(reversed(current.children))
+        found.append(tuple(leaves))
+    return sorted(found)
+
+
+def _edits_cited(repo: Path, result: dict[str, Any], commits: list[str]) -> set[str]:
+    """Of `commits` (watch lists them, git does not), those whose diff of the cited file
+    (at its baseline or HEAD path) has a hunk removing a cited line (code of at least
+    MEANINGFUL characters), or one an earlier such hunk put in place of one, where none
+    of the hunk's added lines is at HEAD outside the item's span: the edit of a cited line
+    that later commits removed, which git's trace of the HEAD lines cannot reach."""
+    base, cur = result["baseline"], result["current"]
+    cited = {c for line in result.get("baseline_code", "").splitlines()
+             if len(c := _code([line])) >= MEANINGFUL}  # fmt: skip
+    head = _git(repo, "show", f"{cur['commit']}:{cur['path']}").splitlines()
+    inside = {_code([line]) for line in head[cur["start_line"] - 1 : cur["end_line"]]}
+    outside = {_code([line]) for line in head} - inside
+    order = [h["commit"] for h in result.get("history", [])]
+    found = set()
+    for commit in order:
+        diff = _git(repo, "diff", "-U0", "-M", f"{commit}^", commit, "--",
+                    base["path"], cur["path"])  # fmt: skip
+        for hunk in re.split(r"^@@.*$", diff, flags=re.M)[1:]:
+            removed, added = _changed_lines(hunk)
+            if removed & cited:
+                cited |= added
+                if commit in commits and not added & outside:
+                    found.add(commit)
+    return found
+
+
+MEANINGFUL = 12  # characters of code: a shorter line (`return None`) is found anywhere
 
 
 def _log_l(repo: Path, base: str, branch: str, path: str, span: str) -> dict[str, str]:
@@ -340,28 +481,196 @@ def _touches(repo: Path, commit: str, path: str, name: str) -> bool:
     return False
 
 
-def _removed_by(
-    repo: Path, base: str, branch: str, baseline: dict[str, Any], order: list[str]
-) -> str | None:
-    """The commit after the last one in which `git blame --reverse` still sees a cited
-    line of code (blank and comment lines aside)."""
+def _function_at(repo: Path, commit: str, path: str, line: int) -> str | None:
+    """The name of the innermost function holding `line` of `path` at `commit`."""
+    try:
+        source = _git_bytes(repo, "show", f"{commit}:{path}")
+    except subprocess.CalledProcessError:
+        return None
+    holding = [n for n in _functions(source, path)
+               if _with_attributes(n).start_point[0] + 1 <= line <= n.end_point[0] + 1]  # fmt: skip
+    return _name(max(holding, key=lambda n: n.start_byte)) if holding else None
+
+
+def _patch_lines(patch: str, sign: str) -> list[str]:
+    return [line[1:] for line in patch.splitlines()
+            if line.startswith(sign) and not line.startswith(sign * 3)]  # fmt: skip
+
+
+def _code_lines(lines: list[str]) -> list[str]:
+    return [c for line in lines if (c := "".join(COMMENT.sub("", line).split()))]
+
+
+def _reindented(repo: Path, commit: str, patch: str, path: str, name: str) -> bool:
+    """Whether the lines a commit adds in the range are, but for indentation and
+    comments, a whole function of that name in the version before it: the function moved
+    unchanged (into a macro's body), and git's diff took it for new lines."""
+    added = _code_lines(_patch_lines(patch, "+"))
+    if not added:
+        return False
+    try:
+        before = _git_bytes(repo, "show", f"{commit}^:{path}")
+    except subprocess.CalledProcessError:
+        return False
+    lines = before.decode(errors="replace").split("\n")
+    for node in _functions(before, path):
+        if _name(node) == name:
+            text = lines[_with_attributes(node).start_point[0] : node.end_point[0] + 1]
+            if _code_lines(text) == added:
+                return True
+    return False
+
+
+def _origin(repo: Path, commit: str, code: list[str]) -> tuple[str, int, int] | None:
+    """Where the lines whose code is `code` were in the version before `commit`, in a file
+    the commit deletes lines from: (path, first line, last line)."""
+    diff = _git(repo, "diff", "--no-renames", "-U0", f"{commit}^", commit)
+    for path in dict.fromkeys(re.findall(r"^--- a/(.+)$", diff, re.M)):
+        try:
+            text = _git(repo, "show", f"{commit}^:{path}")
+        except subprocess.CalledProcessError:
+            continue
+        rows = [(i + 1, c) for i, line in enumerate(text.split("\n"))
+                if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
+        for k in range(len(rows) - len(code) + 1):
+            if [c for _, c in rows[k : k + len(code)]] == code:
+                return path, rows[k][0], rows[k + len(code) - 1][0]
+    return None
+
+
+def _spliced(
+    repo: Path,
+    base: str,
+    listed: dict[str, str],
+    order: list[str],
+    rank: dict[str, int],
+    states: dict[str, str],
+) -> dict[str, str]:
+    """`git log -L` of the lines before the commit that created them in the file, where
+    they came from another file: git's trace stops where its file begins, watch follows
+    the code across files. Two shapes: the commit moved them from a file it deletes them
+    from (a file split), or they restore lines that the commit watch says deleted the item
+    removed (a file deleted, then restored under another path). Empty otherwise."""
+    if not listed:
+        return {}
+    first = min(listed, key=lambda c: rank.get(c, -1))
+    patch = listed[first]
+    if not re.search(r"^@@ -0,0 ", patch, re.M) or _patch_lines(patch, "-"):
+        return {}
+    code = _code_lines(_patch_lines(patch, "+"))
+    if not code:
+        return {}
+    found = _origin(repo, first, code)
+    deleted = None
+    if found is None:  # restored: deleted by the commit watch last saw it missing at
+        gone = [c for c, s in states.items() if s == "missing" and rank.get(c, -1) < rank[first]]
+        if not gone:
+            return {}
+        deleted = max(gone, key=lambda c: rank.get(c, -1))
+        found = _origin(repo, deleted, code)
+        if found is None:
+            return {}
+    path, start, end = found
+    tip = f"{deleted or first}^"
+    earlier = _log_l(repo, base, tip, path, f"{start},{end}") if rank[deleted or first] else {}
+    if deleted is not None:  # git's diff removes the very lines the later commit restores
+        earlier[deleted] = "".join(f"-{line}\n" for line in code)
+    else:
+        del listed[first]  # moved, not made: the commit only carried the lines over
+    return earlier
+
+
+def _widened(
+    repo: Path,
+    base: str,
+    branch: str,
+    result: dict[str, Any],
+    listed: dict[str, str],
+    history: list[str],
+    rank: dict[str, int],
+    order: list[str],
+) -> dict[str, str]:
+    """The commits git lists only because its range widened (a commit W whose hunk
+    replaced many old lines by the few it traces, so that older commits are traced
+    through lines that were not the cited ones), when `git blame --reverse` sees every
+    cited line of a range survive them: {commit: W}."""
+    if result["cite_kind"] != "range":
+        return {}
+    baseline = result["baseline"]
     out = _git(repo, "blame", "--reverse", "--first-parent", "--porcelain",
                f"-L{baseline['start_line']},{baseline['end_line']}", f"{base}..{branch}", "--",
                baseline["path"])  # fmt: skip
-    last: list[int] = []
-    commit = None
-    rank = {c: i for i, c in enumerate(order)}
+    ends, commit = [], None
     for line in out.splitlines():
         if re.match(r"^[0-9a-f]{40} ", line):
             commit = line.split()[0]
         elif line.startswith("\t") and commit and re.search(r"\w", _code([line[1:]])):
-            last.append(rank.get(commit, -1))
+            ends.append(rank.get(commit, -1))
+    if not ends:
+        return {}
+    found: dict[str, str] = {}
+    for w in history:
+        hunks = re.findall(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@", listed[w], re.M)
+        old = sum(int(a or 1) for a, _ in hunks)
+        new = sum(int(b or 1) for _, b in hunks)
+        if old <= 2 * new:
+            continue
+        for c in history:
+            if rank.get(c, -1) < rank.get(w, -1) and min(ends) >= rank.get(c, -1):
+                found.setdefault(c, w)
+    return found
+
+
+def _removed_by(
+    repo: Path, base: str, branch: str, baseline: dict[str, Any], order: list[str], name: str
+) -> str | None:
+    """The commit after the last one in which `git blame --reverse` still sees a cited
+    line of code (blank and comment lines aside; `-w`: a line re-indented into a new
+    block is still there, as watch compares tokens), or the commit whose diff shows the
+    file deleted, if earlier: blame, limited to the path, may pair a deleted file with a
+    file the same commit renamed from elsewhere (inspector's `bin/cli.js`, deleted, and
+    `bin/src/index.ts` renamed to `cli/src/cli.ts`) and follow its lines there. A line
+    written more than once in the baseline file (`assert_eq!(`, `);`) that git sees last
+    inside another function is not counted: git's diff matched it to that function's own
+    line of the same text."""
+    deleted = _deleted_by(repo, base, branch, baseline["path"])
+    out = _git(repo, "blame", "-w", "--reverse", "--first-parent", "--porcelain",
+               f"-L{baseline['start_line']},{baseline['end_line']}", f"{base}..{branch}", "--",
+               baseline["path"])  # fmt: skip
+    commit = None
+    rank = {c: i for i, c in enumerate(order)}
+    at = 0
+    seen: list[tuple[int, str, int]] = []
+    for line in out.splitlines():
+        if re.match(r"^[0-9a-f]{40} ", line):
+            commit, at = line.split()[0], int(line.split()[1])
+        elif line.startswith("\t") and commit and re.search(r"\w", _code([line[1:]])):
+            seen.append((rank.get(commit, -1), commit, at, "".join(_code([line[1:]]))))
+    path = baseline["path"]
+    counts = Counter(_code_lines(_git(repo, "show", f"{base}:{path}").split("\n")))
+    last = [r for r, commit, at, code in seen
+            if counts[code] < 2 or _function_at(repo, commit, path, at) == name]  # fmt: skip
+    last = last or [r for r, *_ in seen]  # only such lines: they are all git has to go by
     if not last:
-        return None
+        return deleted
     # Gone when most of its lines are: a lone `}` that git's diff keeps elsewhere does not
     # keep the construct alive.
     latest = sorted(last)[(len(last) - 1) // 2]
+    if deleted is not None and rank.get(deleted, len(order)) <= latest:
+        return deleted
     return order[latest + 1] if latest + 1 < len(order) else None
+
+
+def _deleted_by(repo: Path, base: str, branch: str, path: str) -> str | None:
+    """The first commit after `base` whose diff (rename detection over the whole commit)
+    shows `path` deleted, not renamed."""
+    removals = _git(repo, "log", "--first-parent", "--no-renames", "--diff-filter=D", "--reverse",
+                    "--format=%H", f"{base}..{branch}", "--", path).split()  # fmt: skip
+    for commit in removals:
+        status = _git(repo, "diff", "-M", "--name-status", f"{commit}^1", commit)
+        if f"D\t{path}" in status.splitlines():
+            return commit
+    return None
 
 
 def summarize(repo: Path, rows: list[Row], show: int) -> int:

@@ -96,3 +96,26 @@ def yaml_1_1_reading(text: str) -> object:
     import yaml
 
     return yaml.safe_load(f"commit: {text}")["commit"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/acme/client/issues/12#issuecomment-3141592",
+        "https://github.com/acme/client/pull/12/files",
+        "https://github.com/acme/client/pull/12#discussion_r27182818",
+        "https://github.com/acme/client/issues/12?ref=notes",
+    ],
+)
+def test_a_link_to_a_comment_or_tab_of_a_thread_cites_the_thread(url: str) -> None:
+    raw = f"---\nid: n\nsources:\n  - url: {url}\n    date: 2026-03-01\n---\n".encode()
+    note, errors = parse_note(raw, "notes/n.md")
+    assert errors == [] and note.untracked == ()
+    assert [(c.repo, c.number) for c in note.issue_citations] == [("acme/client", 12)]
+
+
+def test_a_link_elsewhere_in_a_repository_stays_untracked() -> None:
+    url = "https://github.com/acme/client/issues/12/timeline-of-something"
+    raw = f"---\nid: n\nsources:\n  - url: {url}\n---\n".encode()
+    note, _ = parse_note(raw, "notes/n.md")
+    assert note.issue_citations == () and note.untracked == (url,)

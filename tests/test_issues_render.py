@@ -235,3 +235,15 @@ def test_a_merged_pull_request_shows_its_release() -> None:
 
     assert "- Released in: `rust-v0.9.0`" in body
     assert "`openai/codex#9` was merged on 2026-11-01" in body
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"[" * 100_000 + b"]" * 100_000, b'{"a": ' * 50_000 + b"1" + b"}" * 50_000, b"\xff{", b"[]"],
+)
+def test_dashboard_data_that_is_not_an_object_reads_as_none(payload: bytes) -> None:
+    """A dashboard body edited by hand, or planted, is rebuilt, never a crash."""
+    import base64
+
+    body = f"# dashboard\n<!-- watch:data={base64.b64encode(payload).decode()} -->\n"
+    assert markers.parse_data(body) == {}

@@ -51,12 +51,12 @@ def test_category_agrees_with_find(name: str) -> None:
     assert matching.category(anchor, files) == expected
 
 
-def test_has_definition_follows_the_name_path() -> None:
-    parsed = _parsed(BASE)
-    assert definitions.has_definition(parsed, ("function_item", ("Client", "run_turn")))
-    assert not definitions.has_definition(parsed, ("function_item", ("run_turn",)))
-    assert not definitions.has_definition(_parsed(VERSIONS["moved out of the impl"]),
-                                     ("function_item", ("Client", "run_turn")))  # fmt: skip
+def test_definition_keys_follow_the_name_path() -> None:
+    keys = definitions.definition_keys(_parsed(BASE))
+    assert ("function_item", ("Client", "run_turn")) in keys
+    assert ("function_item", ("run_turn",)) not in keys
+    moved = definitions.definition_keys(_parsed(VERSIONS["moved out of the impl"]))
+    assert ("function_item", ("Client", "run_turn")) not in moved
 
 
 def test_a_changed_definition_is_judged_without_tokenizing_the_file() -> None:

@@ -421,3 +421,134 @@ def test_code_inserted_just_before_a_range_is_not_taken_in(
 
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (11, 20)
+
+
+META = "src/mcp/server/utilities/metadata.py"
+SCHEMA = '''\
+def _try_model_and_schema(
+    annotation: Any,
+    type_expr: Any,
+    func_name: str,
+) -> tuple[type[BaseModel] | None, dict[str, Any] | None, bool]:
+    """Try to build a model and its schema for an annotation.
+
+    Returns:
+        the model or None, its schema or None, and whether to wrap the result
+    """
+    model = None
+    wrap = False
+    if type_expr is None:
+        model = _wrapped_model(func_name, annotation)
+        wrap = True
+    elif isinstance(type_expr, GenericAlias):
+        origin = get_origin(type_expr)
+        if origin is dict:
+            model = _dict_model(func_name, type_expr)
+        else:
+            model = _wrapped_model(func_name, annotation)
+            wrap = True
+    elif is_typeddict(type_expr):
+        model = _typeddict_model(type_expr)
+    else:
+        model = _class_model(type_expr)
+    if model is None:
+        return None, None, False
+    try:
+        schema = model.model_json_schema(schema_generator=StrictJsonSchema)
+    except (PydanticSchemaGenerationError, TypeError, ValueError) as error:
+        logger.info(f"Cannot create a schema for {func_name}: {error}")
+        return None, None, False
+    return model, schema, wrap
+
+
+def _wrapped_model(func_name: str, annotation: Any) -> type[BaseModel]:
+    return create_model(f"{func_name}Output", result=annotation)
+'''
+
+
+def test_a_function_renamed_and_made_shorter_is_carried_into_its_new_name(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35: python-sdk's `_try_create_model_and_schema`, renamed
+    `_create_output_model` by a commit that also dropped its schema half, was `missing`:
+    a region as long as the old function, read where the new one starts, runs into the
+    next function and is not 0.8 alike. The new definition itself is (its kind, its
+    container, not in the baseline file): the citation is carried into it, `changed`."""
+    base = upstream.commit("metadata", {META: SCHEMA})
+    project.note("n", f"{base} {META}:1-35", f"{base} {META}:23-26")
+    edited = SCHEMA.replace("def _try_model_and_schema(", "def _output_model(").replace(
+        "dict[str, Any] | None, bool]:", "bool]:"
+    )
+    edited = edited.replace(
+        """    try:
+        schema = model.model_json_schema(schema_generator=StrictJsonSchema)
+    except (PydanticSchemaGenerationError, TypeError, ValueError) as error:
+        logger.info(f"Cannot create a schema for {func_name}: {error}")
+        return None, None, False
+    return model, schema, wrap
+""",
+        "    return model, wrap\n",
+    )
+    edited = edited.replace("_class_model(type_expr)", "_class_model(type_expr, strict=True)")
+    rename = upstream.commit("hand schemas to pydantic (#3331)", {META: edited})
+
+    results = _results(project, capsys)
+
+    whole, part = results[f"n:{META}:1-35"], results[f"n:{META}:23-26"]
+    assert whole["verdict"] == part["verdict"] == "changed"
+    assert (whole["current"]["start_line"], whole["current"]["end_line"]) == (1, 30)
+    assert (part["current"]["start_line"], part["current"]["end_line"]) == (23, 26)
+    for result in (whole, part):
+        assert [h["commit"] for h in result["history"]] == [rename]
+        assert result["introduced_by"]["commit"] == rename
+
+
+PRESETS_RS = "common/src/presets.rs"
+PRESETS = """\
+pub fn builtin_presets() -> &'static [Preset] {
+    const PRESETS: &[Preset] = &[
+        Preset {
+            id: "fast-low",
+            description: "quick answers with little reasoning",
+            effort: Some(Effort::Low),
+        },
+        Preset {
+            id: "deep-medium",
+            description: "a balance of reasoning depth and latency",
+            effort: Some(Effort::Medium),
+        },
+        Preset {
+            id: "deep-high",
+            description: "the deepest reasoning for hard problems",
+            effort: Some(Effort::High),
+        },
+    ];
+    PRESETS
+}
+"""
+
+
+def test_a_definition_moved_out_of_its_scope_is_followed_by_its_name_and_tokens(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """codex's `PRESETS`, lifted out of `builtin_model_presets` (its name path is new),
+    then given new descriptions (its rarest tokens): the constant of that name the
+    baseline did not have, keeping half its tokens, is it, `changed` there, not
+    `missing`."""
+    base = upstream.commit("presets", {PRESETS_RS: PRESETS})
+    project.note("n", f"{base} {PRESETS_RS}:2-18")
+    lifted = PRESETS.replace("    ", "", 1).replace("\n    ", "\n")
+    lifted = lifted.replace("pub fn builtin_presets() -> &'static [Preset] {\n", "")
+    lifted = lifted.replace("PRESETS\n}\n", "\npub fn builtin_presets() -> Vec<Preset> {\n"
+                            "    PRESETS.to_vec()\n}\n")  # fmt: skip
+    upstream.commit("lift the presets (#1)", {PRESETS_RS: lifted})
+    described = lifted.replace("quick answers with little reasoning", "Fastest")
+    described = described.replace("the deepest reasoning for hard problems", "Deepest")
+    described = described.replace("a balance of reasoning depth and latency", "Balanced")
+    retold = upstream.commit("describe presets (#2)", {PRESETS_RS: described})
+    results = _results(project, capsys)
+
+    presets = results[f"n:{PRESETS_RS}:2-18"]
+    assert presets["verdict"] == "changed"
+    assert (presets["current"]["start_line"], presets["current"]["end_line"]) == (1, 17)
+    assert [h["commit"] for h in presets["history"]] == [retold]

@@ -642,3 +642,38 @@ def test_namesakes_in_the_files_its_removal_added_are_listed_not_chosen(
         ("examples/oauth/client.ts", False, f"added by {removed[:12]}"),
         ("examples/repl/client.ts", False, f"added by {removed[:12]}"),
     ]
+
+
+def test_one_namesake_added_by_a_removal_of_several_is_listed_not_chosen(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """inspector's v2 (#1830) removed `cli/src/index.ts` and `client/bin/start.js`, each
+    with a `main` of its own, and added hundreds of files, one a test server whose `main`
+    (14% alike) was the only `main` among them: the cited `main` was "changed" into it. A
+    name the removal took from several files says nothing of where one of them went: the
+    citation is `missing`, the namesake listed. (python-sdk's LATEST_PROTOCOL_VERSION,
+    one of a kind, is still followed into the module the split added, test above.)"""
+    cited = "cli/src/index.ts"
+    steps = ["process.on('uncaughtException', (error) => { handleError(error); });",
+             "try { const args = parseArgs(); await callMethod(args); }",
+             "catch (error) { handleError(error); }"]  # fmt: skip
+    start = ts_main(["const port = await findPort();", "await serve(port);"])
+    base = upstream.commit("cli (#1)", {cited: ts_main(steps), "client/bin/start.ts": start})
+    project.note("n", f"{base} {cited}:3-7")
+    server = ["const { configPath, format } = parseArgs();",
+              "if (!configPath) { console.error('usage: server --config PATH'); return; }",
+              "const config = loadConfig(configPath, { format });",
+              "const server = createServer(resolveConfig(config));",
+              "await server.connect(new StdioServerTransport());"]  # fmt: skip
+    removed = upstream.commit("v2 (#2)", {
+        cited: None, "client/bin/start.ts": None, "test-servers/src/server.ts": ts_main(server),
+        "clients/cli/src/cli.ts": "export async function runCli(argv: string[]) {\n  run(argv);\n}\n",
+    })  # fmt: skip
+
+    result = check_results(project, capsys)[f"n:{cited}:3-7"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == removed
+    assert [(c["path"], c["chosen"]) for c in result["candidates"]] == [
+        ("test-servers/src/server.ts", False)
+    ]

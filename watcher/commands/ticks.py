@@ -34,7 +34,7 @@ from watcher.inputs.notememo import site_notes
 from watcher.issues import boxes
 from watcher.issues.sink import Sink
 from watcher.state import store
-from watcher.state.bookkeeping import Book, shard_of
+from watcher.state.bookkeeping import Book, note_shard, shard_of
 
 log = logging.getLogger("watcher.action")
 
@@ -119,13 +119,8 @@ def _counted(
 def _mine(config: Config, ticks: list[boxes.Tick], upstream: str | None) -> list[boxes.Tick]:
     if upstream is None or not ticks:
         return ticks
-    notes = site_notes(config).notes
-    owners = {
-        n.id: (n.citations[0].repo if n.citations else n.issue_citations[0].repo).lower()
-        for n in notes.values()
-        if n.citations or n.issue_citations
-    }
-    return [t for t in ticks if owners.get(t.note) == upstream.lower()]
+    notes, shard = site_notes(config).notes, shard_of(config, upstream)
+    return [t for t in ticks if t.note in notes and note_shard(config, notes[t.note]) == shard]
 
 
 def _accept(config: Config, sink: object, note_id: str, today: date) -> str:

@@ -47,7 +47,12 @@ PERMALINK = re.compile(
 )
 FRAGMENT = re.compile(r"^L(\d+)(?:C\d+)?(?:-L(\d+)(?:C\d+)?)?$")
 MAX_DEPTH = 64  # nesting of front matter; notes need 3, libyaml crashes near 100,000
-ISSUE_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+)/(issues|pull)/(\d+)/?$")
+# An issue or pull request, also as linked from one of its comments or tabs
+# (`#issuecomment-N`, `/files`): the citation is of the thread.
+ISSUE_URL = re.compile(
+    r"^https?://github\.com/([\w.-]+)/([\w.-]+)/(issues|pull)/(\d+)"
+    r"(?:/(?:files|commits|checks))?/?(?:[?#]\S*)?$"
+)
 COMMIT = re.compile(r"^[0-9a-fA-F]{4,40}$")
 LINES = re.compile(r"^(\d+)(?:-(\d+))?$")
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -78,8 +78,8 @@ def parse_data(body: str | None) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(base64.b64decode(match.group(1)))
-    except ValueError:  # hand-edited or truncated: the rows are rebuilt as notes are checked
-        return {}
+    except (ValueError, RecursionError):  # hand-edited, truncated or nested past Python's
+        return {}  # stack: the rows are rebuilt as notes are checked
     return data if isinstance(data, dict) else {}
 
 

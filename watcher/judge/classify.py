@@ -317,7 +317,7 @@ def quote_baseline(
             continue
         start, end = quotes.lines(parsed, match)
         if match.exact:
-            text = locate_lines(parsed, start, end)
+            text = parsed.lines(start, end)
             return pattern, Location(commit=base, path=path, start_line=start, end_line=end), text
         if best is None or match.score > best[0]:
             best = (match.score, f"; closest: {path}{span(start, end)} ({match.score:.0%} alike)")
@@ -371,11 +371,6 @@ def quote_now(mirror: Mirror, text: str, language: str, path: str, blob: str) ->
 def _quoted_files(plan: Plan) -> str:
     paths = list(dict.fromkeys(p for p, _, _ in plan.bases))
     return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-
-
-def locate_lines(parsed: syntax.Parsed, start: int, end: int) -> str:
-    lines = parsed.source.decode("utf-8", errors="replace").splitlines()
-    return "\n".join(lines[start - 1 : end])
 
 
 # --- rules ----------------------------------------------------------------------------

@@ -89,7 +89,7 @@ def defining(
     mirror: Mirror, parse: Parse, path: str, blob: str, source: bytes, key: Key
 ) -> Parsed | None:
     """The parse of a candidate file (its bytes: `source`) when it has a definition of
-    this kind and name path (`definitions.has_definition`), else None; its definitions are
+    this kind and name path (`definitions.definition_keys`), else None; its definitions are
     listed once per run (the session keeps them): a file many items look in is parsed
     again (the parse cache holds a few files) only for an item whose definition it has."""
     defined, counts = mirror.session.defined, mirror.session.counts
@@ -112,8 +112,9 @@ def citation(
 ) -> tuple[Found | None, tuple[Candidate, ...]]:
     """The cited construct in files that could have taken it over, and every candidate.
     A definition of its kind and name is the construct when it is like it, or when it is
-    the only one of that name in the files the commit that removed the construct added
-    (python-sdk's LATEST_PROTOCOL_VERSION, moved and rewritten). Anywhere at HEAD, or
+    the only one of that name in the files the commit that removed the construct added,
+    where that commit removed no other (python-sdk's LATEST_PROTOCOL_VERSION, moved and
+    rewritten; not a `main` when the commit removed several). Anywhere at HEAD, or
     among several in those files, an unlike one is a namesake (codex's and
     typescript-sdk's many `main` functions): listed but not chosen, and the next place is
     searched. With none chosen, the construct is missing."""
@@ -124,13 +125,37 @@ def citation(
         matches = _definitions(mirror, anchor, files, parse)
         if matches:
             best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
-            if _alike(candidates) or (found_in != ELSEWHERE and len(candidates) == 1):
+            if _alike(candidates) or (
+                found_in != ELSEWHERE and len(candidates) == 1
+                and not _shared_name(mirror, plan, anchor, found_in, best, parse)
+            ):  # fmt: skip
                 return best, candidates
             listed = {where(c) for c in namesakes}  # a file added then is at HEAD too
             namesakes += [
                 c.model_copy(update={"chosen": False}) for c in candidates if where(c) not in listed
             ]
     return None, tuple(namesakes)
+
+
+def _shared_name(
+    mirror: Mirror, plan: Plan, anchor: Anchor, found_in: str, best: Found, parse: Parse
+) -> bool:
+    """Whether the commit that removed the construct removed other definitions of its kind
+    and name too (inspector's v2 removed three files, each with its own `main`): then the
+    one namesake it added (`best`) is no sign of where this one went. A removed file that
+    holds `best` as it is was only moved with it."""
+    assert anchor.definition is not None
+    commit = next(c for c in plan.removals if found_in == f"{ADDED}{c[:12]}")
+    language = languages.for_path(plan.item.path)
+    if language is None:
+        return False
+    suffixes = languages.LANGUAGES[language].extensions
+    after, own = mirror.files(commit, suffixes), {plan.item.path, plan.removed_path}
+    removed = [(p, b) for p, b in sorted(mirror.files(f"{commit}^1", suffixes).items())
+               if p not in after and p not in own]  # fmt: skip
+    mirror.prefetch(b for _, b in removed)
+    others = _definitions(mirror, anchor, removed, parse)
+    return any(found.tokens != best.tokens for found in others)
 
 
 def twins(plan: Plan, anchor: Anchor, found: Found, parse: Parse) -> tuple[Candidate, ...]:
@@ -264,6 +289,7 @@ def rule_targets(
 
 
 ELSEWHERE = "elsewhere at HEAD"
+ADDED = "added by "  # and the commit: found in the files it added
 # Found elsewhere at HEAD, a definition of the cited kind and name is the cited construct
 # only when this alike (token similarity): python-sdk's RequestContext, removed, shares
 # its name with an unrelated class of client/streamable_http.py (0.38).
@@ -293,7 +319,7 @@ def _places(
         added = mirror.paths.added(commit)
         files = [(p, at_head[p]) for p in sorted(added) if p in at_head and p not in followed]
         mirror.prefetch(b for _, b in files)
-        yield f"added by {commit[:12]}", files
+        yield f"{ADDED}{commit[:12]}", files
     if not (plan.search_repo or anywhere):
         return
     if names is not None:

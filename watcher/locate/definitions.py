@@ -52,7 +52,7 @@ def definition_node(
     if len(nodes) > 1 and [distance(n) for n in nodes].count(min(map(distance, nodes))) > 1:
         # A tie goes to the first in the order of a query over the whole file, which is
         # not always the order of the file: ask that query.
-        nodes = [node for path, node in _of_kind(parsed, kind) if path == names]
+        nodes = [node for path, node in of_kind(parsed, kind) if path == names]
     return min(nodes, key=distance, default=None)
 
 
@@ -76,7 +76,7 @@ def _named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
     if PLAIN_NAME.fullmatch(name) and name not in LANGUAGES[parsed.language].definitions:
         places = few_word_places(parsed.source, name.encode(), NAMED_PLACES, parsed.stats)
     if places is None:
-        return [node for path, node in _of_kind(parsed, kind) if path == names]
+        return [node for path, node in of_kind(parsed, kind) if path == names]
     found: dict[tuple[int, int], Node] = {}
     for low, high in places:
         cursor = QueryCursor(_kind_query(parsed.language, kind))
@@ -105,7 +105,7 @@ def few_word_places(
     return places
 
 
-def _of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
+def of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
     """Every definition of one kind in a parse, with its name path: one query per parse
     and kind, however many citations of it a walk judges (kept with the parse)."""
     key = ("definitions of kind", kind)
@@ -128,18 +128,9 @@ def _query_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]
     ]
 
 
-def has_definition(parsed: Parsed, key: tuple[str, tuple[str, ...]]) -> bool:
-    """Whether the file has a definition of this kind and name path, read off the tree
-    with a query instead of a walk over every token."""
-    if parsed.tree is None:
-        return False
-    kind, names = key
-    return bool(named(parsed, kind, names))
-
-
 def definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
     """Every definition's (kind, name path) in a parse, from one query over all the
-    language's kinds: `has_definition` of any key, with no walk over the tokens."""
+    language's kinds, with no walk over the tokens."""
     if parsed.tree is None:
         return frozenset()
     key = ("definition keys",)  # asked by every anchor of the file: found once per parse

@@ -98,17 +98,12 @@ def run_scope(
     `upstream` is the one upstream the run checks (`--upstream`); a `partial` run checks
     part of each upstream's items (prunes nothing), a `filtered` one part of the items.
     """
-    order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
 
     def canonical(repo: str) -> str:
         return _canonical(config, repo)
 
     home = canonical(config.upstream[0].repo) if config.upstream else ""
-    owners: dict[str, str] = {}
-    for note in notes.values():
-        cited = {c.repo for c in note.citations} | {c.repo for c in note.issue_citations}
-        first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
-        owners[note.id] = store.slug(canonical(first)) if first else store.slug(home) or store.HOME
+    owners = {note.id: note_shard(config, note) for note in notes.values()}
     repos = {store.slug(canonical(s.repo)): canonical(s.repo) for s in statuses}
     failure = {store.slug(canonical(s.repo)): s.error for s in statuses}
     if upstream is not None:
@@ -124,6 +119,18 @@ def run_scope(
         prune=not partial,
         complete=not filtered,
     )
+
+
+def note_shard(config: Config, note: Note) -> str:
+    """The shard that owns a note: its first cited upstream's, in config order (then by
+    name; an alias counts as the upstream it names), else the first upstream's."""
+    order = {u.repo.lower(): n for n, u in enumerate(config.upstream)}
+    repos = [c.repo for c in note.citations] + [c.repo for c in note.issue_citations]
+    cited = {_canonical(config, repo) for repo in repos}
+    first = min(cited, key=lambda r: (order.get(r.lower(), len(order)), r.lower()), default="")
+    if not first and config.upstream:
+        first = _canonical(config, config.upstream[0].repo)
+    return store.slug(first) if first else store.HOME
 
 
 def _canonical(config: Config, repo: str) -> str:
