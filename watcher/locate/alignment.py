@@ -83,8 +83,7 @@ def _opcodes(
     old, old_rows = _rows(before, lines[0], ids)
     new, new_rows = _rows(after, lines[1], ids)
     found: list[Opcode] = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in _line_opcodes(old, new):
         a1, a2, b1, b2 = old_rows[i1], old_rows[i2], new_rows[j1], new_rows[j2]
         if tag != "replace":
             _append(found, (tag, a1, a2, b1, b2))
@@ -93,6 +92,68 @@ def _opcodes(
         for op, k1, k2, m1, m2 in inner.get_opcodes():
             _append(found, (op, a1 + k1, a1 + k2, b1 + m1, b1 + m2))
     return found
+
+
+def _line_opcodes(old: list[int], new: list[int]) -> list[Opcode]:
+    """The lines' alignment as git's diff makes it: a shortest edit script (Myers), the
+    most lines kept. difflib's takes the longest run of kept lines first, so that two
+    lines kept together somewhere (`) raise`) can cost three kept elsewhere. Past
+    MYERS_EDITS lines edited, difflib's, whose cost does not grow so."""
+    pairs = _myers(old, new, MYERS_EDITS)
+    if pairs is None:
+        return list(difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes())
+    opcodes: list[Opcode] = []
+    i = j = 0
+    for x, y in [*pairs, (len(old), len(new))]:
+        if x > i or y > j:
+            tag = "replace" if x > i and y > j else "delete" if x > i else "insert"
+            opcodes.append((tag, i, x, j, y))
+        if x < len(old):
+            if opcodes and opcodes[-1][0] == "equal":
+                opcodes[-1] = ("equal", opcodes[-1][1], x + 1, opcodes[-1][3], y + 1)
+            else:
+                opcodes.append(("equal", x, x + 1, y, y + 1))
+        i, j = x + 1, y + 1
+    return opcodes
+
+
+MYERS_EDITS = 200  # lines inserted or deleted: a rewrite past it is aligned by difflib
+
+
+def _myers(a: Sequence[int], b: Sequence[int], limit: int) -> list[tuple[int, int]] | None:
+    """The pairs (i, j) of a[i] == b[j] kept by a shortest edit script from a to b, in
+    order; None when it takes more than `limit` insertions and deletions."""
+    n, m = len(a), len(b)
+    frontier = {1: 0}
+    trace: list[dict[int, int]] = []
+    for d in range(min(n + m, limit) + 1):
+        trace.append(dict(frontier))
+        for k in range(-d, d + 1, 2):
+            down = k == -d or (k != d and frontier[k - 1] < frontier[k + 1])
+            x = frontier[k + 1] if down else frontier[k - 1] + 1
+            y = x - k
+            while x < n and y < m and a[x] == b[y]:
+                x, y = x + 1, y + 1
+            frontier[k] = x
+            if x >= n and y >= m:
+                return _path(trace, n, m)
+    return None
+
+
+def _path(trace: list[dict[int, int]], x: int, y: int) -> list[tuple[int, int]]:
+    """The kept pairs of the edit script `_myers` found, read back from its end."""
+    pairs: list[tuple[int, int]] = []
+    for d in range(len(trace) - 1, -1, -1):
+        frontier, k = trace[d], x - y
+        down = k == -d or (k != d and frontier[k - 1] < frontier[k + 1])
+        before = k + 1 if down else k - 1
+        px = frontier[before]
+        py = px - before
+        while x > px and y > py:
+            x, y = x - 1, y - 1
+            pairs.append((x, y))
+        x, y = px, py
+    return pairs[::-1]
 
 
 def _rows(
