@@ -116,3 +116,17 @@ def test_lines_aligned_first_carry_what_the_tokens_alone_carry_where_nothing_tie
         assert carry(before, low, high, after, (old, new)) == carry(before, low, high, after)
     assert carry(before, 8, 16, after, (old, new)) == (11, 19)
     assert carry(before, 5, 18, after, (old, new)) == (5, 21)
+
+
+def test_a_line_the_line_pass_leaves_unaligned_is_carried_by_its_tokens() -> None:
+    """openai-agents-python's `ViewImageTool.run` (view_image.py): the cited
+    `display_path = …relative_path(…).as_posix()` went into a new `try:` above the
+    `try:` that followed it. The two `try:` lines tie in the line diff; the one taken
+    leaves the cited line deleted, so none of it survives there. Its tokens alone align
+    it with its edited self: it is found, not missing."""
+    before, old = _tokens("a = f ( x )", "b = g ( x ) . k ( )", "try :", "r = h ( a )")
+    after, new = _tokens(
+        "a = f ( y )", "try :", "b = g ( y ) . k ( )", "except E :", "b = None", "try :",
+        "r = h ( a )",
+    )  # fmt: skip
+    assert carry(before, 6, 16, after, (old, new)) == (8, 18)

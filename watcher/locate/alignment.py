@@ -32,7 +32,8 @@ def carry(
     inside, at either edge outside, sliding it there as git slides a hunk when it reads
     as well there), or None when fewer than FOUND_SHARE of them survive. With `lines`
     (each token's line, in `before` and in `after`) the two are aligned line by line
-    first, and token by token only within the lines that changed (`_opcodes`).
+    first, and token by token only within the lines that changed (`_opcodes`); where too
+    few survive that, token by token throughout.
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
@@ -57,7 +58,10 @@ def carry(
     spans += [(j, j + 1) for j in mapped.values()]
     start, end = min((s for s, _ in spans), default=0), max((e for _, e in spans), default=0)
     if end <= start or kept < FOUND_SHARE * (high - low):
-        return None
+        # Lines kept by a shortest edit script may tie (a `try:` both versions hold, and
+        # a second one added): the one taken can leave a cited line unaligned that the
+        # tokens alone align. Gone only where neither alignment keeps enough of it.
+        return None if lines is None else carry(before, low, high, after)
     return start, end
 
 
