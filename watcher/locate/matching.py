@@ -261,7 +261,8 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
         start_line, end_line = _margins(anchor, first.start_point[0] + 1, last)
         same = texts == anchor.tokens
         return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
-    span = carry(anchor.body, anchor.offset, anchor.offset + len(anchor.tokens), texts)
+    cited = anchor.offset, anchor.offset + len(anchor.tokens)
+    span = carry(anchor.body, *cited, texts, (anchor.body_lines, body.start_lines))
     if span is None:
         return None
     low, high = trimmed(parsed, body, *span, keep=anchor.ragged)
