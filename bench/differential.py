@@ -189,8 +189,8 @@ def run_watch(
     done = subprocess.run(
         [python, "-m", "watcher", "check", "--no-issues", "--format", "json",
          "--config", str(work / "config.toml")],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+        capture_output=True, text=True, env=env, check=False, cwd=work,
+    )  # fmt: skip  (in the site: `-m` puts the working folder first on the import path)
     if done.returncode not in (0, 1):
         raise SystemExit(f"watch check exited {done.returncode}: {done.stderr[-2000:]}")
     report: dict[str, Any] = json.loads(done.stdout)
