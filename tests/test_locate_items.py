@@ -501,3 +501,54 @@ def test_a_function_renamed_and_made_shorter_is_carried_into_its_new_name(
     for result in (whole, part):
         assert [h["commit"] for h in result["history"]] == [rename]
         assert result["introduced_by"]["commit"] == rename
+
+
+PRESETS_RS = "common/src/presets.rs"
+PRESETS = """\
+pub fn builtin_presets() -> &'static [Preset] {
+    const PRESETS: &[Preset] = &[
+        Preset {
+            id: "fast-low",
+            description: "quick answers with little reasoning",
+            effort: Some(Effort::Low),
+        },
+        Preset {
+            id: "deep-medium",
+            description: "a balance of reasoning depth and latency",
+            effort: Some(Effort::Medium),
+        },
+        Preset {
+            id: "deep-high",
+            description: "the deepest reasoning for hard problems",
+            effort: Some(Effort::High),
+        },
+    ];
+    PRESETS
+}
+"""
+
+
+def test_a_definition_moved_out_of_its_scope_is_followed_by_its_name_and_tokens(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """codex's `PRESETS`, lifted out of `builtin_model_presets` (its name path is new),
+    then given new descriptions (its rarest tokens): the constant of that name the
+    baseline did not have, keeping half its tokens, is it, `changed` there, not
+    `missing`."""
+    base = upstream.commit("presets", {PRESETS_RS: PRESETS})
+    project.note("n", f"{base} {PRESETS_RS}:2-18")
+    lifted = PRESETS.replace("    ", "", 1).replace("\n    ", "\n")
+    lifted = lifted.replace("pub fn builtin_presets() -> &'static [Preset] {\n", "")
+    lifted = lifted.replace("PRESETS\n}\n", "\npub fn builtin_presets() -> Vec<Preset> {\n"
+                            "    PRESETS.to_vec()\n}\n")  # fmt: skip
+    upstream.commit("lift the presets (#1)", {PRESETS_RS: lifted})
+    described = lifted.replace("quick answers with little reasoning", "Fastest")
+    described = described.replace("the deepest reasoning for hard problems", "Deepest")
+    described = described.replace("a balance of reasoning depth and latency", "Balanced")
+    retold = upstream.commit("describe presets (#2)", {PRESETS_RS: described})
+    results = _results(project, capsys)
+
+    presets = results[f"n:{PRESETS_RS}:2-18"]
+    assert presets["verdict"] == "changed"
+    assert (presets["current"]["start_line"], presets["current"]["end_line"]) == (1, 17)
+    assert [h["commit"] for h in presets["history"]] == [retold]

@@ -1,6 +1,6 @@
-"""Find an anchor in a version of the upstream: verbatim, in the definition that held it,
-or as the region of the file most like it. `find` reads what it must; `place` gives the
-same answer reading less, for the many versions a history walk judges.
+"""Find an anchor in a version of the upstream: verbatim (`verbatim`), in the definition
+that held it, or as the region of the file most like it. `find` reads what it must;
+`place` gives the same answer reading less, for the many versions a history walk judges.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from watcher.locate.alignment import carry, completed
+from watcher.locate.alignment import FOUND_SHARE, carry, completed
 from watcher.locate.anchors import Anchor, Found, enclosing, trimmed
 from watcher.locate.definitions import (
     definition_node,
@@ -22,12 +22,13 @@ from watcher.locate.definitions import (
     of_kind,
 )
 from watcher.locate.scopes import through_scope
-from watcher.locate.windows import in_order, line_votes, probe_ranges, starts_in, window_bytes
+from watcher.locate.verbatim import found_at, in_windows, verbatim
+from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
 from watcher.parse.syntax import Parsed, Tokens, tokens_between
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, TreeCursor
+    from tree_sitter import Node
 
 Locator = Callable[[Anchor, str, Parsed], "Found | None"]
 
@@ -39,10 +40,6 @@ SIMILAR_IN_FILE = 0.8
 
 
 IDENTITY = 3
-# Of many verbatim occurrences, those nearest the cited lines that are looked at (the
-# nearest is the one chosen): each costs its text, and a generated file repeats a line
-# hundreds of thousands of times.
-NEAREST = 64
 
 
 def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
@@ -51,7 +48,7 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
         return _whole_file(anchor, files)
     if anchor.whole and (found := _best(anchor, files, _carried)) is not None:
         return found  # a definition cited whole is that definition, wherever it is
-    exact = [f for path, parsed in files for f in _verbatim(anchor, path, parsed)]
+    exact = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         return completed(anchor, dict(files)[best.path], _with_margins(anchor, best))
@@ -118,105 +115,6 @@ def _renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | No
         if ratio >= least and (best is None or ratio > best[0]):
             best = (ratio, node)
     return None if best is None else _carried_in(anchor, path, parsed, best[1])
-
-
-def _verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
-    """Every verbatim occurrence of the anchor's tokens in one file, in order.
-
-    In a parsed file, with no token index of it: each place where the bytes of the
-    anchor's rarest token start a token is compared token by token, outward from there,
-    so the cost is the anchor's length times that token's count, whatever the file's
-    size. Files no grammar reads (and probes that are not valid UTF-8) use the index."""
-    probe = anchor.probes[0] if anchor.probes else ""
-    if parsed.tree is None or not probe or "\ufffd" in probe:
-        places = _occurrences(parsed, anchor.tokens)
-        if len(places) > NEAREST:  # a line repeated all through a generated file
-            at, lines = anchor.span[0] if anchor.span else 0, parsed.tokens.start_lines
-            places = sorted(sorted(places, key=lambda i: abs(lines[i] - at))[:NEAREST])
-        return [_found(anchor, path, parsed, i, i + len(anchor.tokens), True) for i in places]
-    parsed.stats.tokens_scanned += len(anchor.tokens)
-    return _matches(anchor, path, parsed, 0, parsed.size)
-
-
-def _matches(anchor: Anchor, path: str, parsed: Parsed, low: int, high: int) -> list[Found]:
-    """The verbatim matches of the anchor whose rarest token (its first probe) starts
-    within bytes [low, high): each place those bytes start a token is compared token by
-    token, outward from there (`_match_at`)."""
-    probe = anchor.probes[0]
-    needle, k = probe.encode(), anchor.tokens.index(probe)
-    found = []
-    for at in starts_in(parsed.source, needle, low, high):
-        lines = _match_at(parsed, anchor.tokens, k, at, len(needle))
-        if lines is not None:
-            found.append(Found(path, *lines, True, parsed.lines(*lines), anchor.tokens))
-    return found
-
-
-def _match_at(
-    parsed: Parsed, needle: tuple[str, ...], k: int, at: int, size: int
-) -> tuple[int, int] | None:
-    """The first and last line of `needle` in the file when its token `k` is the token
-    at bytes [at, at + size); None when no token is there or the tokens differ."""
-    back = _token_at(parsed, at, size)
-    if back is None:
-        return None
-    source = parsed.source
-    start = back.node.start_point[0] + 1  # type: ignore[union-attr]
-    end = back.node.end_point[0] + 1  # type: ignore[union-attr]
-    for text in reversed(needle[:k]):
-        parsed.stats.tokens_scanned += 1
-        if not _step(back, forward=False) or _text_of(back, source) != text:
-            return None
-        start = back.node.start_point[0] + 1  # type: ignore[union-attr]
-    ahead = _token_at(parsed, at, size) if k + 1 < len(needle) else None
-    for text in needle[k + 1 :]:
-        parsed.stats.tokens_scanned += 1
-        if ahead is None or not _step(ahead, forward=True) or _text_of(ahead, source) != text:
-            return None
-        end = ahead.node.end_point[0] + 1  # type: ignore[union-attr]
-    return start, end
-
-
-def _token_at(parsed: Parsed, at: int, size: int) -> TreeCursor | None:
-    """A cursor on the token at bytes [at, at + size), or None when no token is there (a
-    part of a longer token, a comment). Its own cursor each time: a copied cursor is not
-    safe to walk backwards with."""
-    assert parsed.tree is not None
-    cursor = parsed.tree.walk()
-    while cursor.goto_first_child_for_byte(at) is not None:
-        if "comment" in cursor.node.type:  # type: ignore[union-attr]
-            return None
-    node = cursor.node
-    if node is None or node.child_count or (node.start_byte, node.end_byte) != (at, at + size):
-        return None
-    return cursor
-
-
-def _step(cursor: TreeCursor, *, forward: bool) -> bool:
-    """Move to the next (or previous) token in the file, as the index lists them:
-    non-empty leaves, comments left out. False at the file's edge."""
-    while True:
-        while not (cursor.goto_next_sibling() if forward else cursor.goto_previous_sibling()):
-            if not cursor.goto_parent():
-                return False
-        while True:
-            node = cursor.node
-            if node is None or "comment" in node.type:
-                break
-            if node.child_count == 0:
-                if node.end_byte > node.start_byte:
-                    return True
-                break
-            if forward:
-                cursor.goto_first_child()
-            else:
-                cursor.goto_last_child()
-
-
-def _text_of(cursor: TreeCursor, source: bytes) -> str:
-    node = cursor.node
-    assert node is not None
-    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
@@ -303,7 +201,7 @@ def place(
         found = _best(anchor, files, _carried)
         if found is not None:
             return _placed(found)
-    exact = [f for path, parsed in files for f in _exact_in_windows(anchor, path, parsed)]
+    exact = [f for path, parsed in files for f in in_windows(anchor, path, parsed)]
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         return _placed(completed(anchor, dict(files)[best.path], _with_margins(anchor, best)))
@@ -316,51 +214,43 @@ def _placed(found: Found | None) -> tuple[str, str | None, int | None, int | Non
     return ("same" if found.identical else "changed"), found.path, found.start_line, found.end_line
 
 
-def _exact_in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
-    """Verbatim matches of the anchor, looking only around the byte offsets of its rarest
-    token: every match holds that token, and lies within a window sized by the anchor.
-    Only the windows whose bytes may hold a match are compared, token by token outward
-    from each place of that token (`_matches`), not tokenized whole."""
-    if parsed.tree is None or not anchor.tokens or not anchor.probes:
-        return [
-            _found(anchor, path, parsed, i, i + len(anchor.tokens), True)
-            for i in _occurrences(parsed, anchor.tokens)
-        ]
-    windows = probe_ranges(anchor, parsed)
-    found = []
-    # A match's tokens lie within its window, so the window's bytes hold every one of
-    # them: a window lacking one of the other probes is not compared (a changed item's
-    # windows often lack the very token that changed).
-    needles = [p.encode() for p in anchor.probes[1:]]
-    source = parsed.source
-    # Nor is one whose bytes do not hold the anchor's tokens in order, each after the
-    # last: a verbatim match's tokens are there so (`in_order`, memchr-speed finds).
-    # A token decoded with replacements does not encode back to its bytes: no test.
-    ordered = anchor.encoded or ()
-    for low, high in windows:
-        if not all(source.find(needle, low, high) >= 0 for needle in needles):
-            continue
-        if not in_order(source, ordered, low, high):
-            continue
-        parsed.stats.tokens_scanned += len(anchor.tokens)
-        found += _matches(anchor, path, parsed, low, high)
-    return found
-
-
 def _carried(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     """The citation in the definition that held it (found by kind and name, nearest its
     cited line): the whole definition when it was cited whole, else where the cited
     tokens went in an alignment of its tokens with the baseline's (`carry`)."""
     if anchor.definition is None or parsed.tree is None or not anchor.body:
         return None
-    nodes = named(parsed, *anchor.definition)
+    nodes = named(parsed, *anchor.definition) or _moved(anchor, parsed)
     if len(nodes) > 1:  # overloads, one method in two impl blocks: the one most like it
         return max(
             (_carried_in(anchor, path, parsed, n) for n in nodes),
             key=lambda f: -1.0 if f is None else likeness(anchor.tokens, f.tokens),
         )
-    node = definition_node(parsed, anchor.definition, anchor.start_line or 0)
-    return None if node is None else _carried_in(anchor, path, parsed, node)
+    return _carried_in(anchor, path, parsed, nodes[0]) if nodes else None
+
+
+def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
+    """Where no definition has the citation's kind and name path: the definitions of its
+    kind and name, in another scope the baseline file did not have them in, that keep
+    FOUND_SHARE of its definition's tokens (`carry`): one moved out of the definition
+    that held it (a constant lifted out of its function), or into another `impl`."""
+    assert anchor.definition is not None
+    kind, name = anchor.definition[0], anchor.definition[1][-1:]
+    bag, least = Counter(anchor.body), FOUND_SHARE * len(anchor.body)
+    found = []
+    for names, node in of_kind(parsed, kind):
+        if names[-1:] != name or (kind, names) in anchor.known:
+            continue  # another name, or a definition the baseline had: not the citation
+        head = with_attributes(node)
+        texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
+                               starting=True, placed=False).texts  # fmt: skip
+        parsed.stats.tokens_scanned += len(texts)
+        # The tokens both hold, order aside, bound how many can survive the alignment.
+        if sum((bag & Counter(texts)).values()) < least:
+            continue
+        if carry(anchor.body, 0, len(anchor.body), texts) is not None:
+            found.append(node)
+    return found
 
 
 def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found | None:
@@ -429,18 +319,6 @@ def _whole_file(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | 
     path, parsed = files[0]
     identical = parsed.token_texts() == anchor.tokens
     return Found(path, None, None, identical, parsed.text())
-
-
-def _occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
-    """Where `needle` occurs verbatim: only the places of its rarest token are compared, so
-    the cost is the needle's length times that token's count, whatever the file's size."""
-    if not needle:
-        return []
-    at, rarest = min(enumerate(needle), key=lambda pair: parsed.count(pair[1]))
-    places = parsed.positions.get(rarest, ())
-    texts, wanted, n = parsed.tokens.texts, list(needle), len(needle)
-    parsed.stats.tokens_scanned += n + n * len(places)
-    return [i for p in places if (i := p - at) >= 0 and texts[i : i + n] == wanted]
 
 
 def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
@@ -552,7 +430,7 @@ def _in_index(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
             ratio = likeness(anchor.tokens, texts[start:end])
             if ratio >= SIMILAR_IN_FILE and (best is None or ratio > best[0]):
                 best = (ratio, start, end)
-    return None if best is None else _found(anchor, path, parsed, best[1], best[2], False)
+    return None if best is None else found_at(anchor, path, parsed, best[1], best[2], False)
 
 
 def _alignments(needle: tuple[str, ...], parsed: Parsed, tries: int = 3) -> list[int]:
@@ -577,17 +455,3 @@ def _alignments(needle: tuple[str, ...], parsed: Parsed, tries: int = 3) -> list
 def likeness(a: Sequence[str], b: Sequence[str]) -> float:
     """How alike two token sequences are, 0 to 1 (difflib's ratio, no junk heuristic)."""
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
-def _found(
-    anchor: Anchor, path: str, parsed: Parsed, first: int, end: int, identical: bool
-) -> Found:
-    start_line, end_line = parsed.lines_of(first, end)
-    return Found(
-        path,
-        start_line,
-        end_line,
-        identical,
-        parsed.lines(start_line, end_line),
-        parsed.token_texts(first, end),
-    )

@@ -1,0 +1,176 @@
+"""Find an anchor's tokens verbatim in a version of the upstream: every place they occur,
+token for token, read from where the rarest of them starts a token, not from a token
+index of the whole file (files no grammar reads use the index).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from watcher.locate.anchors import Anchor, Found
+from watcher.locate.windows import in_order, probe_ranges, starts_in
+from watcher.parse.syntax import Parsed
+
+if TYPE_CHECKING:
+    from tree_sitter import TreeCursor
+
+# Of many verbatim occurrences, those nearest the cited lines that are looked at (the
+# nearest is the one chosen): each costs its text, and a generated file repeats a line
+# hundreds of thousands of times.
+NEAREST = 64
+
+
+def verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
+    """Every verbatim occurrence of the anchor's tokens in one file, in order.
+
+    In a parsed file, with no token index of it: each place where the bytes of the
+    anchor's rarest token start a token is compared token by token, outward from there,
+    so the cost is the anchor's length times that token's count, whatever the file's
+    size. Files no grammar reads (and probes that are not valid UTF-8) use the index."""
+    probe = anchor.probes[0] if anchor.probes else ""
+    if parsed.tree is None or not probe or "\ufffd" in probe:
+        places = occurrences(parsed, anchor.tokens)
+        if len(places) > NEAREST:  # a line repeated all through a generated file
+            at, lines = anchor.span[0] if anchor.span else 0, parsed.tokens.start_lines
+            places = sorted(sorted(places, key=lambda i: abs(lines[i] - at))[:NEAREST])
+        return [found_at(anchor, path, parsed, i, i + len(anchor.tokens), True) for i in places]
+    parsed.stats.tokens_scanned += len(anchor.tokens)
+    return _matches(anchor, path, parsed, 0, parsed.size)
+
+
+def _matches(anchor: Anchor, path: str, parsed: Parsed, low: int, high: int) -> list[Found]:
+    """The verbatim matches of the anchor whose rarest token (its first probe) starts
+    within bytes [low, high): each place those bytes start a token is compared token by
+    token, outward from there (`_match_at`)."""
+    probe = anchor.probes[0]
+    needle, k = probe.encode(), anchor.tokens.index(probe)
+    found = []
+    for at in starts_in(parsed.source, needle, low, high):
+        lines = _match_at(parsed, anchor.tokens, k, at, len(needle))
+        if lines is not None:
+            found.append(Found(path, *lines, True, parsed.lines(*lines), anchor.tokens))
+    return found
+
+
+def _match_at(
+    parsed: Parsed, needle: tuple[str, ...], k: int, at: int, size: int
+) -> tuple[int, int] | None:
+    """The first and last line of `needle` in the file when its token `k` is the token
+    at bytes [at, at + size); None when no token is there or the tokens differ."""
+    back = _token_at(parsed, at, size)
+    if back is None:
+        return None
+    source = parsed.source
+    start = back.node.start_point[0] + 1  # type: ignore[union-attr]
+    end = back.node.end_point[0] + 1  # type: ignore[union-attr]
+    for text in reversed(needle[:k]):
+        parsed.stats.tokens_scanned += 1
+        if not _step(back, forward=False) or _text_of(back, source) != text:
+            return None
+        start = back.node.start_point[0] + 1  # type: ignore[union-attr]
+    ahead = _token_at(parsed, at, size) if k + 1 < len(needle) else None
+    for text in needle[k + 1 :]:
+        parsed.stats.tokens_scanned += 1
+        if ahead is None or not _step(ahead, forward=True) or _text_of(ahead, source) != text:
+            return None
+        end = ahead.node.end_point[0] + 1  # type: ignore[union-attr]
+    return start, end
+
+
+def _token_at(parsed: Parsed, at: int, size: int) -> TreeCursor | None:
+    """A cursor on the token at bytes [at, at + size), or None when no token is there (a
+    part of a longer token, a comment). Its own cursor each time: a copied cursor is not
+    safe to walk backwards with."""
+    assert parsed.tree is not None
+    cursor = parsed.tree.walk()
+    while cursor.goto_first_child_for_byte(at) is not None:
+        if "comment" in cursor.node.type:  # type: ignore[union-attr]
+            return None
+    node = cursor.node
+    if node is None or node.child_count or (node.start_byte, node.end_byte) != (at, at + size):
+        return None
+    return cursor
+
+
+def _step(cursor: TreeCursor, *, forward: bool) -> bool:
+    """Move to the next (or previous) token in the file, as the index lists them:
+    non-empty leaves, comments left out. False at the file's edge."""
+    while True:
+        while not (cursor.goto_next_sibling() if forward else cursor.goto_previous_sibling()):
+            if not cursor.goto_parent():
+                return False
+        while True:
+            node = cursor.node
+            if node is None or "comment" in node.type:
+                break
+            if node.child_count == 0:
+                if node.end_byte > node.start_byte:
+                    return True
+                break
+            if forward:
+                cursor.goto_first_child()
+            else:
+                cursor.goto_last_child()
+
+
+def _text_of(cursor: TreeCursor, source: bytes) -> str:
+    node = cursor.node
+    assert node is not None
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def in_windows(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
+    """Verbatim matches of the anchor, looking only around the byte offsets of its rarest
+    token: every match holds that token, and lies within a window sized by the anchor.
+    Only the windows whose bytes may hold a match are compared, token by token outward
+    from each place of that token (`_matches`), not tokenized whole."""
+    if parsed.tree is None or not anchor.tokens or not anchor.probes:
+        return [
+            found_at(anchor, path, parsed, i, i + len(anchor.tokens), True)
+            for i in occurrences(parsed, anchor.tokens)
+        ]
+    windows = probe_ranges(anchor, parsed)
+    found = []
+    # A match's tokens lie within its window, so the window's bytes hold every one of
+    # them: a window lacking one of the other probes is not compared (a changed item's
+    # windows often lack the very token that changed).
+    needles = [p.encode() for p in anchor.probes[1:]]
+    source = parsed.source
+    # Nor is one whose bytes do not hold the anchor's tokens in order, each after the
+    # last: a verbatim match's tokens are there so (`in_order`, memchr-speed finds).
+    # A token decoded with replacements does not encode back to its bytes: no test.
+    ordered = anchor.encoded or ()
+    for low, high in windows:
+        if not all(source.find(needle, low, high) >= 0 for needle in needles):
+            continue
+        if not in_order(source, ordered, low, high):
+            continue
+        parsed.stats.tokens_scanned += len(anchor.tokens)
+        found += _matches(anchor, path, parsed, low, high)
+    return found
+
+
+def occurrences(parsed: Parsed, needle: tuple[str, ...]) -> list[int]:
+    """Where `needle` occurs verbatim: only the places of its rarest token are compared, so
+    the cost is the needle's length times that token's count, whatever the file's size."""
+    if not needle:
+        return []
+    at, rarest = min(enumerate(needle), key=lambda pair: parsed.count(pair[1]))
+    places = parsed.positions.get(rarest, ())
+    texts, wanted, n = parsed.tokens.texts, list(needle), len(needle)
+    parsed.stats.tokens_scanned += n + n * len(places)
+    return [i for p in places if (i := p - at) >= 0 and texts[i : i + n] == wanted]
+
+
+def found_at(
+    anchor: Anchor, path: str, parsed: Parsed, first: int, end: int, identical: bool
+) -> Found:
+    start_line, end_line = parsed.lines_of(first, end)
+    return Found(
+        path,
+        start_line,
+        end_line,
+        identical,
+        parsed.lines(start_line, end_line),
+        parsed.token_texts(first, end),
+    )
