@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from watcher.locate.anchors import Anchor, Found
+from watcher.locate.editscript import myers
 from watcher.parse.syntax import Parsed, tokens_between
 
 # The one rule of found, changed or missing: a citation is found in a version where at
@@ -103,7 +104,7 @@ def _line_opcodes(old: list[int], new: list[int]) -> list[Opcode]:
     most lines kept. difflib's takes the longest run of kept lines first, so that two
     lines kept together somewhere (`) raise`) can cost three kept elsewhere. Past
     MYERS_EDITS lines edited, difflib's, whose cost does not grow so."""
-    pairs = _myers(old, new, MYERS_EDITS)
+    pairs = myers(old, new, MYERS_EDITS)
     if pairs is None:
         return list(difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes())
     opcodes: list[Opcode] = []
@@ -122,42 +123,6 @@ def _line_opcodes(old: list[int], new: list[int]) -> list[Opcode]:
 
 
 MYERS_EDITS = 200  # lines inserted or deleted: a rewrite past it is aligned by difflib
-
-
-def _myers(a: Sequence[int], b: Sequence[int], limit: int) -> list[tuple[int, int]] | None:
-    """The pairs (i, j) of a[i] == b[j] kept by a shortest edit script from a to b, in
-    order; None when it takes more than `limit` insertions and deletions."""
-    n, m = len(a), len(b)
-    frontier = {1: 0}
-    trace: list[dict[int, int]] = []
-    for d in range(min(n + m, limit) + 1):
-        trace.append(dict(frontier))
-        for k in range(-d, d + 1, 2):
-            down = k == -d or (k != d and frontier[k - 1] < frontier[k + 1])
-            x = frontier[k + 1] if down else frontier[k - 1] + 1
-            y = x - k
-            while x < n and y < m and a[x] == b[y]:
-                x, y = x + 1, y + 1
-            frontier[k] = x
-            if x >= n and y >= m:
-                return _path(trace, n, m)
-    return None
-
-
-def _path(trace: list[dict[int, int]], x: int, y: int) -> list[tuple[int, int]]:
-    """The kept pairs of the edit script `_myers` found, read back from its end."""
-    pairs: list[tuple[int, int]] = []
-    for d in range(len(trace) - 1, -1, -1):
-        frontier, k = trace[d], x - y
-        down = k == -d or (k != d and frontier[k - 1] < frontier[k + 1])
-        before = k + 1 if down else k - 1
-        px = frontier[before]
-        py = px - before
-        while x > px and y > py:
-            x, y = x - 1, y - 1
-            pairs.append((x, y))
-        x, y = px, py
-    return pairs[::-1]
 
 
 def _rows(

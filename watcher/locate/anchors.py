@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from watcher.locate.definitions import definition_keys, name_path
+from watcher.locate.definitions import Scope, definition_keys, name_path, scope_of
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
 from watcher.parse.syntax import WORD, Parsed, Tokens, tokens_between
@@ -58,6 +58,9 @@ class Anchor:
     ragged: tuple[bool, bool] = field(default=(False, False), compare=False)
     # Each token of `body`'s line: the alignment is made line by line first (`carry`).
     body_lines: tuple[int, ...] = field(default=(), compare=False)
+    # Where it lies among the definitions of its file, with the file's bytes: what a
+    # version is aligned through when its definition does not carry it (`scopes`).
+    scope: Scope | None = field(default=None, compare=False, repr=False)
 
     @functools.cached_property
     def derived(self) -> dict[object, object]:
@@ -155,6 +158,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         _closes(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
         _ragged(parsed, cited),
         body_lines,
+        scope_of(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
     )
 
 
