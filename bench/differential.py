@@ -186,10 +186,11 @@ def run_watch(
             f"---\nid: n{number}\ntitle: {path}\nsources:\n{sources}---\n\nCites {path}.\n"
         )
     env = {**os.environ, "PYTHONPATH": python_path} if python_path else dict(os.environ)
+    # Run in the site: `-m` puts the working folder first on the import path.
     done = subprocess.run(
         [python, "-m", "watcher", "check", "--no-issues", "--format", "json",
          "--config", str(work / "config.toml")],
-        capture_output=True, text=True, env=env, check=False,
+        capture_output=True, text=True, env=env, check=False, cwd=work,
     )  # fmt: skip
     if done.returncode not in (0, 1):
         raise SystemExit(f"watch check exited {done.returncode}: {done.stderr[-2000:]}")

@@ -10,6 +10,11 @@ fill in missing objects count too), and what the watcher counted: `for-each-ref
 --contains` calls, pack roll-ups and state files written (bookkeeping and issue
 documents apart from the upstream's state).
 
+The cold run's floor is the transfer of the history it cannot do without: a blobless
+`git clone --bare` of the same upstream, through the same upload-pack as the mirror's.
+Cold runs and clones are interleaved (`--cold-runs`, each clone right after a cold run,
+so both see the same machine), and the medians are compared.
+
 The upstream is any git repository (`--upstream PATH`, e.g. a bare mirror of codex),
 checked at `--at REV` (default: 2,000 first-parent commits behind the branch); without
 `--upstream` the bench's own codex-shaped history is generated first. Functions are
@@ -32,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.runner import run
+from watcher.mirror.clone import LOCAL_UPLOAD_PACK
 from watcher.state.store import slug
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +99,13 @@ class Measured:
     cold_counts: dict[str, Any]
     warm_counts: dict[str, Any]
     summary: dict[str, int]
+    # The blobless clone beside the cold runs (medians; NaN: not measured), every cold
+    # run's and clone's wall time, and the cold runs' peak memory (MB, the worst).
+    clone: float = float("nan")
+    clone_cpu: float = float("nan")
+    colds: tuple[float, ...] = ()
+    clones: tuple[float, ...] = ()
+    cold_rss: float = float("nan")
 
 
 # The definition kinds that are functions or methods, in each language the watcher reads.
@@ -150,15 +163,44 @@ def write_site(folder: Path, url: str, commit: str, chosen: list[Function], tags
     return config
 
 
-def measure(folder: Path, config: Path, size: int) -> Measured:
-    """A cold run and then warm runs of `watch check` on one site, each its own process."""
-    cold, cold_counts, report = _probe(folder, config)
+def measure(folder: Path, config: Path, size: int, upstream: Path, runs: int = 1) -> Measured:
+    """Cold runs of `watch check` on one site, each followed by a blobless clone of the
+    upstream (`runs` of each, interleaved), then warm runs; each its own process. Wall
+    and CPU are medians; the counters are the last cold run's."""
+    colds: list[tuple[float, float, float]] = []  # (wall, cpu, peak MB)
+    clones: list[tuple[float, float]] = []
+    for n in range(runs):
+        if n:  # the next cold run starts, as the first, with no mirror and no state
+            for leftover in ("cache", "state"):
+                shutil.rmtree(folder / leftover, ignore_errors=True)
+        wall, cold_counts, report = _probe(folder, config)
+        colds.append((wall, cold_counts.pop("cpu"), cold_counts.pop("rss")))
+        clones.append(blobless_clone(upstream, folder / "blobless.git"))
     packs = len(list((folder / "cache").glob("*.git/objects/pack/pack-*.pack")))
     warm, warm_counts = _first_warm(folder, config)
+    warm_counts.pop("rss")
     return Measured(
-        size, cold, warm, cold_counts.pop("cpu"), warm_counts.pop("cpu"), packs, cold_counts,
+        size, statistics.median(w for w, _, _ in colds), warm,
+        statistics.median(c for _, c, _ in colds), warm_counts.pop("cpu"), packs, cold_counts,
         warm_counts, report.get("summary", {}),
+        clone=statistics.median(w for w, _ in clones),
+        clone_cpu=statistics.median(c for _, c in clones),
+        colds=tuple(w for w, _, _ in colds), clones=tuple(w for w, _ in clones),
+        cold_rss=max(r for _, _, r in colds),
     )  # fmt: skip
+
+
+def blobless_clone(upstream: Path, target: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of `git clone --bare --filter=blob:none` of the upstream over
+    file:// (`--no-local`: objects go through upload-pack, as the mirror's do, with the
+    same upload-pack settings): the transfer a cold run cannot do without."""
+    shutil.rmtree(target, ignore_errors=True)
+    done = run(["git", "clone", "--quiet", "--bare", "--filter=blob:none", "--no-local",
+                "-u", LOCAL_UPLOAD_PACK, upstream.as_uri(), str(target)])  # fmt: skip
+    shutil.rmtree(target, ignore_errors=True)
+    if done.code != 0:
+        raise SystemExit(f"blobless clone of {upstream} failed:\n{done.stderr[-2000:]}")
+    return done.wall, done.cpu
 
 
 WARM_RUNS = 3
@@ -181,7 +223,7 @@ def _first_warm(folder: Path, config: Path) -> tuple[float, dict[str, Any]]:
         walls.append(wall)
         cpus.append(probed.pop("cpu"))
         counts = counts if n else probed
-    return statistics.median(walls), {**counts, "cpu": statistics.median(cpus)}
+    return statistics.median(walls), {**counts, "cpu": statistics.median(cpus), "rss": 0.0}
 
 
 def measure_warm(folder: Path, config: Path, size: int) -> Measured:
@@ -192,6 +234,7 @@ def measure_warm(folder: Path, config: Path, size: int) -> Measured:
     _, _, report = _probe(folder, config)
     runs = [_probe(folder, config) for _ in range(3)]
     warm, warm_counts, _ = min(runs, key=lambda r: r[0])
+    warm_counts.pop("rss")
     packs = len(list((folder / "cache").glob("*.git/objects/pack/pack-*.pack")))
     cold_counts = dict.fromkeys(warm_counts, "-")
     return Measured(
@@ -213,6 +256,7 @@ def _probe(folder: Path, config: Path) -> tuple[float, dict[str, Any], dict[str,
     if done.code not in (0, 1, 2) or not stats.exists():
         raise SystemExit(f"watch check failed ({done.code}):\n{done.stderr[-2000:]}")
     data = json.loads(stats.read_text())
+    data["rss"] = done.rss_mb
     data["round_trips"], data["release_queries"] = _fetches(trace)
     state_dir = folder / "state"
     written = [Path(w) for w in data.pop("writes")]  # cache files (the notes memo) aside
@@ -254,9 +298,17 @@ def render(rows: list[Measured]) -> str:
 
 
 def _splits(rows: list[Measured]) -> list[str]:
-    """Where each cold run's CPU went: watch's own process, its forked workers (their
-    shares as they told them), and git, a local upstream's serving side included."""
+    """Each size's cold runs against the blobless clones beside them, then where each
+    cold run's CPU went: watch's own process, its forked workers (their shares as they
+    told them), and git, a local upstream's serving side included."""
     found = []
+    for m in rows:
+        if m.colds:
+            found.append(
+                f"cold at {m.size:,} citations: {_runs(m.colds)} s, peak {m.cold_rss:.0f} MB; "
+                f"blobless clone beside them: {_runs(m.clones)} s (CPU {m.clone_cpu:.1f} s); "
+                f"cold / clone {m.cold / m.clone:.1f}x (CPU {m.cold_cpu / m.clone_cpu:.1f}x)"
+            )
     for m in rows:
         split = m.cold_counts.get("cpu_split")
         if isinstance(split, dict):  # "-": not measured (`--warm-only`)
@@ -265,6 +317,13 @@ def _splits(rows: list[Measured]) -> list[str]:
                 f"{split['workers']:.1f} s in its workers, {split['git']:.1f} s in git"
             )
     return found
+
+
+def _runs(walls: tuple[float, ...]) -> str:
+    """Wall times of a few runs, as `median (low-high)`."""
+    low, high = min(walls), max(walls)
+    median = statistics.median(walls)
+    return f"{median:.1f}" if len(walls) == 1 else f"{median:.1f} ({low:.1f}-{high:.1f})"
 
 
 def _seconds(value: float, digits: int) -> str:
@@ -279,6 +338,13 @@ def goals(rows: list[Measured]) -> list[tuple[str, str, bool]]:
     out = []
     if 1000 in cold:
         out.append(("cold, 1,000 citations <= 15 s", f"{cold[1000]:.1f} s", cold[1000] <= 15))
+        if by[1000].clone == by[1000].clone:
+            ratio = cold[1000] / by[1000].clone
+            out.append(("cold, 1,000 citations / blobless clone <= 2x", f"{ratio:.1f}x",
+                        ratio <= 2))  # fmt: skip
+        if by[1000].cold_rss == by[1000].cold_rss:
+            rss = by[1000].cold_rss
+            out.append(("peak RSS, cold 1,000 citations <= 300 MB", f"{rss:.0f} MB", rss <= 300))
     if 5000 in cold:
         out.append(("cold, 5,000 citations <= 30 s", f"{cold[5000]:.1f} s", cold[5000] <= 30))
     if 5000 in cold and 500 in cold:
@@ -304,6 +370,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--release-tags", default="rust-v*")
     parser.add_argument("--language", default="rust", help="whose functions are cited")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--cold-runs",
+        type=int,
+        default=3,
+        help="cold runs per size, each beside a blobless clone of the upstream (medians count)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "scale")
     parser.add_argument(
         "--warm-only",
@@ -325,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     for size in sizes:
         folder = out / f"site-{size}"
         config = write_site(folder, upstream.as_uri(), commit, chosen[:size], args.release_tags)
-        rows.append(measure(folder, config, min(size, len(chosen))))
+        rows.append(measure(folder, config, min(size, len(chosen)), upstream, args.cold_runs))
         print(render(rows[-1:]).splitlines()[-1], file=sys.stderr)
     return _report(rows)
 

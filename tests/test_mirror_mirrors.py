@@ -86,6 +86,25 @@ def test_prefetch_is_one_round_trip_per_batch(upstream: Upstream, tmp_path: Path
     mirror.close()
 
 
+def test_files_by_ending_are_listed_once_per_commit_and_kept_apart(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    first = upstream.commit("rust", _files(3))
+    second = upstream.commit("python too", {**_files(3), "tool.py": "x = 1\n"})
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync([first])
+
+    rust, again = mirror.files(second, (".rs",)), mirror.files(second, (".rs",))
+    python = mirror.files(second, (".py",))
+    earlier = mirror.files(first, (".py", ".rs"))
+
+    assert sorted(rust) == ["src/m0.rs", "src/m1.rs", "src/m2.rs"] and again is rust
+    assert list(python) == ["tool.py"]
+    assert sorted(earlier) == sorted(rust)  # the first commit had no Python file
+    assert mirror.listings == 2  # one `ls-tree` per commit, whatever the endings asked
+    mirror.close()
+
+
 def test_git_commands_run_side_by_side_answer_in_order_and_a_failure_is_an_error(
     upstream: Upstream, tmp_path: Path
 ) -> None:

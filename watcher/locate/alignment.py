@@ -6,10 +6,12 @@ them, one rule of found or gone, and the statement a citation closed.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Sequence
 
 from watcher.locate.anchors import Anchor, Found
+from watcher.locate.editscript import myers
 from watcher.parse.syntax import Parsed, tokens_between
 
 # The one rule of found, changed or missing: a citation is found in a version where at
@@ -19,22 +21,28 @@ FOUND_SHARE = 0.5
 
 
 def carry(
-    before: Sequence[str], low: int, high: int, after: Sequence[str]
+    before: Sequence[str],
+    low: int,
+    high: int,
+    after: Sequence[str],
+    lines: tuple[Sequence[int], Sequence[int]] | None = None,
 ) -> tuple[int, int] | None:
     """Where tokens before[low:high] went in `after`, as git carries lines through the
     hunks of a diff: the span [start, end) of `after` the aligned tokens occupy (a
     replaced stretch maps to its replacement; code inserted between two cited tokens is
     inside, at either edge outside, sliding it there as git slides a hunk when it reads
-    as well there), or None when fewer than FOUND_SHARE of them survive.
+    as well there), or None when fewer than FOUND_SHARE of them survive. With `lines`
+    (each token's line, in `before` and in `after`) the two are aligned line by line
+    first, and token by token only within the lines that changed (`_opcodes`); where too
+    few survive that, token by token throughout.
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
     it (`_kept`: a docstring reflowed or extended)."""
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     kept, spans = 0, []
     mapped: dict[int, int] = {}  # a cited token in a stretch both hold: where it is
     moves: dict[int, int] = {}  # cited tokens an insert slid past, to where they go
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in _opcodes(before, after, lines):
         a, b = max(i1, low), min(i2, high)
         if tag == "insert":
             if low < i1 < high:
@@ -51,8 +59,96 @@ def carry(
     spans += [(j, j + 1) for j in mapped.values()]
     start, end = min((s for s, _ in spans), default=0), max((e for _, e in spans), default=0)
     if end <= start or kept < FOUND_SHARE * (high - low):
-        return None
+        # Lines kept by a shortest edit script may tie (a `try:` both versions hold, and
+        # a second one added): the one taken can leave a cited line unaligned that the
+        # tokens alone align. Gone only where neither alignment keeps enough of it.
+        return None if lines is None else carry(before, low, high, after)
     return start, end
+
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def _opcodes(
+    before: Sequence[str], after: Sequence[str], lines: tuple[Sequence[int], Sequence[int]] | None
+) -> list[Opcode]:
+    """The alignment of `before` with `after`, as difflib's opcodes over their tokens.
+
+    With each token's line, it is made as git makes a diff: the lines are aligned first
+    (a line is its tokens, so comments and whitespace never count), then the tokens of
+    each block of changed lines with each other. A line diff has few ties to break, and
+    those it breaks keep lines whole: a statement moved below a call whose arguments it
+    shares as many tokens with stays apart from the call, in every later version (the
+    token alignment alone could pair the arguments one version and the statement the
+    next, so that an edit of the statement changed what was aligned). It is also cheaper:
+    the token alignment runs only over the changed lines."""
+    if lines is None:
+        return list(difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes())
+    ids: dict[tuple[str, ...], int] = {}
+    old, old_rows = _rows(before, lines[0], ids)
+    new, new_rows = _rows(after, lines[1], ids)
+    found: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in _line_opcodes(old, new):
+        a1, a2, b1, b2 = old_rows[i1], old_rows[i2], new_rows[j1], new_rows[j2]
+        if tag != "replace":
+            _append(found, (tag, a1, a2, b1, b2))
+            continue
+        inner = difflib.SequenceMatcher(None, before[a1:a2], after[b1:b2], autojunk=False)
+        for op, k1, k2, m1, m2 in inner.get_opcodes():
+            _append(found, (op, a1 + k1, a1 + k2, b1 + m1, b1 + m2))
+    return found
+
+
+def _line_opcodes(old: list[int], new: list[int]) -> list[Opcode]:
+    """The lines' alignment as git's diff makes it: a shortest edit script (Myers), the
+    most lines kept. difflib's takes the longest run of kept lines first, so that two
+    lines kept together somewhere (`) raise`) can cost three kept elsewhere. Past
+    MYERS_EDITS lines edited, difflib's, whose cost does not grow so."""
+    pairs = myers(old, new, MYERS_EDITS)
+    if pairs is None:
+        return list(difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes())
+    opcodes: list[Opcode] = []
+    i = j = 0
+    for x, y in [*pairs, (len(old), len(new))]:
+        if x > i or y > j:
+            tag = "replace" if x > i and y > j else "delete" if x > i else "insert"
+            opcodes.append((tag, i, x, j, y))
+        if x < len(old):
+            if opcodes and opcodes[-1][0] == "equal":
+                opcodes[-1] = ("equal", opcodes[-1][1], x + 1, opcodes[-1][3], y + 1)
+            else:
+                opcodes.append(("equal", x, x + 1, y, y + 1))
+        i, j = x + 1, y + 1
+    return opcodes
+
+
+MYERS_EDITS = 200  # lines inserted or deleted: a rewrite past it is aligned by difflib
+
+
+def _rows(
+    tokens: Sequence[str], lines: Sequence[int], ids: dict[tuple[str, ...], int]
+) -> tuple[list[int], list[int]]:
+    """Each line's tokens as one number (the same for the same tokens), and where each
+    line's tokens start (with the end of the last after them)."""
+    keys: list[int] = []
+    starts: list[int] = []
+    for at in range(len(tokens)):
+        if at == 0 or lines[at] != lines[at - 1]:
+            starts.append(at)
+    starts.append(len(tokens))
+    for first, last in itertools.pairwise(starts):
+        keys.append(ids.setdefault(tuple(tokens[first:last]), len(ids)))
+    return keys, starts
+
+
+def _append(opcodes: list[Opcode], opcode: Opcode) -> None:
+    """Adds `opcode`, one stretch with the last when both are kept (`equal`): a line
+    kept next to a changed line's kept tokens is one stretch, as in difflib's own."""
+    if opcodes and opcode[0] == "equal" == opcodes[-1][0]:
+        _, i1, _, j1, _ = opcodes[-1]
+        opcodes[-1] = ("equal", i1, opcode[2], j1, opcode[4])
+    elif opcode[1] < opcode[2] or opcode[3] < opcode[4]:
+        opcodes.append(opcode)
 
 
 def _inserted(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from watcher.locate.definitions import definition_keys, name_path
+from watcher.locate.definitions import Scope, definition_keys, name_path, scope_of
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
 from watcher.parse.syntax import WORD, Parsed, Tokens, tokens_between
@@ -56,6 +56,11 @@ class Anchor:
     # Whether its first (last) token is punctuation of a construct reaching past its
     # lines: such an edge is its own, never trimmed at HEAD (`alignment.trimmed`).
     ragged: tuple[bool, bool] = field(default=(False, False), compare=False)
+    # Each token of `body`'s line: the alignment is made line by line first (`carry`).
+    body_lines: tuple[int, ...] = field(default=(), compare=False)
+    # Where it lies among the definitions of its file, with the file's bytes: what a
+    # version is aligned through when its definition does not carry it (`scopes`).
+    scope: Scope | None = field(default=None, compare=False, repr=False)
 
     @functools.cached_property
     def derived(self) -> dict[object, object]:
@@ -123,17 +128,18 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
     node = enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
     key, share, offset = None, 0.0, 0
     body: tuple[str, ...] = ()
+    body_lines: tuple[int, ...] = ()
     if node is not None:
         first = with_attributes(node)  # a wrapping `export const x = 1;` ends it too
         around = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
                                 starting=True)  # fmt: skip
         parsed.stats.tokens_scanned += len(around.texts)
         key = (node.type, name_path(node, parsed.language))
-        body = tuple(around.texts)
+        body, body_lines = tuple(around.texts), tuple(around.start_lines)
         share = len(texts) / max(1, len(body))
         offset = bisect.bisect_left(around.start_bytes, cited.start_bytes[0])
         if body[offset : offset + len(texts)] != texts:  # cited lines reach past it
-            body, offset = (), 0
+            body, body_lines, offset = (), (), 0
     return Anchor(
         path,
         start,
@@ -151,6 +157,8 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         definition_keys(parsed),
         _closes(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
         _ragged(parsed, cited),
+        body_lines,
+        scope_of(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from watcher.parse.languages import LANGUAGES, grammar
@@ -140,17 +141,26 @@ def definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
 
 
 def _definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
-    from tree_sitter import QueryCursor
+    return frozenset(key for _, key in definition_nodes(parsed))
 
-    assert parsed.tree is not None
-    query = _kinds_query(parsed.language)
-    nodes = QueryCursor(query).captures(parsed.tree.root_node).get("d", [])
-    kinds = LANGUAGES[parsed.language].definitions
-    return frozenset(
-        (node.type, name_path(node, parsed.language))
-        for node in nodes
-        if is_definition(node, kinds)
-    )
+
+def definition_nodes(parsed: Parsed) -> list[tuple[Node, tuple[str, tuple[str, ...]]]]:
+    """Every definition in a parse with its (kind, name path), in the query's order:
+    one query over all the language's kinds, found once per parse."""
+    key = ("definition nodes",)
+    if key not in parsed.derived:
+        from tree_sitter import QueryCursor
+
+        assert parsed.tree is not None
+        query = _kinds_query(parsed.language)
+        nodes = QueryCursor(query).captures(parsed.tree.root_node).get("d", [])
+        kinds = LANGUAGES[parsed.language].definitions
+        parsed.derived[key] = [
+            (node, (node.type, name_path(node, parsed.language)))
+            for node in nodes
+            if is_definition(node, kinds)
+        ]
+    return cast("list[tuple[Node, tuple[str, tuple[str, ...]]]]", parsed.derived[key])
 
 
 # Definition kinds whose name comes right after a keyword, with nothing but whitespace
@@ -233,3 +243,52 @@ def name_path(node: Node, language: str) -> tuple[str, ...]:
             names.extend(reversed(definition_names(current)))
         current = current.parent
     return tuple(reversed(names))
+
+
+Key = tuple[str, tuple[str, ...]]
+
+# Neighbours looked for on each side, nearest first: one renamed or deleted, the next
+# one out bounds the scope.
+NEIGHBOURS = 3
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a citation lies among the definitions of its baseline file: the bytes after
+    each neighbour above it (nearest first) and before each one below it, with the key
+    that finds that neighbour in a version (None: the file's edge)."""
+
+    source: bytes = field(repr=False)
+    language: str
+    cited: int  # the byte where the first cited token starts
+    above: tuple[tuple[Key | None, int], ...]
+    below: tuple[tuple[Key | None, int], ...]
+
+
+def scope_of(parsed: Parsed, first: int, last: int) -> Scope | None:
+    """The scope of the citation whose tokens start at bytes `first`..`last`: its
+    neighbours are the definitions, one of a kind and name in the file, that end above it
+    or start below it (a definition holding a cited token is none). No token is read."""
+    if parsed.tree is None:
+        return None
+    counts: dict[Key, int] = {}
+    above: list[tuple[int, Key]] = []
+    below: list[tuple[int, Key]] = []
+    for node, key in definition_nodes(parsed):
+        counts[key] = counts.get(key, 0) + 1
+        start = with_attributes(node).start_byte
+        if node.end_byte <= first:
+            above.append((node.end_byte, key))
+        elif start > last:
+            below.append((start, key))
+    above = sorted((b, k) for b, k in above if counts[k] == 1)[::-1][:NEIGHBOURS]
+    below = sorted((b, k) for b, k in below if counts[k] == 1)[:NEIGHBOURS]
+    edges: tuple[list[tuple[Key | None, int]], list[tuple[Key | None, int]]] = (
+        [(k, b) for b, k in above],
+        [(k, b) for b, k in below],
+    )
+    if len(above) < NEIGHBOURS:
+        edges[0].append((None, 0))
+    if len(below) < NEIGHBOURS:
+        edges[1].append((None, len(parsed.source)))
+    return Scope(parsed.source, parsed.language, first, tuple(edges[0]), tuple(edges[1]))

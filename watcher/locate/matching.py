@@ -21,6 +21,7 @@ from watcher.locate.definitions import (
     named,
     of_kind,
 )
+from watcher.locate.scopes import through_scope
 from watcher.locate.verbatim import found_at, in_windows, verbatim
 from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
@@ -78,7 +79,10 @@ def _elsewhere(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if anchor.context and parsed.tree is None:
         return _by_lines(anchor, path, parsed)
     if anchor.body and definition_node(parsed, anchor.definition, anchor.start_line or 0):
-        return _carried(anchor, path, parsed)  # its definition is there: it decides
+        # Its definition is there: it carries the citation, else the scope around it does.
+        return _carried(anchor, path, parsed) or through_scope(anchor, path, parsed)
+    if not anchor.body and (found := through_scope(anchor, path, parsed)) is not None:
+        return found  # no one definition held it: the scope around it carries it
     return _in_file(anchor, path, parsed) or _renamed_definition(anchor, path, parsed)
 
 
@@ -261,7 +265,8 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
         start_line, end_line = _margins(anchor, first.start_point[0] + 1, last)
         same = texts == anchor.tokens
         return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
-    span = carry(anchor.body, anchor.offset, anchor.offset + len(anchor.tokens), texts)
+    cited = anchor.offset, anchor.offset + len(anchor.tokens)
+    span = carry(anchor.body, *cited, texts, (anchor.body_lines, body.start_lines))
     if span is None:
         return None
     low, high = trimmed(parsed, body, *span, keep=anchor.ragged)

@@ -94,6 +94,7 @@ class Mirror:
         self._info: dict[str, CommitInfo] = {}
         self._resolved: dict[str, str | None] = {}
         self._trees: dict[str, dict[str, str]] = {}
+        self._kinds: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}  # `files`
         self.release_memo = Releases(self)
         self._paths: Paths | None = None
         self._inherited: list[object] = []  # a forked worker's copy of the parent's readers
@@ -468,9 +469,14 @@ class Mirror:
 
     def files(self, commit: str, suffixes: Sequence[str]) -> dict[str, str]:
         """Every file at `commit` with one of the suffixes: path -> blob id (one `ls-tree`
-        per commit, however many items ask: a commit's tree never changes)."""
-        ends = tuple(suffixes)
-        return {p: b for p, b in self._listing(commit).items() if p.endswith(ends)}
+        per commit, however many items ask: a commit's tree never changes). Filtered once
+        per (commit, suffixes): each missing citation asks again, and codex's tree holds
+        some 10,000 files."""
+        key = (commit, tuple(suffixes))
+        if key not in self._kinds:
+            ends = key[1]
+            self._kinds[key] = {p: b for p, b in self._listing(commit).items() if p.endswith(ends)}
+        return self._kinds[key]
 
     def _listing(self, commit: str) -> dict[str, str]:
         """Every file of a commit's tree, listed once per mirror."""

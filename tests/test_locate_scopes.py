@@ -1,0 +1,280 @@
+"""An item is what was cited (issue 35): cited statements that leave the definition that
+held them for a new one, or that no one definition held, are carried through the stretch
+of the file around them, the way git carries lines through a whole file's diff. Built
+here in the shape of the real code where each wrong answer was seen."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from tests.conftest import Project
+from tests.support import check_results as _results
+from watcher.gitbuild import Upstream
+from watcher.locate import anchors, matching
+from watcher.parse import syntax
+
+GO = "pkg/github/search_utils.go"
+SEARCH = """\
+package github
+
+func hasFilter(query, filterType string) bool {
+\treturn strings.Contains(query, filterType+":")
+}
+
+func hasRepoFilter(query string) bool {
+\treturn hasFilter(query, "repo")
+}
+
+func searchHandler(
+\tctx context.Context,
+\targs map[string]any,
+\tsearchType string,
+) (*mcp.CallToolResult, error) {
+\tquery, err := RequiredParam[string](args, "query")
+\tif err != nil {
+\t\treturn utils.NewToolResultError(err.Error()), nil
+\t}
+\tsort, err := OptionalParam[string](args, "sort")
+\tif err != nil {
+\t\treturn utils.NewToolResultError(err.Error()), nil
+\t}
+\torder, err := OptionalParam[string](args, "order")
+\tif err != nil {
+\t\treturn utils.NewToolResultError(err.Error()), nil
+\t}
+\topts := &github.SearchOptions{Sort: sort, Order: order}
+\tresult, resp, err := client.Search.Issues(ctx, query, opts)
+\tif err != nil {
+\t\treturn ghErrors.NewGitHubAPIErrorResponse(ctx, "failed", resp, err), nil
+\t}
+\treturn MarshalledTextResult(result), nil
+}
+"""
+
+SPLIT = """\
+package github
+
+func hasFilter(query, filterType string) bool {
+\treturn strings.Contains(query, filterType+":")
+}
+
+func hasRepoFilter(query string) bool {
+\treturn hasFilter(query, "repo")
+}
+
+func prepareSearchArgs(args map[string]any, searchType string) (string, *github.SearchOptions, error) {
+\tquery, err := RequiredParam[string](args, "query")
+\tif err != nil {
+\t\treturn "", nil, err
+\t}
+\tsort, err := OptionalParam[string](args, "sort")
+\tif err != nil {
+\t\treturn "", nil, err
+\t}
+\torder, err := OptionalParam[string](args, "order")
+\tif err != nil {
+\t\treturn "", nil, err
+\t}
+\treturn query, &github.SearchOptions{Sort: sort, Order: order}, nil
+}
+
+func searchHandler(
+\tctx context.Context,
+\targs map[string]any,
+\tsearchType string,
+) (*mcp.CallToolResult, error) {
+\tquery, opts, err := prepareSearchArgs(args, searchType)
+\tif err != nil {
+\t\treturn utils.NewToolResultError(fmt.Sprintf("invalid search: %v", err)), nil
+\t}
+\tresult, resp, err := client.Search.Issues(ctx, query, opts)
+\tif err != nil {
+\t\treturn ghErrors.NewGitHubAPIErrorResponse(ctx, "failed", resp, err), nil
+\t}
+\treturn MarshalledTextResult(result), nil
+}
+"""
+
+
+def test_statements_moved_into_a_new_function_are_carried_there(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35: github-mcp-server's `order, err := OptionalParam(...)` and its `if`,
+    cited in `searchHandler`, stayed where they were when a commit made the function's
+    header and first lines a new `prepareSearchArgs` (its returns now `return "", nil,
+    err`), and `searchHandler`, rewritten, follows it. They were `missing`, as
+    `searchHandler` no longer holds them: they are `changed` in `prepareSearchArgs`."""
+    base = upstream.commit("search", {GO: SEARCH})
+    project.note("n", f"{base} {GO}:24-27")
+    split = upstream.commit("split search args (#1050)", {GO: SPLIT})
+    upstream.commit(
+        "match repos exactly (#1051)",
+        {GO: SPLIT.replace('hasFilter(query, "repo")', 'hasFilter(query, "repo:")')},
+    )
+
+    result = _results(project, capsys)[f"n:{GO}:24-27"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (20, 23)
+    assert [h["commit"] for h in result["history"]] == [split]
+    assert result["introduced_by"]["commit"] == split
+
+
+def test_statements_deleted_from_a_function_that_stays_are_missing(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The opposite: the `order` statements deleted, the function staying as it was
+    otherwise and a new function written next to it. Neither `searchHandler` nor the
+    stretch around it carries them: `missing` since the deletion."""
+    base = upstream.commit("search", {GO: SEARCH})
+    project.note("n", f"{base} {GO}:24-27")
+    order = '\torder, err := OptionalParam[string](args, "order")\n'
+    order += "\tif err != nil {\n\t\treturn utils.NewToolResultError(err.Error()), nil\n\t}\n"
+    edited = SEARCH.replace(order, "").replace("Order: order", 'Order: "desc"')
+    edited = edited.replace(
+        "func searchHandler(",
+        'func searchOrder(args map[string]any) string {\n\treturn "desc"\n}\n\nfunc searchHandler(',
+    )
+    drop = upstream.commit("always sort descending (#7)", {GO: edited})
+
+    result = _results(project, capsys)[f"n:{GO}:24-27"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["current"] is None
+    assert result["introduced_by"]["commit"] == drop
+
+
+PY = "src/agents/mcp/server.py"
+APPROVAL = """\
+from typing import TYPE_CHECKING, Literal, TypeVar, Union
+
+
+class RequireApprovalToolList(TypedDict, total=False):
+    tool_names: list[str]
+
+
+class RequireApprovalObject(TypedDict, total=False):
+    always: RequireApprovalToolList
+    never: RequireApprovalToolList
+
+
+RequireApprovalPolicy = Literal["always", "never"]
+RequireApprovalMapping = dict[str, RequireApprovalPolicy]
+if TYPE_CHECKING:
+    RequireApprovalSetting = (
+        RequireApprovalPolicy | RequireApprovalObject | RequireApprovalMapping | bool | None
+    )
+else:
+    RequireApprovalSetting = Union[  # noqa: UP007
+        RequireApprovalPolicy, RequireApprovalObject, RequireApprovalMapping, bool, None
+    ]
+
+
+T = TypeVar("T")
+
+
+class MCPServer:
+    def __init__(self, require_approval: RequireApprovalSetting = None) -> None:
+        self.require_approval = require_approval
+"""
+
+CALLABLE = """\
+if TYPE_CHECKING:
+    LocalApprovalCallable = Callable[
+        [RunContextWrapper[Any], "AgentBase", MCPTool],
+        MaybeAwaitable[bool],
+    ]
+else:
+    LocalApprovalCallable = Callable[..., Any]
+
+if TYPE_CHECKING:
+    RequireApprovalSetting = (
+        RequireApprovalPolicy
+        | RequireApprovalObject
+        | RequireApprovalMapping
+        | LocalApprovalCallable
+        | bool
+        | None
+    )
+else:
+    RequireApprovalSetting = Union[  # noqa: UP007
+        RequireApprovalPolicy,
+        RequireApprovalObject,
+        RequireApprovalMapping,
+        LocalApprovalCallable,
+        bool,
+        None,
+    ]
+"""
+
+
+def test_a_citation_no_one_definition_holds_is_carried_through_the_file(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35: openai-agents-python's lines 54-70 of `mcp/server.py` hold a class, two
+    aliases and an `if TYPE_CHECKING` union: no one definition. A commit inserted a
+    `LocalMCPApprovalCallable` block among them and added it to the union, the class and
+    aliases untouched: it was `missing` (only a region as long as it and 0.8 alike was
+    looked for). It is `changed`, spanning the insertion, since that commit."""
+    base = upstream.commit("approval", {PY: APPROVAL})
+    project.note("n", f"{base} {PY}:8-22")
+    old = APPROVAL[APPROVAL.index("if TYPE_CHECKING:") : APPROVAL.index("\n\nT = ")]
+    change = upstream.commit(
+        "callable approval policies (#2818)", {PY: APPROVAL.replace(old, CALLABLE.rstrip())}
+    )
+    upstream.commit(
+        "document the server (#2819)",
+        {
+            PY: upstream.read(PY).replace(
+                "class MCPServer:\n", 'class MCPServer:\n    """A server."""\n'
+            )
+        },
+    )
+
+    result = _results(project, capsys)[f"n:{PY}:8-22"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (8, 40)
+    assert [h["commit"] for h in result["history"]] == [change]
+    assert result["introduced_by"]["commit"] == change
+
+
+def function(name: str, value: int) -> str:
+    return f"func {name}(input int) int {{\n\tscaled := input * {value}\n\treturn scaled + {value}\n}}\n"
+
+
+def go_file(count: int, middle: str) -> str:
+    """`count` small functions, `middle` halfway down them."""
+    half = [function(f"helper{i}", i) for i in range(count // 2)]
+    rest = [function(f"other{i}", i) for i in range(count // 2)]
+    return "package github\n\n" + "\n".join([*half, middle, *rest])
+
+
+def parsed(text: str) -> syntax.Parsed:
+    raw = text.encode()
+    return syntax.parse(hashlib.sha1(raw).hexdigest(), "go", lambda: raw)
+
+
+def test_the_stretch_aligned_is_the_one_between_the_nearest_unchanged_neighbours() -> None:
+    """What the scope costs is the stretch between the definitions nearest the citation
+    that the version still has, not the file: the same tokens scanned in a file of 10
+    functions and one of 2,000, at every version a walk judges."""
+    costs = {}
+    for count in (10, 2000):
+        base = parsed(go_file(count, SEARCH.split("\n\n", 3)[3]))
+        start = (
+            base.text().splitlines().index('\torder, err := OptionalParam[string](args, "order")')
+        )
+        anchor = anchors.anchor(base, GO, start + 1, start + 4)
+        head = parsed(go_file(count, SPLIT.split("\n\n", 3)[3]))
+        head.stats.reset()
+        state, path, first, last = matching.place(anchor, [(GO, head)])
+        assert (state, path) == ("changed", GO)
+        lines = head.text().splitlines()
+        assert lines[first - 1] == '\torder, err := OptionalParam[string](args, "order")'
+        assert lines[last - 1] == "\t}"
+        assert "func prepareSearchArgs" in "\n".join(lines[first - 12 : first])
+        costs[count] = head.stats.tokens_scanned
+    assert costs[2000] == costs[10]

@@ -1,0 +1,141 @@
+"""Carry a citation through a wider scope than its definition: the stretch of the file
+between the definitions nearest it on either side that both versions still have (or the
+file's edge), the way git carries lines through the hunks of a whole file's diff.
+
+Its definition's alignment (`matching._carried`) decides while it carries the cited
+tokens; this is asked only when it does not (fewer than FOUND_SHARE of them survive in
+it: its header became a new function's), or when no one definition holds them (a class
+and the aliases after it). The one rule is the same (`alignment.carry`), and the item is
+then wherever the aligned tokens went, whichever definition holds them now.
+
+What is aligned is bounded: the stretch between unchanged neighbours, without the tokens
+both versions begin and end it with, and at most SCOPE_MOST tokens a side. The baseline's
+tokens of it are read once per anchor (its bytes parsed again, on first need).
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import TYPE_CHECKING, cast
+
+from watcher.locate.alignment import carry, completed
+from watcher.locate.anchors import Anchor, Found, trimmed
+from watcher.locate.definitions import Key, Scope, named
+from watcher.locate.editscript import myers
+from watcher.parse.nodes import with_attributes
+from watcher.parse.syntax import Parsed, Tokens, tokens_between
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+# Tokens a side past which the scope is not aligned (difflib is quadratic at worst): the
+# item is then judged as before, in its definition alone.
+SCOPE_MOST = 8000
+SCOPE_BYTES = 16 * SCOPE_MOST  # the same, told from the bytes before they are read
+
+
+def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """The citation carried through its scope into `parsed` (`carry`, the one rule):
+    found where the aligned tokens are, completed to the statement it closed; None when
+    fewer than FOUND_SHARE of the cited tokens survive, or no scope bounds it."""
+    scope = anchor.scope
+    if scope is None or parsed.tree is None or not anchor.tokens:
+        return None
+    top = _bound(parsed, scope.above, end=True)
+    bottom = _bound(parsed, scope.below, end=False)
+    if top is None or bottom is None or top[1] >= bottom[1]:
+        return None
+    baseline = _baseline(anchor, scope, top[0], bottom[0])
+    if baseline is None or len(baseline.texts) > SCOPE_MOST:
+        return None
+    before, n = baseline.texts, len(anchor.tokens)
+    at = bisect.bisect_left(baseline.start_bytes, scope.cited)
+    if tuple(before[at : at + n]) != anchor.tokens:
+        return None
+    version = tokens_between(parsed, top[1], bottom[1], starting=True)
+    after = version.texts
+    parsed.stats.tokens_scanned += len(after)
+    if len(after) > SCOPE_MOST:
+        return None
+    region = _hunk(baseline, version, at, at + n)
+    if region is None:
+        return None
+    low, high, start, end = region
+    span = carry(before[low:high], at - low, at - low + n, after[start:end])
+    if span is None:
+        return None
+    first, last = trimmed(parsed, version, start + span[0], start + span[1], keep=anchor.ragged)
+    start_line, end_line = version.start_lines[first], version.end_lines[last - 1]
+    found = Found(path, start_line, end_line, False, parsed.lines(start_line, end_line),
+                  tuple(after[first:last]))  # fmt: skip
+    return completed(anchor, parsed, found)
+
+
+def _bound(
+    parsed: Parsed, edges: tuple[tuple[Key | None, int], ...], end: bool
+) -> tuple[int, int] | None:
+    """The nearest neighbour the version has, one of its kind and name: its byte in the
+    baseline and in the version (after its end, or where it starts); the file's edge
+    when none is left and the baseline's was the edge."""
+    for key, byte in edges:
+        if key is None:
+            return byte, len(parsed.source) if not end else 0
+        nodes: list[Node] = named(parsed, *key)
+        if len(nodes) == 1:
+            node = nodes[0]
+            return byte, node.end_byte if end else with_attributes(node).start_byte
+    return None
+
+
+def _hunk(before: Tokens, after: Tokens, low: int, high: int) -> tuple[int, int, int, int] | None:
+    """The stretch of `before` around its tokens [low, high) and the stretch of `after`
+    it became, as git's diff of their lines has it: bounded by the nearest lines, above
+    and below the cited ones, that the longest common sequence of lines keeps (`myers`;
+    a line is its tokens, so whitespace and comments aside). The tokens are aligned
+    within it, never with a look-alike outside. None when the lines differ too much for
+    the diff to be worth its cost."""
+    a, b = _lines(before), _lines(after)
+    pairs = myers([key for key, _, _ in a], [key for key, _, _ in b], MOST_EDITS)
+    if pairs is None:
+        return None
+    region = [0, len(before.texts), 0, len(after.texts)]
+    for i, j in pairs:
+        if a[i][2] <= low:
+            region[0], region[2] = a[i][2], b[j][2]
+        elif a[i][1] >= high:
+            region[1], region[3] = a[i][1], b[j][1]
+            break
+    return region[0], region[1], region[2], region[3]
+
+
+def _lines(tokens: Tokens) -> list[tuple[tuple[str, ...], int, int]]:
+    """The lines of tokens: the texts of the tokens starting on each, and where they are."""
+    lines: list[tuple[tuple[str, ...], int, int]] = []
+    first = 0
+    for index in range(1, len(tokens.texts) + 1):
+        if index == len(tokens.texts) or tokens.start_lines[index] != tokens.start_lines[first]:
+            lines.append((tuple(tokens.texts[first:index]), first, index))
+            first = index
+    return lines
+
+
+# Lines that differ past which the diff is not run (Myers's cost is the lines times them).
+MOST_EDITS = 400
+
+
+def _baseline(anchor: Anchor, scope: Scope, low: int, high: int) -> Tokens | None:
+    """The tokens of the baseline's bytes [low, high), read once per anchor and bounds (a
+    walk asks at every version): its bytes parsed again, the tree not kept. None past
+    SCOPE_BYTES."""
+    if high - low > SCOPE_BYTES:
+        return None
+    key = ("scope tokens", low, high)
+    if key not in anchor.derived:
+        from tree_sitter import Parser
+
+        from watcher.parse.languages import grammar
+
+        tree = Parser(grammar(scope.language)).parse(scope.source)
+        again = Parsed("", scope.language, tree, scope.source)
+        anchor.derived[key] = tokens_between(again, low, high, starting=True)
+    return cast("Tokens", anchor.derived[key])
