@@ -191,3 +191,35 @@ def test_of_two_definitions_the_one_like_the_cited_is_judged_and_walked(
     )  # fmt: skip
     assert result["introduced_by"]["commit"] == edit
     assert [h["commit"] for h in result["history"]] == [edit]
+
+
+def test_a_history_stays_in_its_file_while_a_copy_is_edited_apart(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """typescript-sdk's `streamableHttp.ts`, copied into `webStandardStreamableHttp.ts`
+    and the two edited apart: the cited transport's history took in a commit that edited
+    only the copy, whenever the copy's version was the more like the cited one. While the
+    file keeps the cited tokens its history is its own, as `git log -L`'s is."""
+
+    def edited(text: str, *fields: int) -> str:
+        before, tool = text.split("export const ToolSchema")
+        for n in fields:
+            tool = tool.replace(
+                f"{FIELDS[n]}{n}: z.string().optional()", f"{FIELDS[n]}{n}: z.string()", 1
+            )
+        return before + "export const ToolSchema" + tool
+
+    base = upstream.commit("types", {TYPES: module(NAMES)})
+    copied = module(NAMES, schema("Extra") + aliases(2))
+    upstream.commit("web types (#1)", {TYPES: module(NAMES, aliases(1)), SPEC: edited(copied, 7)})
+    assert _status(upstream, upstream.head())[0].startswith("C0")
+    ours = upstream.commit("required fields (#2)", {TYPES: edited(upstream.read(TYPES), 1, 2)})
+    upstream.commit("web: required (#3)", {SPEC: edited(upstream.read(SPEC), 3, 4, 5)})
+    project.note("tools", f"{base} {CITED}")
+
+    result = check_results(project, capsys)[f"tools:{CITED}"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert result["current"]["path"] == TYPES
+    assert [h["commit"] for h in result["history"]] == [ours]
+    assert result["introduced_by"]["commit"] == ours

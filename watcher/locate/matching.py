@@ -56,12 +56,22 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
 
 
 def _best(anchor: Anchor, files: Sequence[tuple[str, Parsed]], how: Locator) -> Found | None:
-    """`how` in every file (the file and its copies): of several answers, the most like
-    the cited tokens (a copy that kept a definition whole, not one that made it an alias),
-    the first file on a tie; before anything merely like it in the first file."""
+    """`how` in every file (the file and its copies): the file's own answer (the cited
+    file or its rename, first) while it keeps the cited tokens (FOUND_SHARE survive), unless
+    a copy holds them token-identical and it does not; else the most like the cited
+    tokens (a copy that kept a definition whole, not one that made it an alias), the
+    first on a tie. So a history stays in one file, as `git log -L` does, and does not
+    jump to a copy and back as the two are edited apart (typescript-sdk's
+    `streamableHttp.ts` and its copy `webStandardStreamableHttp.ts`). Before anything
+    merely like it in the first file."""
     found = [f for path, parsed in files if (f := how(anchor, path, parsed)) is not None]
     if len(found) < 2:
         return found[0] if found else None
+    if same := [f for f in found if f.identical]:
+        return same[0]
+    own = found[0]
+    if own.path == files[0][0] and carry(anchor.tokens, 0, len(anchor.tokens), own.tokens):
+        return own
     return max(found, key=lambda f: likeness(anchor.tokens, f.tokens))
 
 
