@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -268,27 +270,40 @@ class Scope:
 def scope_of(parsed: Parsed, first: int, last: int) -> Scope | None:
     """The scope of the citation whose tokens start at bytes `first`..`last`: its
     neighbours are the definitions, one of a kind and name in the file, that end above it
-    or start below it (a definition holding a cited token is none). No token is read."""
+    or start below it (a definition holding a cited token is none). No token is read, and
+    the file's definitions are listed once per parse (`_bounds`), not once per citation."""
     if parsed.tree is None:
         return None
-    counts: dict[Key, int] = {}
-    above: list[tuple[int, Key]] = []
-    below: list[tuple[int, Key]] = []
-    for node, key in definition_nodes(parsed):
-        counts[key] = counts.get(key, 0) + 1
-        start = with_attributes(node).start_byte
-        if node.end_byte <= first:
-            above.append((node.end_byte, key))
-        elif start > last:
-            below.append((start, key))
-    above = sorted((b, k) for b, k in above if counts[k] == 1)[::-1][:NEIGHBOURS]
-    below = sorted((b, k) for b, k in below if counts[k] == 1)[:NEIGHBOURS]
+    ends, starts = _bounds(parsed)
+    at = bisect.bisect_right(ends, (first, _LAST))
+    above = [(k, b) for b, k in reversed(ends[max(0, at - NEIGHBOURS) : at])]
+    at = bisect.bisect_right(starts, (last, _LAST))
+    below = [(k, b) for b, k in starts[at : at + NEIGHBOURS]]
     edges: tuple[list[tuple[Key | None, int]], list[tuple[Key | None, int]]] = (
-        [(k, b) for b, k in above],
-        [(k, b) for b, k in below],
+        list(above),
+        list(below),
     )
     if len(above) < NEIGHBOURS:
         edges[0].append((None, 0))
     if len(below) < NEIGHBOURS:
         edges[1].append((None, len(parsed.source)))
     return Scope(parsed.source, parsed.language, first, tuple(edges[0]), tuple(edges[1]))
+
+
+# Sorts after every key at the same byte: `bisect_right` on (byte, _LAST) passes them all.
+_LAST: Key = ("\U0010ffff", ())
+
+
+def _bounds(parsed: Parsed) -> tuple[list[tuple[int, Key]], list[tuple[int, Key]]]:
+    """The definitions of a parse that are one of a kind and name in it, by the byte
+    where each ends and by the byte where it starts (its attributes included), sorted."""
+    key = ("scope bounds",)
+    if key not in parsed.derived:
+        found = [(node, k) for node, k in definition_nodes(parsed)]
+        counts = Counter(k for _, k in found)
+        unique = [(node, k) for node, k in found if counts[k] == 1]
+        parsed.derived[key] = (
+            sorted((node.end_byte, k) for node, k in unique),
+            sorted((with_attributes(node).start_byte, k) for node, k in unique),
+        )
+    return cast("tuple[list[tuple[int, Key]], list[tuple[int, Key]]]", parsed.derived[key])
