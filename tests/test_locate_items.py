@@ -552,3 +552,36 @@ def test_a_definition_moved_out_of_its_scope_is_followed_by_its_name_and_tokens(
     assert presets["verdict"] == "changed"
     assert (presets["current"]["start_line"], presets["current"]["end_line"]) == (1, 17)
     assert [h["commit"] for h in presets["history"]] == [retold]
+
+
+GO = "server/streamable_http.go"
+SESSIONS = """\
+package server
+
+func (s *Server) handleDelete(id string) {
+\t// drop the session's state
+\ts.tools.Delete(id)
+\ts.resources.Delete(id)
+}
+"""
+
+
+def test_a_cited_comment_replaced_by_code_is_not_taken_in(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mcp-go's `handleDelete` (6bea1d45): the comment that opened a cited range became
+    an uncited `s.activeSessions.Delete(id)`; the range came back with that line in, since
+    a verbatim match was widened by the citation's comment lines whatever stood there at
+    HEAD. Only lines that are still blank or comments widen it."""
+    base = upstream.commit("sessions", {GO: SESSIONS})
+    project.note("n", f"{base} {GO}:4-6", f"{base} {GO}:3-7")
+    coded = SESSIONS.replace("\t// drop the session's state\n", "\ts.active.Delete(id)\n")
+    upstream.commit("forget active sessions (#886)", {GO: coded})
+    upstream.commit("docs", {"README.md": "sessions\n"})
+
+    results = _results(project, capsys)
+
+    cited = results[f"n:{GO}:4-6"]
+    assert cited["verdict"] == "moved", cited["message"]
+    assert (cited["current"]["start_line"], cited["current"]["end_line"]) == (5, 6)
+    assert results[f"n:{GO}:3-7"]["verdict"] == "changed"  # the function, cited whole

@@ -51,7 +51,8 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     exact = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
-        return completed(anchor, dict(files)[best.path], _with_margins(anchor, best))
+        parsed = dict(files)[best.path]
+        return completed(anchor, parsed, _with_margins(anchor, parsed, best))
     return _best(anchor, files, _carried) or _first(anchor, files, _elsewhere)
 
 
@@ -207,14 +208,15 @@ def place(
             path, parsed = files[0]
             span = definition_span(parsed, anchor.definition, anchor.start_line)
             if span is not None:  # some token of it is gone: changed, no token read
-                return "changed", path, *_margins(anchor, *span)
+                return "changed", path, *_margins(anchor, parsed, *span)
         found = _best(anchor, files, _carried)
         if found is not None:
             return _placed(found)
     exact = [f for path, parsed in files for f in in_windows(anchor, path, parsed)]
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
-        return _placed(completed(anchor, dict(files)[best.path], _with_margins(anchor, best)))
+        parsed = dict(files)[best.path]
+        return _placed(completed(anchor, parsed, _with_margins(anchor, parsed, best)))
     return _placed(_best(anchor, files, _carried) or _first(anchor, files, _elsewhere))
 
 
@@ -272,7 +274,7 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     parsed.stats.tokens_scanned += len(texts)
     if anchor.whole:
         last = max(node.end_point[0], first.end_point[0]) + 1
-        start_line, end_line = _margins(anchor, first.start_point[0] + 1, last)
+        start_line, end_line = _margins(anchor, parsed, first.start_point[0] + 1, last)
         same = texts == anchor.tokens
         return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
     cited = anchor.offset, anchor.offset + len(anchor.tokens)
@@ -286,12 +288,30 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     return completed(anchor, parsed, found)
 
 
-def _margins(anchor: Anchor, start: int, end: int) -> tuple[int, int]:
-    """A definition's lines, widened by the blank or comment lines the citation has
-    around its tokens (a doc comment above it)."""
+def _margins(anchor: Anchor, parsed: Parsed, start: int, end: int) -> tuple[int, int]:
+    """Lines start..end found at HEAD, widened by the blank or comment lines the citation
+    has around its tokens (a doc comment above it), as far as they are blank or comment
+    lines at HEAD too: a line of code that took a cited comment's place is not cited."""
     if anchor.span is None or anchor.start_line is None or anchor.end_line is None:
         return start, end
-    return start - (anchor.span[0] - anchor.start_line), end + (anchor.end_line - anchor.span[1])
+    above, below = anchor.span[0] - anchor.start_line, anchor.end_line - anchor.span[1]
+    while above and _quiet(parsed, start - 1):
+        start, above = start - 1, above - 1
+    while below and _quiet(parsed, end + 1):
+        end, below = end + 1, below - 1
+    return start, end
+
+
+def _quiet(parsed: Parsed, line: int) -> bool:
+    """Whether a line of the file holds no code: blank, or only comments."""
+    if not 1 <= line <= parsed.line_count():
+        return False
+    low, high = parsed.line_bytes(line, line)
+    if low >= len(parsed.source):
+        return False  # past the file's last line
+    if parsed.tree is None:
+        return not parsed.source[low:high].strip()
+    return not tokens_between(parsed, low, high, starting=True, placed=False).texts
 
 
 def _definition_survives(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
@@ -314,14 +334,12 @@ def _shift(anchor: Anchor, found: Found) -> int:
     return (found.start_line or 0) - (anchor.span[0] if anchor.span else 0)
 
 
-def _with_margins(anchor: Anchor, found: Found) -> Found:
+def _with_margins(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
     """An identical match, widened by the blank or comment lines the citation has around
-    its tokens: lines 23-32 whose line 23 is a doc comment are still 23-32 when nothing moved."""
-    if anchor.span is None or anchor.start_line is None or anchor.end_line is None:
-        return found
-    above, below = anchor.span[0] - anchor.start_line, anchor.end_line - anchor.span[1]
-    start, end = found.start_line or 0, found.end_line or 0
-    return replace(found, start_line=start - above, end_line=end + below)
+    its tokens (`_margins`): lines 23-32 whose line 23 is a doc comment are still 23-32
+    when nothing moved."""
+    start, end = _margins(anchor, parsed, found.start_line or 0, found.end_line or 0)
+    return replace(found, start_line=start, end_line=end)
 
 
 def _whole_file(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
