@@ -7,6 +7,7 @@ import itertools
 import random
 
 import pytest
+from tree_sitter import Node
 
 from watcher.locate import anchors, definitions, matching, probes, windows
 from watcher.parse import diffs, syntax
@@ -561,3 +562,26 @@ def test_tokens_written_in_order_are_found_as_a_pattern_would() -> None:
         pattern = re.compile(gap.pattern.join(re.escape(t) for t in wanted))
         found = pattern.search(source, low, high) is not None
         assert probes._written_in(source, wanted, gap, low, high) is found, (wanted, source)
+
+
+def test_many_names_asked_of_one_parse_are_read_off_one_list_of_its_definitions() -> None:
+    """Judging many citations of a big file asked its bytes for each definition's name, a
+    cost that grows with the file; past INDEX_AFTER names the file's definitions are
+    listed once and the answers are the same."""
+    text = "".join(f"fn f{n}() -> u32 {{ {n} }}\n" for n in range(40))
+    text += "impl S {\n    fn f3(&self) {}\n}\nfn f3() -> u32 { 3 }\n"  # same names elsewhere
+    keys = [("function_item", (f"f{n}",)) for n in range(40)] + [
+        ("function_item", ("S", "f3")),
+        ("struct_item", ("S",)),
+    ]
+    by_search = [definitions._named(_parsed(text), *key) for key in keys]
+    parsed = _parsed(text + "\n")  # another blob: a parse of its own
+    asked = [definitions.named(parsed, *key) for key in keys]
+
+    def spans(found: list[list[Node]]) -> list[list[tuple[int, int]]]:
+        return [[(n.start_byte, n.end_byte) for n in nodes] for nodes in found]
+
+    assert spans(asked) == spans(by_search)
+    assert [len(nodes) for nodes in asked[:4]] == [1, 1, 1, 2]
+    assert ("definitions by key",) in parsed.derived
+    assert parsed.derived[("names asked",)] == len(keys)

@@ -66,8 +66,30 @@ def named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
     NAMED_PLACES times (then the whole file)."""
     key = ("definitions named", kind, names)
     if key not in parsed.derived:
-        parsed.derived[key] = _named(parsed, kind, names)
+        parsed.derived[key] = _indexed(parsed, kind, names)
     return cast("list[Node]", parsed.derived[key])
+
+
+# Names looked up in one parse past which every definition of the file is listed once
+# (`definition_nodes`) and each further name is read off that list: judging many
+# citations of a big file would otherwise search its bytes for each name, a cost that
+# grows with the file; a walk's version, asked a name or two, keeps the word search.
+INDEX_AFTER = 8
+
+
+def _indexed(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
+    asked = ("names asked",)
+    parsed.derived[asked] = count = cast("int", parsed.derived.get(asked, 0)) + 1
+    if count <= INDEX_AFTER or kind not in LANGUAGES[parsed.language].definitions:
+        return _named(parsed, kind, names)
+    index = ("definitions by key",)
+    if index not in parsed.derived:
+        by_key: dict[Key, list[Node]] = {}
+        for node, found in definition_nodes(parsed):
+            by_key.setdefault(found, []).append(node)
+        parsed.derived[index] = by_key
+    nodes = cast("dict[Key, list[Node]]", parsed.derived[index]).get((kind, names), [])
+    return sorted(nodes, key=lambda n: (n.start_byte, n.end_byte))
 
 
 def _named(parsed: Parsed, kind: str, names: tuple[str, ...]) -> list[Node]:
