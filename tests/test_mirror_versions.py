@@ -25,6 +25,9 @@ ORDERS = {
                        "@acme/client@1.1.0"],
     "package-v": ["rust-v0.9.0-alpha.3", "rust-v0.9.0", "rust-v0.10.0", "rust-v0.163.0"],
     "semver only": ["1.0.0-canary.2", "1.0.0-canary.10", "1.0.0-canary.x", "1.0.0"],
+    # inspector's fixes of a release, tagged after it: no pre-release of it
+    "hotfix": ["0.8.0", "0.8.1-rc.1", "0.8.1", "0.8.1-hotfix", "0.11.0", "0.11.0-amended",
+               "0.21.2", "0.21.2-hotfix", "0.21.2-hotfix-2", "2.0.0"],
 }  # fmt: skip
 
 

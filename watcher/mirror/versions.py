@@ -20,6 +20,8 @@ log = logging.getLogger("watch")
 # An optional package prefix ending in - @ / or _, an optional v, then the version.
 TAG = re.compile(r"^(?:(?P<package>.+?)[-@/_])?[vV]?(?P<version>\d[\w.+-]*)$")
 
+BARE = re.compile(r"^[vV]?(?P<version>\d[\w.+-]*)$")
+
 # (release, stage, pre-release, post): stage 0 dev only, 1 pre-release, 2 release
 Key = tuple[tuple[int, ...], int, tuple[tuple[int, int | str], ...], int]
 
@@ -27,16 +29,23 @@ Key = tuple[tuple[int, ...], int, tuple[tuple[int, int | str], ...], int]
 @functools.cache  # each tag is read (and a bad one reported) once per process
 def key(tag: str) -> tuple[Key, str] | None:
     """A tag's place in release order (its version, then its package), or None."""
+    whole = BARE.match(tag)  # `0.21.2-hotfix-2` is a version, not package `0.21.2-hotfix`
+    if whole is not None and (version := _version(whole["version"])) is not None:
+        return version, ""
     match = TAG.match(tag)
     if match is None:
         log.debug("release tag %s: no version in it; skipped", tag)
         return None
-    version = _pep440(match["version"]) or _semver(match["version"])
+    version = _version(match["version"])
     if version is None:
         log.debug("release tag %s: %s is neither PEP 440 nor semver; skipped",
                   tag, match["version"])  # fmt: skip
         return None
     return version, match["package"] or ""
+
+
+def _version(text: str) -> Key | None:
+    return _pep440(text) or _semver(text)
 
 
 def ordered(tags: Iterable[str]) -> list[str]:
@@ -69,9 +78,16 @@ def _semver(text: str) -> Key | None:
     except ValueError:
         return None
     parts = str(version.prerelease or "").split(".") if version.prerelease else []
-    pre = tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
     release = (version.major, version.minor, version.patch)
+    if parts and (post := POST.match(parts[0])):  # `0.8.1-hotfix` comes after `0.8.1`
+        return _padded(release), 2, (), 1 + int(post["n"] or 0)
+    pre = tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
     return _padded(release), 1 if pre else 2, pre, 0
+
+
+# A suffix that projects put after a release, not before it (semver reads any suffix as a
+# pre-release): inspector's `0.8.1-hotfix`, `0.11.0-amended`, `0.21.2-hotfix-2`.
+POST = re.compile(r"^(?:hotfix|amended|patch|fix|post|security)(?:[-_]?(?P<n>\d+))?$", re.I)
 
 
 def _padded(release: tuple[int, ...]) -> tuple[int, ...]:
