@@ -33,7 +33,8 @@ class Releases:
         self.known = {}
 
     def tags_key(self, pattern: str) -> str:
-        """Changes whenever a tag matching `pattern` is added, moved or deleted."""
+        """Changes whenever a tag matching `pattern` is added, moved or deleted, or the
+        release order changes (`versions.ORDER_VERSION`)."""
         self.mirror.require()
         out = run(
             self.mirror.path,
@@ -41,7 +42,9 @@ class Releases:
             "--format=%(objectname) %(refname)",
             f"refs/tags/{pattern}",
         )
-        return short(out, 16)
+        from watcher.mirror.versions import ORDER_VERSION
+
+        return short(f"{ORDER_VERSION}\n{out}", 16)
 
     def remember(self, pattern: str, known: dict[str, str | None]) -> None:
         """Take `first` answers for the current tag set from an earlier run."""

@@ -20,6 +20,9 @@ log = logging.getLogger("watch")
 # An optional package prefix ending in - @ / or _, an optional v, then the version.
 TAG = re.compile(r"^(?:(?P<package>.+?)[-@/_])?[vV]?(?P<version>\d[\w.+-]*)$")
 
+# Part of the key of the first releases a run remembers: bump it whenever the order changes.
+ORDER_VERSION = 2  # 2: a hotfix after its release
+
 BARE = re.compile(r"^[vV]?(?P<version>\d[\w.+-]*)$")
 
 # (release, stage, pre-release, post): stage 0 dev only, 1 pre-release, 2 release
