@@ -27,8 +27,18 @@ PACKAGE = """\
         (lambda t: t.replace('  "name"', '  "private": true,\n  "name"'), "moved", (4, 4)),
         (lambda t: t.replace('  "version": "1.2.3",\n', ""), "missing", None),
         (lambda t: t.replace('  "type": "module",\n', ""), "fresh", (3, 3)),
+        # inspector's package.json: the lines around the version rewritten with it, and
+        # more of them; the version line is still its own line
+        (
+            lambda t: t.replace(
+                '"1.2.3",\n  "type": "module",',
+                '"1.3.0",\n  "keywords": [\n    "mcp",\n    "client"\n  ],\n  "type": "commonjs",',
+            ),
+            "changed",
+            (3, 3),
+        ),
     ],
-    ids=["edited", "shifted", "deleted", "neighbour deleted"],
+    ids=["edited", "shifted", "deleted", "neighbour deleted", "rewritten around it"],
 )
 def test_a_json_line(
     edit: Any, verdict: str, lines: tuple[int, int] | None,
@@ -48,3 +58,23 @@ def test_a_json_line(
         assert '+  "version": "1.3.0",' in result["diff"]
     if verdict in ("changed", "missing"):
         assert result["introduced_by"]["commit"] == change
+
+
+README = "# Client\n\nIntro.\n\n## Paging\n\nThe client sends `cursor` back.\nIt stops at the end.\n\nMore.\n"
+
+
+def test_two_markdown_lines_replaced_by_two_map_line_for_line(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, class 4: a two-line Markdown block replaced by two lines mapped its line
+    8 to 7-8; an edited line is changed at its own line."""
+    base = upstream.commit("readme", {"README.md": README})
+    project.note("n", f"{base} README.md:8")
+    edited = README.replace("The client sends `cursor` back.\nIt stops at the end.",
+                            "The client drops `cursor`.\nIt reads one page only.")  # fmt: skip
+    upstream.commit("one page (#5)", {"README.md": edited})
+
+    result = check_results(project, capsys)["n:README.md:8"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (8, 8)

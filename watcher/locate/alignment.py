@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.editscript import myers
@@ -88,7 +88,7 @@ def _opcodes(
     old, old_rows = _rows(before, lines[0], ids)
     new, new_rows = _rows(after, lines[1], ids)
     found: list[Opcode] = []
-    for tag, i1, i2, j1, j2 in _line_opcodes(old, new):
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
         a1, a2, b1, b2 = old_rows[i1], old_rows[i2], new_rows[j1], new_rows[j2]
         if tag != "replace":
             _append(found, (tag, a1, a2, b1, b2))
@@ -99,7 +99,7 @@ def _opcodes(
     return found
 
 
-def _line_opcodes(old: list[int], new: list[int]) -> list[Opcode]:
+def line_opcodes(old: Sequence[Hashable], new: Sequence[Hashable]) -> list[Opcode]:
     """The lines' alignment as git's diff makes it: a shortest edit script (Myers), the
     most lines kept. difflib's takes the longest run of kept lines first, so that two
     lines kept together somewhere (`) raise`) can cost three kept elsewhere. Past

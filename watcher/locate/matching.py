@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from watcher.locate.alignment import FOUND_SHARE, carry, completed
+from watcher.locate.alignment import FOUND_SHARE, carry, completed, line_opcodes
 from watcher.locate.anchors import Anchor, Found, enclosing, trimmed
 from watcher.locate.definitions import (
     definition_node,
@@ -162,26 +162,24 @@ def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     start, end = (anchor.start_line or 1) - 1, anchor.end_line or 0
     before, after = anchor.context, parsed.line_texts()
     # Lines the versions share at their start and end are matched as they are, and only
-    # what lies between is diffed: difflib's index of a big file's every line cost
-    # several times the file (and its time grows with the square of the lines).
+    # what lies between is diffed, as git diffs (`line_opcodes`): difflib's longest-block
+    # first paired inspector's cited `with:` with another step's; an edited line maps to
+    # its part of what replaced it (package.json's "version" to its own line).
     head = _common(before, after, 0, 1)
     tail = _common(before, after, head, -1)
-    matcher = difflib.SequenceMatcher(
-        None, before[head : len(before) - tail], after[head : len(after) - tail], autojunk=False
-    )
+    middle = line_opcodes(before[head : len(before) - tail], after[head : len(after) - tail])
     opcodes = [("equal", 0, head, 0, head)] if head else []
-    opcodes += [
-        (tag, i1 + head, i2 + head, j1 + head, j2 + head)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-    ]
+    opcodes += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle]
     if tail:
         opcodes.append(("equal", len(before) - tail, len(before), len(after) - tail, len(after)))
     mapped: list[int] = []
     for tag, i1, i2, j1, j2 in opcodes:
         if (i1 < end and start < i2) or (i1 == i2 and start < i1 < end):  # inside the cited lines
+            lo, hi = max(i1, start), min(i2, end)
             if tag == "equal":
-                lo, hi = max(i1, start), min(i2, end)
                 mapped += [j1 + lo - i1, j1 + hi - i1 - 1]
+            elif j2 > j1 and i2 > i1:  # the part of the replacement for the cited part
+                mapped += _replaced(before[i1:i2], after[j1:j2], lo - i1, hi - i1, j1)
             elif j2 > j1:
                 mapped += [j1, j2 - 1]
     if not mapped:
@@ -189,6 +187,28 @@ def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     first, last = min(mapped) + 1, max(mapped) + 1
     tokens = parsed.token_texts(*parsed.token_range(first, last))  # as the anchor's
     return Found(path, first, last, tokens == anchor.tokens, parsed.lines(first, last), tokens)
+
+
+def _replaced(old: Sequence[str], new: Sequence[str], lo: int, hi: int, at: int) -> list[int]:
+    """Where lines old[lo:hi] went among the lines `new` that replaced `old` (numbered from
+    `at`): the lines their words went to, in an alignment of the words of the two (an
+    edited `"version": "0.16.7",` to the new `"version":` line, not to all fourteen that
+    replaced two); as many lines as they are, in proportion, where no word is left."""
+    words = [(w, n) for n, line in enumerate(old) for w in line.split()]
+    placed = [(w, n) for n, line in enumerate(new) for w in line.split()]
+    matcher = difflib.SequenceMatcher(
+        None, [w for w, _ in words], [w for w, _ in placed], autojunk=False
+    )
+    lines = [
+        placed[b + k][1]
+        for a, b, size in matcher.get_matching_blocks()
+        for k in range(size)
+        if lo <= words[a + k][1] < hi
+    ]
+    if lines:
+        return [at + min(lines), at + max(lines)]
+    size, width = len(old), len(new)
+    return [at + lo * width // size, at - (-hi * width // size) - 1]
 
 
 def _common(a: Sequence[str], b: Sequence[str], skip: int, step: int) -> int:
