@@ -23,7 +23,8 @@ JUDGE_VERSION = 14  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # 8: a definition renamed and resized is found; 9: a definition moved to another scope
 # is found by its name and tokens; 10: a citation carried by lines, then tokens; 11: carried
 # through the stretch around it when its definition does not hold it; 12: a file's own
-# definition before a copy's; 13: a cited comment's line widens the span only if still one
+# definition before a copy's; 13: a cited comment's line widens the span only if still one;
+# 14: a text file's lines by git's diff
 
 
 @dataclass(frozen=True)
