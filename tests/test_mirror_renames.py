@@ -677,3 +677,34 @@ def test_one_namesake_added_by_a_removal_of_several_is_listed_not_chosen(
     assert [(c["path"], c["chosen"]) for c in result["candidates"]] == [
         ("test-servers/src/server.ts", False)
     ]
+
+
+def test_a_method_renamed_then_moved_by_a_split_is_followed_there(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fastmcp's `LocalProvider.list_tools`: renamed `_list_tools`, then its module split
+    in two, git pairing the file with the half without it. The split's new module was
+    searched for `list_tools` by the name it was cited under: `missing`. A definition of
+    its kind and class, as like it as a rename must be, is it, renamed."""
+    others = "".join(
+        f"    def other{n}(self, x):\n        y = compute_{n}(x, {n})\n"
+        f"        return transform_{n}(y) + {n}\n\n"
+        for n in range(12)
+    )  # fmt: skip
+    tools = ("    def list_tools(self):\n        return [v for v in self.items.values()"
+             " if isinstance(v, Tool) and self.enabled(v)]\n\n")  # fmt: skip
+    base = upstream.commit("provider", {"p.py": f"class P:\n{tools}{others}"})
+    project.note("n", f"{base} p.py:2-3")
+    renamed = upstream.commit("private (#1)", {"p.py": f"class P:\n{tools}{others}".replace(
+        "def list_tools", "def _list_tools")})  # fmt: skip
+    split = upstream.commit("split (#2)", {
+        "p.py": None, "pkg/q.py": f"class Q:\n{others}",
+        "pkg/p.py": f"class P:\n{tools.replace('def list_tools', 'def _list_tools')}",
+    })  # fmt: skip
+
+    result = check_results(project, capsys)["n:p.py:2-3"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["path"], result["current"]["start_line"]) == ("pkg/p.py", 2)
+    assert [c["commit"] for c in result["history"]] == [renamed]
+    assert split not in [c["commit"] for c in result["history"]]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from watcher.errors import TooLarge
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.definitions import definition_keys, may_define
-from watcher.locate.matching import find
+from watcher.locate.matching import IDENTITY, find, renamed_definition
 from watcher.locate.targets import best_target, literals, several, targets
 from watcher.models import Candidate, span
 from watcher.parse import languages, syntax
@@ -123,6 +123,8 @@ def citation(
     namesakes: list[Candidate] = []
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
         matches = _definitions(mirror, anchor, files, parse)
+        if not matches and found_in != ELSEWHERE:
+            matches = _renamed(mirror, anchor, files, parse)
         if matches:
             best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
             if _alike(candidates) or (
@@ -240,6 +242,25 @@ def _definitions(
         if parsed is not None and (found := find(anchor, [(path, parsed)])) is not None:
             matches.append(found)
     return matches
+
+
+def _renamed(
+    mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str]], parse: Parse
+) -> list[Found]:
+    """The anchor in a definition of its kind renamed before the commit that added
+    `files` moved it there (`renamed_definition`: in the same container, as like it as
+    a rename in its own file must be): fastmcp's `list_tools`, renamed `_list_tools`,
+    then moved to a module a split added. Files that hold none of its rarest tokens are
+    not parsed."""
+    probes = [p.encode() for p in anchor.probes[:IDENTITY] if "\ufffd" not in p]
+    found = []
+    for path, blob in files:
+        source = _candidate(mirror, blob)
+        if source is None or not any(probe in source for probe in probes):
+            continue
+        if (match := renamed_definition(anchor, path, parse(path, blob))) is not None:
+            found.append(match)
+    return found
 
 
 def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:

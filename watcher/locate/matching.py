@@ -122,10 +122,10 @@ def _elsewhere(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         return _carried(anchor, path, parsed) or through_scope(anchor, path, parsed)
     if not anchor.body and (found := through_scope(anchor, path, parsed)) is not None:
         return found  # no one definition held it: the scope around it carries it
-    return _in_file(anchor, path, parsed) or _renamed_definition(anchor, path, parsed)
+    return _in_file(anchor, path, parsed) or renamed_definition(anchor, path, parsed)
 
 
-def _renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     """The citation carried into its definition renamed: of the definitions of its kind
     in the same container that the baseline file did not have, holding one of its rarest
     tokens, the one most like it whole (at least SIMILAR_IN_FILE). `_in_file` compares
