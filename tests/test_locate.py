@@ -604,3 +604,43 @@ def test_a_definition_cited_whole_in_a_big_file_is_found_verbatim_as_by_name() -
     assert found == by_name
     assert found is not None and found.identical
     assert (found.start_line, found.end_line) == (start + 1, start + 5)
+
+
+def test_a_renamed_definition_that_rewrote_its_rarest_tokens_is_found_from_its_bytes() -> None:
+    # A rename that also rewrites the docstring and the message (the function's three
+    # rarest tokens) and drops a branch: no candidate holds one of them, yet the new
+    # definition is 0.8 alike whole. Its bytes could hold enough of the old tokens, so it
+    # is tokenized; the module's other function, whose bytes could not, is not.
+    body = "".join(
+        f"    if kind == {n}:\n        total = scale(total, {n}) + offset\n" for n in range(6)
+    )
+    cited = (
+        "def settle_totals(kind, total, offset):\n"
+        '    """Settle the ledger totals of a kind before the audit."""\n'
+        f"{body}"
+        "    if total < 0:\n"
+        '        raise ValueError("cannot settle a negative ledger")\n'
+        "    return total\n"
+    )
+    other = "def unrelated(x):\n    return [y for y in x if y]\n"
+    renamed = (
+        cited.replace("settle_totals", "reconcile")
+        .replace("Settle the ledger totals of a kind before the audit.", "Reconcile totals.")
+        .replace("cannot settle a negative ledger", "negative total")
+        .replace("    if kind == 5:\n        total = scale(total, 5) + offset\n", "")
+    )
+    baseline = _parsed(other + "\n\n" + cited, "python")
+    anchor = anchors.anchor(baseline, "ledger.py", 5, 4 + cited.count("\n"))
+    assert anchor.whole
+    rarest = anchor.probes[: matching.IDENTITY]
+    version = _parsed(other + "\n\n" + renamed, "python")
+    assert not any(p.encode() in version.source for p in rarest)
+    version.stats.reset()
+
+    state, _, start, end = matching.place(anchor, [("ledger.py", version)])
+
+    assert (state, start, end) == ("changed", 5, 4 + renamed.count("\n"))
+    # The new definition's tokens, read to compare it and then to place it: never
+    # the other function's.
+    new = len(syntax.node_tokens(version.tree.root_node.children[1], version.source))
+    assert version.stats.tokens_scanned == 2 * new

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from watcher.errors import TooLarge
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.definitions import definition_keys, may_define
-from watcher.locate.matching import IDENTITY, find, renamed_definition
+from watcher.locate.matching import SIMILAR_IN_FILE, find, may_be_alike, renamed_definition
 from watcher.locate.targets import best_target, literals, several, targets
 from watcher.models import Candidate, span
 from watcher.parse import languages, syntax
@@ -250,13 +250,12 @@ def _renamed(
     """The anchor in a definition of its kind renamed before the commit that added
     `files` moved it there (`renamed_definition`: in the same container, as like it as
     a rename in its own file must be): fastmcp's `list_tools`, renamed `_list_tools`,
-    then moved to a module a split added. Files that hold none of its rarest tokens are
-    not parsed."""
-    probes = [p.encode() for p in anchor.probes[:IDENTITY] if "\ufffd" not in p]
+    then moved to a module a split added. Files whose bytes could not hold a definition
+    that alike (`may_be_alike`) are not parsed."""
     found = []
     for path, blob in files:
         source = _candidate(mirror, blob)
-        if source is None or not any(probe in source for probe in probes):
+        if source is None or not may_be_alike(anchor, source, 0, len(source), SIMILAR_IN_FILE):
             continue
         if (match := renamed_definition(anchor, path, parse(path, blob))) is not None:
             found.append(match)

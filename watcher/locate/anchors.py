@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -81,6 +82,14 @@ class Anchor:
         if any("\ufffd" in t for t in self.tokens):
             return None
         return tuple(t.encode() for t in self.tokens)
+
+    @functools.cached_property
+    def body_counts(self) -> tuple[tuple[bytes | None, int], ...]:
+        """Each distinct token of `body`, as bytes (None: decoded with replacements), and
+        how many times it occurs there, most frequent first: what a version's bytes are
+        searched for to bound how alike a region's tokens can be (`matching.may_be_alike`)."""
+        counts = Counter(self.body).most_common()
+        return tuple((None if "\ufffd" in t else t.encode(), c) for t, c in counts)
 
 
 @dataclass(frozen=True)

@@ -127,33 +127,60 @@ def _elsewhere(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
 
 def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     """The citation carried into its definition renamed: of the definitions of its kind
-    in the same container that the baseline file did not have, holding one of its rarest
-    tokens, the one most like it whole (at least SIMILAR_IN_FILE). `_in_file` compares
-    regions as long as the citation, which misses a definition renamed and made shorter
-    or longer."""
+    in the same container that the baseline file did not have, the one most like it whole
+    (at least SIMILAR_IN_FILE). `_in_file` compares regions as long as the citation,
+    which misses a definition renamed and made shorter or longer. Only a definition whose
+    bytes could make it that alike (`may_be_alike`) is tokenized: not one of the rarest
+    tokens, which a rename may rewrite with the docstring and the messages that held
+    them (python-sdk's `_try_create_model_and_schema`)."""
     if anchor.definition is None or not anchor.body or parsed.tree is None:
         return None
     kind, names = anchor.definition
     bag, n = Counter(anchor.body), len(anchor.body)
-    identity = [p.encode() for p in anchor.probes[:IDENTITY] if "\ufffd" not in p]
     best: tuple[float, Node] | None = None
     for key, node in of_kind(parsed, kind):
         if key[:-1] != names[:-1] or (kind, key) in anchor.known:
             continue
         head = with_attributes(node)
         low, high = head.start_byte, max(node.end_byte, head.end_byte)
-        if all(parsed.source.find(probe, low, high) < 0 for probe in identity):
-            continue  # like `_in_file`'s regions, it holds one of the rarest tokens
+        least = SIMILAR_IN_FILE if best is None else max(SIMILAR_IN_FILE, best[0])
+        if not may_be_alike(anchor, parsed.source, low, high, least):
+            continue
         texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
                                starting=True, placed=False).texts  # fmt: skip
         parsed.stats.tokens_scanned += len(texts)
-        least = SIMILAR_IN_FILE if best is None else max(SIMILAR_IN_FILE, best[0])
         if 2 * sum((bag & Counter(texts)).values()) / (n + len(texts)) < least:
             continue  # difflib's quick_ratio: it cannot be alike enough
         ratio = likeness(anchor.body, texts)
         if ratio >= least and (best is None or ratio > best[0]):
             best = (ratio, node)
     return None if best is None else _carried_in(anchor, path, parsed, best[1])
+
+
+def may_be_alike(anchor: Anchor, source: bytes, low: int, high: int, least: float) -> bool:
+    """Whether the tokens starting in bytes [low, high) of `source` could be `least` alike
+    to the anchor's definition (difflib's ratio), told from the bytes. Tokens are disjoint
+    and a token is its text's bytes, so the tokens both hold (S) are at most, for each
+    token of the definition, the times its bytes occur there, up to the times it holds
+    it (U). The region has at least S tokens, so the ratio 2S/(n+m) is at most 2U/(n+U):
+    it needs U >= n*least/(2-least). A token decoded with replacements counts as held."""
+    n = len(anchor.body)
+    need, left = n * least / (2 - least), n
+    held = 0
+    for text, count in anchor.body_counts:
+        if held + left < need:
+            return False
+        left -= count
+        if text is None:
+            held += count
+            continue
+        end, at, found = high + len(text) - 1, low, 0  # a token starting before `high`
+        while found < count and (at := source.find(text, at, end)) >= 0:
+            found, at = found + 1, at + len(text)
+        held += found
+        if held >= need:
+            return True
+    return held >= need
 
 
 def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
