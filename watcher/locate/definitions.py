@@ -287,6 +287,7 @@ class Scope:
     cited: int  # the byte where the first cited token starts
     above: tuple[tuple[Key | None, int], ...]
     below: tuple[tuple[Key | None, int], ...]
+    blob: str = ""  # the baseline's blob: its parse is the process's, if it still holds it
 
 
 def scope_of(parsed: Parsed, first: int, last: int) -> Scope | None:
@@ -309,7 +310,8 @@ def scope_of(parsed: Parsed, first: int, last: int) -> Scope | None:
         edges[0].append((None, 0))
     if len(below) < NEIGHBOURS:
         edges[1].append((None, len(parsed.source)))
-    return Scope(parsed.source, parsed.language, first, tuple(edges[0]), tuple(edges[1]))
+    return Scope(parsed.source, parsed.language, first, tuple(edges[0]), tuple(edges[1]),
+                 parsed.blob)  # fmt: skip
 
 
 # Sorts after every key at the same byte: `bisect_right` on (byte, _LAST) passes them all.

@@ -23,7 +23,7 @@ from watcher.locate.anchors import Anchor, Found, trimmed
 from watcher.locate.definitions import Key, Scope, named
 from watcher.locate.editscript import myers
 from watcher.parse.nodes import with_attributes
-from watcher.parse.syntax import Parsed, Tokens, tokens_between
+from watcher.parse.syntax import Parsed, Tokens, parse, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -125,17 +125,21 @@ MOST_EDITS = 400
 
 def _baseline(anchor: Anchor, scope: Scope, low: int, high: int) -> Tokens | None:
     """The tokens of the baseline's bytes [low, high), read once per anchor and bounds (a
-    walk asks at every version): its bytes parsed again, the tree not kept. None past
+    walk asks at every version): from the process's parse of the baseline blob, which
+    parses it again only if it no longer holds it (the anchor keeps no tree). None past
     SCOPE_BYTES."""
     if high - low > SCOPE_BYTES:
         return None
     key = ("scope tokens", low, high)
     if key not in anchor.derived:
-        from tree_sitter import Parser
+        if scope.blob:
+            again = parse(scope.blob, scope.language, lambda: scope.source)
+        else:  # a parse made outside the cache (no blob to key it by)
+            from tree_sitter import Parser
 
-        from watcher.parse.languages import grammar
+            from watcher.parse.languages import grammar
 
-        tree = Parser(grammar(scope.language)).parse(scope.source)
-        again = Parsed("", scope.language, tree, scope.source)
+            tree = Parser(grammar(scope.language)).parse(scope.source)
+            again = Parsed("", scope.language, tree, scope.source)
         anchor.derived[key] = tokens_between(again, low, high, starting=True)
     return cast("Tokens", anchor.derived[key])
