@@ -8,11 +8,13 @@ re-read the note against HEAD, and everything it tracks is re-based there (see
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from watcher.config import Config, Upstream, load
 from watcher.errors import NoteError, WatchError
@@ -21,6 +23,9 @@ from watcher.inputs.notememo import site_notes
 from watcher.inputs.rules import load_rules
 from watcher.models import ErrorCode, Location, Note, Quote, Result, Rule, Verdict
 from watcher.pipeline import CheckOptions, run_check
+
+if TYPE_CHECKING:
+    from watcher.mirror.mirrors import Mirror
 
 
 @dataclass
@@ -230,7 +235,6 @@ def _quote_at_new_baseline(
     commits `--accept` re-bases them to; None when it occurs in none of them."""
     from watcher.inputs import quotes
     from watcher.judge.classify import parse_at
-    from watcher.mirror.mirrors import Mirror
     from watcher.parse import languages
 
     family = languages.family(quote.language)
@@ -243,25 +247,32 @@ def _quote_at_new_baseline(
         if result.verdict is Verdict.ERROR or languages.family(lang) != family:
             continue
         now = result.current
-        upstream = config.upstream_for(result.repo) or Upstream(repo=result.repo)
-        mirror = Mirror(upstream, config.cache)
-        try:
-            blob = mirror.blob_id(now.commit, now.path)
-            if blob is None:
+        with _at_head(config, result) as held:
+            if held is None:
                 continue
-            mirror.prefetch([blob])
-            parsed = parse_at(mirror, now.path, blob)
+            parsed = parse_at(held[0], now.path, held[1])
             match = quotes.find(pattern, parsed) if pattern.segments else None
             if match is not None:
                 start, end = quotes.lines(parsed, match)
                 return now.model_copy(update={"start_line": start, "end_line": end})
-        finally:
-            mirror.close()
     return None
 
 
 def _quote_now(config: Config, result: Result, language: str, text: str) -> str | None:
     from watcher.judge import classify
+
+    assert result.current is not None
+    with _at_head(config, result) as held:
+        if held is None:
+            return None
+        mirror, blob = held
+        return classify.quote_now(mirror, text, language, result.current.path, blob)
+
+
+@contextlib.contextmanager
+def _at_head(config: Config, result: Result) -> Iterator[tuple[Mirror, str] | None]:
+    """The mirror of the result's upstream and the blob of the file where HEAD has the
+    item, fetched (None: no such file there); the mirror is closed after."""
     from watcher.mirror.mirrors import Mirror
 
     assert result.current is not None
@@ -269,10 +280,9 @@ def _quote_now(config: Config, result: Result, language: str, text: str) -> str 
     mirror = Mirror(upstream, config.cache)
     try:
         blob = mirror.blob_id(result.current.commit, result.current.path)
-        if blob is None:
-            return None
-        mirror.prefetch([blob])
-        return classify.quote_now(mirror, text, language, result.current.path, blob)
+        if blob is not None:
+            mirror.prefetch([blob])
+        yield None if blob is None else (mirror, blob)
     finally:
         mirror.close()
 
@@ -315,21 +325,15 @@ def _targets_at(config: Config, rule: Rule, result: Result) -> int:
     from watcher.inputs.rules import compile_rule
     from watcher.judge.classify import parse_at
     from watcher.locate.targets import targets
-    from watcher.mirror.mirrors import Mirror
 
     assert result.current is not None
-    now = result.current
-    upstream = config.upstream_for(result.repo) or Upstream(repo=result.repo)
-    mirror = Mirror(upstream, config.cache)
-    try:
-        blob = mirror.blob_id(now.commit, now.path)
-        if blob is None:
+    path = result.current.path
+    with _at_head(config, result) as held:
+        if held is None:
             return 0
-        mirror.prefetch([blob])
         compiled = compile_rule(rule)
-        return len(targets(compiled, now.path, parse_at(mirror, now.path, blob, compiled.language)))
-    finally:
-        mirror.close()
+        parsed = parse_at(held[0], path, held[1], compiled.language)
+        return len(targets(compiled, path, parsed))
 
 
 def cited(loc: Location) -> str:
