@@ -80,14 +80,18 @@ def creation_lock(path: Path, repo: str, wait: float) -> Iterator[None]:
             f"{wait:g} s; wait for it, or delete the lock if none runs"
         ) from None
     except OSError as exc:
-        raise UpstreamError(
-            f"{repo}: cannot write the mirror cache "
-            f"({exc.strerror}); set `cache` in config.toml to a writable folder"
-        ) from None
+        raise _unwritable(repo, exc) from None
     try:
         yield
     finally:
         release()
+
+
+def _unwritable(repo: str, exc: OSError) -> UpstreamError:
+    return UpstreamError(
+        f"{repo}: cannot write the mirror cache "
+        f"({exc.strerror}); set `cache` in config.toml to a writable folder"
+    )
 
 
 def create(path: Path, repo: str, settings: Callable[[], dict[str, str]]) -> None:
@@ -98,10 +102,7 @@ def create(path: Path, repo: str, settings: Callable[[], dict[str, str]]) -> Non
 
         tmp = Path(tempfile.mkdtemp(prefix=path.name + ".", dir=path.parent))
     except OSError as exc:
-        raise UpstreamError(
-            f"{repo}: cannot write the mirror cache "
-            f"({exc.strerror}); set `cache` in config.toml to a writable folder"
-        ) from None
+        raise _unwritable(repo, exc) from None
     try:
         run(None, "init", "--quiet", "--bare", str(tmp))
         for key, value in settings().items():
