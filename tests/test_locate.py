@@ -587,25 +587,6 @@ def test_many_names_asked_of_one_parse_are_read_off_one_list_of_its_definitions(
     assert parsed.derived[("names asked",)] == len(keys)
 
 
-def test_a_definition_cited_whole_in_a_big_file_is_found_verbatim_as_by_name() -> None:
-    """Past BIG_FILE bytes a whole definition is looked for verbatim, not by name (which
-    searches the whole file): the same place and lines, attributes and doc comment in."""
-    body = "".join(f"fn f{n}(x: u64) -> u64 {{\n    x + {n}\n}}\n\n" for n in range(14_000))
-    cited = "/// Doubles.\n#[inline]\nfn twice(x: u64) -> u64 {\n    x * 2\n}\n"
-    base = _parsed(body + cited)
-    start = body.count("\n") + 1
-    anchor = anchors.anchor(base, "src/big.rs", start, start + 4)
-    assert anchor.whole and len(base.source) > matching.BIG_FILE
-    moved = _parsed("// a line above\n" + body + cited + "fn after() {}\n")
-
-    found = matching.find(anchor, [("src/big.rs", moved)])
-    by_name = matching._best(anchor, [("src/big.rs", moved)], matching._carried)
-
-    assert found == by_name
-    assert found is not None and found.identical
-    assert (found.start_line, found.end_line) == (start + 1, start + 5)
-
-
 def test_a_renamed_definition_that_rewrote_its_rarest_tokens_is_found_from_its_bytes() -> None:
     # A rename that also rewrites the docstring and the message (the function's three
     # rarest tokens) and drops a branch: no candidate holds one of them, yet the new

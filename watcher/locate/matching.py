@@ -40,20 +40,12 @@ SIMILAR_IN_FILE = 0.8
 
 
 IDENTITY = 3
-# Bytes past which a definition cited whole is first looked for verbatim (`_intact`), not
-# by its name: a name is searched in the whole file, the verbatim tokens from where the
-# rarest starts. Judging 100 citations of a 1.5 MB file took 2.0-3.4 ms each by name and
-# 1.9-2.2 ms verbatim; of a 0.2 MB file, 1.3-1.5 ms by name and 2.4-2.7 ms verbatim.
-BIG_FILE = 512 * 1024
 
 
 def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     """The anchor in `files` (the cited file, or its renames, first is preferred)."""
     if anchor.start_line is None:
         return _whole_file(anchor, files)
-    big = len(files) == 1 and len(files[0][1].source) > BIG_FILE
-    if anchor.whole and big and (found := _intact(anchor, *files[0])) is not None:
-        return found
     if anchor.whole and (found := _best(anchor, files, _carried)) is not None:
         return found  # a definition cited whole is that definition, wherever it is
     exact = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
@@ -62,26 +54,6 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
         parsed = dict(files)[best.path]
         return completed(anchor, parsed, _with_margins(anchor, parsed, best))
     return _best(anchor, files, _carried) or _first(anchor, files, _elsewhere)
-
-
-def _intact(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
-    """A definition cited whole, found verbatim: the definition its tokens make up, read
-    from where they are, as `_carried` finds it by name (a name search costs the file's
-    bytes, the verbatim one the cited tokens). None when not so found."""
-    if parsed.tree is None or anchor.definition is None:
-        return None
-    exact = verbatim(anchor, path, parsed)
-    if len(exact) != 1 or exact[0].start_line is None or exact[0].end_line is None:
-        return None
-    low, _ = parsed.line_bytes(exact[0].start_line, exact[0].start_line)
-    first = parsed.source.find(anchor.tokens[0].encode(), low)
-    end_low, end_high = parsed.line_bytes(exact[0].end_line, exact[0].end_line)
-    last = parsed.source.rfind(anchor.tokens[-1].encode(), end_low, end_high)
-    node = enclosing(parsed, first, last) if 0 <= first <= last else None
-    if node is None or (node.type, name_path(node, parsed.language)) != anchor.definition:
-        return None
-    found = _carried_in(anchor, path, parsed, node)
-    return found if found is not None and found.identical else None
 
 
 def _best(anchor: Anchor, files: Sequence[tuple[str, Parsed]], how: Locator) -> Found | None:
