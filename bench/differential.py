@@ -270,6 +270,9 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                 why = "edits the cited function" if touched else "does not edit the function"
                 if commit in edited:
                     why = "edits a cited line that does not reach HEAD: git cannot trace it"
+                if state == "missing" and _born_after(commit, git_history, listed, states_at,
+                                                      rank):  # fmt: skip
+                    why = REWRITTEN
                 classes.append(f"watch-only {commit[:10]} ({state}; {why})")
             states = [h["state"] for h in result.get("history", [])]
             history_ok = set(code) == set(watch_history) - {
@@ -295,7 +298,7 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                 "comments/whitespace" in k or any(why in k for why in GIT_WRONG)
                 or "re-indented" in k or "not the cited lines" in k
                 or ("edits the cited function" in k and result["cite_kind"] == "whole")
-                or "edits a cited line" in k
+                or "edits a cited line" in k or REWRITTEN in k
                 or (k.startswith("introduced_by") and union and watch_intro == union[0])
                 for k in classes
             )  # fmt: skip
@@ -309,13 +312,62 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             edited = {h["commit"] for h in result.get("history", []) if h["state"] == "changed"}
             explained = intro_ok or (git_intro in edited and rank.get(watch_intro or "", -1)
                                      > rank.get(git_intro or "", -1))  # fmt: skip
+            why = "git: an edit ends the line"
+            # Blame follows lines forward only: lines a later commit writes back (a revert
+            # relanded) are new lines to it, so it ends them at their first removal.
+            if not explained and _back(result.get("history", []), git_intro, watch_intro, rank):
+                explained, why = True, "git: removed, written back verbatim, removed again"
+            # Watch's FOUND_SHARE counts tokens; blame's median counts lines.
+            if not explained and watch_intro == _removed_by(
+                repo, base, branch, result["baseline"], order, result["cite_name"], True
+            ):
+                explained, why = True, "git counts lines: most cited tokens went here"
             if not intro_ok:
-                why = "git: an edit ends the line" if explained else "differs"
+                why = why if explained else "differs"
                 classes.append(f"missing: introduced_by {str(watch_intro)[:10]} vs git "
                                f"{str(git_intro)[:10]} ({why})")  # fmt: skip
         rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
                         explained or (history_ok and intro_ok)))  # fmt: skip
     return rows
+
+
+REWRITTEN = "gone, then written again: git's trace starts where its lines were written"
+
+
+def _born_after(
+    commit: str,
+    git_history: list[str],
+    listed: dict[str, str],
+    states: dict[str, str],
+    rank: dict[str, int],
+) -> bool:
+    """Whether git's oldest commit on the HEAD range wrote every line of it (each hunk of
+    its patch replaces no line: `@@ -N,0 ...`), after `commit` (where watch has the item
+    missing), and watch has the item back there: git cannot trace lines past the commit
+    that wrote them."""
+    if not git_history or rank.get(commit, -1) >= rank.get(git_history[0], -1):
+        return False
+    born = git_history[0]
+    hunks = re.findall(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,\d+)? @@", listed[born], re.M)
+    return bool(hunks) and all(old == "0" for old in hunks) and states.get(born) not in (
+        None, "missing")  # fmt: skip
+
+
+def _back(
+    history: list[dict[str, Any]],
+    git_intro: str | None,
+    watch_intro: str | None,
+    rank: dict[str, int],
+) -> bool:
+    """Whether watch's history has the item missing at `git_intro`, then back with the
+    baseline's very tokens (`same`), then missing again at `watch_intro`: blame, which
+    follows the cited lines forward, cannot see them written back."""
+    states = {h["commit"]: h["state"] for h in history}
+    if states.get(git_intro or "") != "missing" or states.get(watch_intro or "") != "missing":
+        return False
+    low, high = rank.get(git_intro or "", -1), rank.get(watch_intro or "", -1)
+    return any(low < rank.get(h["commit"], -1) < high and h["state"] == "same"
+               for h in history)  # fmt: skip
 
 
 # Why a commit git lists as a code edit of the range is one git gets wrong (`_git_wrong`).
@@ -623,7 +675,13 @@ def _widened(
 
 
 def _removed_by(
-    repo: Path, base: str, branch: str, baseline: dict[str, Any], order: list[str], name: str
+    repo: Path,
+    base: str,
+    branch: str,
+    baseline: dict[str, Any],
+    order: list[str],
+    name: str,
+    by_tokens: bool = False,
 ) -> str | None:
     """The commit after the last one in which `git blame --reverse` still sees a cited
     line of code (blank and comment lines aside; `-w`: a line re-indented into a new
@@ -633,7 +691,9 @@ def _removed_by(
     `bin/src/index.ts` renamed to `cli/src/cli.ts`) and follow its lines there. A line
     written more than once in the baseline file (`assert_eq!(`, `);`) that git sees last
     inside another function is not counted: git's diff matched it to that function's own
-    line of the same text."""
+    line of the same text. `by_tokens`: each line weighs its tokens, not one (watch's
+    FOUND_SHARE is a share of the cited tokens: a long `let` and its chained calls
+    removed outweigh three short `&& x` lines that stay)."""
     deleted = _deleted_by(repo, base, branch, baseline["path"])
     out = _git(repo, "blame", "-w", "--reverse", "--first-parent", "--porcelain",
                f"-L{baseline['start_line']},{baseline['end_line']}", f"{base}..{branch}", "--",
@@ -646,20 +706,31 @@ def _removed_by(
         if re.match(r"^[0-9a-f]{40} ", line):
             commit, at = line.split()[0], int(line.split()[1])
         elif line.startswith("\t") and commit and re.search(r"\w", _code([line[1:]])):
-            seen.append((rank.get(commit, -1), commit, at, "".join(_code([line[1:]]))))
+            seen.append((rank.get(commit, -1), commit, at, _code([line[1:]]), line[1:]))
     path = baseline["path"]
     counts = Counter(_code_lines(_git(repo, "show", f"{base}:{path}").split("\n")))
-    last = [r for r, commit, at, code in seen
+    kept = [(r, text) for r, commit, at, code, text in seen
             if counts[code] < 2 or _function_at(repo, commit, path, at) == name]  # fmt: skip
-    last = last or [r for r, *_ in seen]  # only such lines: they are all git has to go by
-    if not last:
+    kept = kept or [(r, text) for r, _, _, _, text in seen]  # all git has to go by
+    if not kept:
         return deleted
-    # Gone when most of its lines are: a lone `}` that git's diff keeps elsewhere does not
-    # keep the construct alive.
-    latest = sorted(last)[(len(last) - 1) // 2]
+    # Gone when most of its lines (or tokens) are: a lone `}` that git's diff keeps
+    # elsewhere does not keep the construct alive.
+    weights = sorted((r, len(TOKEN.findall(COMMENT.sub("", t))) if by_tokens else 1)
+                     for r, t in kept)  # fmt: skip
+    total, gone = sum(w for _, w in weights), 0
+    latest = weights[-1][0]
+    for r, w in weights:
+        gone += w
+        if 2 * gone >= total:
+            latest = r
+            break
     if deleted is not None and rank.get(deleted, len(order)) <= latest:
         return deleted
     return order[latest + 1] if latest + 1 < len(order) else None
+
+
+TOKEN = re.compile(r"\w+|[^\w\s]")  # about a token: a word, or one sign
 
 
 def _deleted_by(repo: Path, base: str, branch: str, path: str) -> str | None:
