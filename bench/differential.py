@@ -264,12 +264,16 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                             "line past it")  # fmt: skip
                 classes.append(f"git-only {commit[:10]} ({edit})")
             edited = _edits_cited(repo, result, [c for c in watch_history if c not in git_history])
+            inserted = _inserted_inside(repo, result, [c for c in watch_history
+                                                       if c not in git_history])  # fmt: skip
             for commit in sorted(set(watch_history) - set(git_history), key=rank.get):
                 state = next(h["state"] for h in result["history"] if h["commit"] == commit)
                 touched = _touches(repo, commit, path, name)
                 why = "edits the cited function" if touched else "does not edit the function"
                 if commit in edited:
                     why = "edits a cited line that does not reach HEAD: git cannot trace it"
+                if state == "changed" and commit in inserted:
+                    why = INSERTED
                 if state == "missing" and _born_after(commit, git_history, listed, states_at,
                                                       rank):  # fmt: skip
                     why = REWRITTEN
@@ -288,7 +292,8 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             whole = result["cite_kind"] == "whole"
             confirmed = [c for c in watch_history if c not in git_history and any(
                 c[:10] in k and (("edits the cited function" in k and whole)
-                                 or "edits a cited line" in k) for k in classes)]  # fmt: skip
+                                 or "edits a cited line" in k or INSERTED in k)
+                for k in classes)]  # fmt: skip
             # Watch counts whitespace inside a string (a docstring reflowed) as a change of
             # that token; the diff's lines differ only in whitespace there.
             spaced = [c for c in watch_history if edits.get(c) == "comments/whitespace"]
@@ -298,7 +303,7 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                 "comments/whitespace" in k or any(why in k for why in GIT_WRONG)
                 or "re-indented" in k or "not the cited lines" in k
                 or ("edits the cited function" in k and result["cite_kind"] == "whole")
-                or "edits a cited line" in k or REWRITTEN in k
+                or "edits a cited line" in k or REWRITTEN in k or INSERTED in k
                 or (k.startswith("introduced_by") and union and watch_intro == union[0])
                 for k in classes
             )  # fmt: skip
@@ -476,6 +481,38 @@ def _edits_cited(repo: Path, result: dict[str, Any], commits: list[str]) -> set[
                 cited |= added
                 if commit in commits and not added & outside:
                     found.add(commit)
+    return found
+
+
+INSERTED = "inserts code between two cited lines, where HEAD's span does not reach"
+
+
+def _inserted_inside(repo: Path, result: dict[str, Any], commits: list[str]) -> set[str]:
+    """Of `commits` (watch lists them, git does not), those whose diff of the cited file
+    has a hunk that only adds lines, between a cited line of code (MEANINGFUL characters
+    at least) and the next cited line, inside the cited function: the cited statement
+    edited where the lines git traces back from the HEAD span do not pass (codex's
+    `let session = Session { ... }`, given a field by #3850, whose other fields a later
+    commit moved into a `SessionServices` that the HEAD span holds)."""
+    base, cur = result["baseline"], result["current"]
+    codes = {c for line in result.get("baseline_code", "").splitlines() if (c := _code([line]))}
+    meaningful = {c for c in codes if len(c) >= MEANINGFUL}
+    found = set()
+    for commit in commits:
+        for path in dict.fromkeys([base["path"], cur["path"]]):
+            diff = _git(repo, "diff", "-U0", f"{commit}^", commit, "--", path)
+            added = [int(m) for m in re.findall(r"^@@ -(\d+),0 \+", diff, re.M)]
+            if not added:
+                continue
+            try:
+                old = _git(repo, "show", f"{commit}^:{path}").split("\n")
+            except subprocess.CalledProcessError:
+                continue
+            if any(0 < at < len(old) and _code([old[at - 1]]) in meaningful
+                   and _code([old[at]]) in codes
+                   and _function_at(repo, f"{commit}^", path, at) == result["cite_name"]
+                   for at in added):  # fmt: skip
+                found.add(commit)
     return found
 
 
