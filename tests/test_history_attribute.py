@@ -255,6 +255,9 @@ def test_a_deleted_definition_is_not_found_in_a_lookalike_added_later(
     assert (result["verdict"], result["current"]) == ("missing", None)
     assert result["introduced_by"]["commit"] == gone
     assert [(h["commit"], h["state"]) for h in result["history"]] == [(gone, "missing")]
+    code, out, err = project.run("log", f"n:{LIB}:{lines}", "--offline", capsys=capsys)
+    assert code == 0, err
+    assert gone[:10] in out and "#895" not in out  # `watch log` tells the same history
 
 
 def test_a_definition_renamed_in_place_is_still_found(

@@ -152,7 +152,8 @@ def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change,
         raise WatchError(f"{plan.item.id}: the rule does not hold at its baseline; run "
                          "`watch rules lint`")  # fmt: skip
     mirror.prefetch(plan.blobs)
-    start, steps = versions(mirror, plan, classify.judge(mirror, plan))
+    judged = classify.judge(mirror, plan)
+    start, steps = versions(mirror, plan, judged)
     walked = [(step.commit, step.files) for step in steps]
     walks = walk.changes(mirror, start, walked, [judge])
     try:
@@ -160,6 +161,8 @@ def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change,
             mirror.prefetch(walks.send(None))
     except StopIteration as stop:
         ((_, changes),) = stop.value
+    cut = _written_later(mirror, plan, judged, changes)
+    changes = changes if cut is None else changes[:cut]  # as `check` tells it
     mirror.releases(release_tags, (c for c, _ in changes))
     return history(mirror, changes, release_tags)
 
