@@ -279,3 +279,41 @@ def test_a_definition_renamed_in_place_is_still_found(
 
     assert result["verdict"] == "changed"
     assert result["introduced_by"]["commit"] == renamed
+
+
+OUTPUT = "src/output.rs"
+MODELS = """\
+pub fn wrap_output_model(func: &Func) -> Option<Model> {
+    let schema = derive_schema_from_signature(func)?;
+    let fields = schema.fields().iter().map(Field::from).collect::<Vec<_>>();
+    let model = Model::new("wrapped_output", fields);
+    Some(model)
+}
+
+pub fn plain_model(func: &Func) -> Model {
+    Model::new("plain", Vec::new())
+}
+"""
+
+
+def test_a_definition_renamed_with_its_rarest_tokens_then_deleted_is_blamed_on_the_deletion(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A definition renamed, its rarest tokens rewritten with it (the name, the helper it
+    calls, its one string), is still found (`renamed_definition`); deleted later, it is
+    missing from the deletion, not from the rename: the walk back from HEAD may not take
+    the versions that lack its rarest tokens for versions that lack it."""
+    base = upstream.commit("v1", {OUTPUT: MODELS})
+    project.note("n", f"{base} {OUTPUT}:1-6")
+    renamed = MODELS.replace("wrap_output_model", "create_result_model")
+    renamed = renamed.replace("derive_schema_from_signature", "schema_of")
+    renamed = renamed.replace('"wrapped_output"', '"result"')
+    upstream.commit("rename the output model (#1)", {OUTPUT: renamed})
+    upstream.commit("touch plain (#2)", {OUTPUT: renamed.replace('"plain"', '"bare"')})
+    gone = upstream.commit("drop the output model (#3)", {OUTPUT: renamed.replace(
+        '"plain"', '"bare"').split("pub fn plain_model")[0].split("pub fn create")[0]
+        + "pub fn plain_model" + renamed.split("pub fn plain_model")[1].replace('"plain"', '"bare"')})
+
+    result = check_results(project, capsys)[f"n:{OUTPUT}:1-6"]
+
+    assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", gone)
