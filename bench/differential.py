@@ -460,8 +460,11 @@ Renames = list[tuple[str, list[tuple[str, str]]]]
 def _renames(repo: Path, base: str, branch: str) -> Renames:
     """The renames git's diff (`-M`, against the first parent) shows in each first-parent
     commit after `base`, oldest first."""
-    out = _git(repo, "log", "--first-parent", "--reverse", "-M", "--name-status",
-               "--format=@@%H", f"{base}..{branch}")  # fmt: skip
+    try:
+        out = _git(repo, "log", "--first-parent", "--reverse", "-M", "--name-status",
+                   "--format=@@%H", f"{base}..{branch}")  # fmt: skip
+    except subprocess.CalledProcessError:  # a blob the mirror lacks: no renames told
+        out = _git(repo, "log", "--first-parent", "--reverse", "--format=@@%H", f"{base}..{branch}")
     found: Renames = []
     for line in out.splitlines():
         if line.startswith("@@"):
@@ -545,7 +548,10 @@ def _renamed_from(repo: Path, rev: str, later: str, path: str) -> str | None:
     the one git's diff between them renames to it; None when there is none."""
     if _exists(repo, rev, path):
         return path
-    status = _git(repo, "diff", "-M", "--name-status", rev, later)
+    try:
+        status = _git(repo, "diff", "-M", "--name-status", rev, later)
+    except subprocess.CalledProcessError:  # a blob the mirror lacks
+        return None
     for line in status.splitlines():
         parts = line.split("\t")
         if line.startswith("R") and len(parts) == 3 and parts[2] == path:
@@ -703,8 +709,12 @@ def _stretch(repo: Path, rev: str, path: str, code: list[str]) -> tuple[int, int
 def _broken_renames(repo: Path, commit: str) -> list[tuple[str, str]]:
     """The renames (old, new) onto a path that still exists before the commit: those
     `git diff -B -M` shows and `-M` alone does not."""
-    found = []
-    for line in _git(repo, "diff", "-B", "-M", "--name-status", f"{commit}^", commit).splitlines():
+    found: list[tuple[str, str]] = []
+    try:
+        status = _git(repo, "diff", "-B", "-M", "--name-status", f"{commit}^", commit)
+    except subprocess.CalledProcessError:  # a blob the mirror lacks
+        return found
+    for line in status.splitlines():
         parts = line.split("\t")
         if line.startswith("R") and len(parts) == 3 and _exists(repo, f"{commit}^", parts[2]):
             found.append((parts[1], parts[2]))
