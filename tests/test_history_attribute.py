@@ -309,10 +309,10 @@ def test_a_definition_renamed_with_its_rarest_tokens_then_deleted_is_blamed_on_t
     renamed = renamed.replace("derive_schema_from_signature", "schema_of")
     renamed = renamed.replace('"wrapped_output"', '"result"')
     upstream.commit("rename the output model (#1)", {OUTPUT: renamed})
-    upstream.commit("touch plain (#2)", {OUTPUT: renamed.replace('"plain"', '"bare"')})
-    gone = upstream.commit("drop the output model (#3)", {OUTPUT: renamed.replace(
-        '"plain"', '"bare"').split("pub fn plain_model")[0].split("pub fn create")[0]
-        + "pub fn plain_model" + renamed.split("pub fn plain_model")[1].replace('"plain"', '"bare"')})
+    touched = renamed.replace('"plain"', '"bare"')
+    upstream.commit("touch plain (#2)", {OUTPUT: touched})
+    plain = touched[touched.index("pub fn plain_model") :]
+    gone = upstream.commit("drop the output model (#3)", {OUTPUT: plain})
 
     result = check_results(project, capsys)[f"n:{OUTPUT}:1-6"]
 
