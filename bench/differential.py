@@ -282,8 +282,8 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                     why = "edits a cited line that does not reach HEAD: git cannot trace it"
                 if state == "changed" and commit in inserted:
                     why = INSERTED
-                if state == "missing" and _born_after(commit, git_history, listed, states_at,
-                                                      rank):  # fmt: skip
+                if (state == "missing" and commit not in edited
+                        and _born_after(commit, git_history, listed, states_at, rank)):  # fmt: skip
                     why = REWRITTEN
                 classes.append(f"watch-only {commit[:10]} ({state}; {why})")
             states = [h["state"] for h in result.get("history", [])]

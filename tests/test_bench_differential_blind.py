@@ -143,8 +143,17 @@ def test_a_test_deleted_and_written_again_is_explained(
     project.note("n", f"{base} {COMMON}:11-12")
     cited = TESTS[TESTS.index("    #[test]\n    fn test_schema_for_output_accepts_loose") :]
     cited = cited[: cited.index("    #[test]\n    fn test_schema_for_output_caches")]
-    folded = upstream.commit("consolidate tests (#931)", {COMMON: TESTS.replace(cited, "")})
-    again = TESTS.replace(
+    table = """\
+    #[rstest]
+    #[case::loose(false, true)]
+    #[case::strict(true, false)]
+    fn test_schema_for_output_by_strictness(#[case] strict: bool, #[case] ok: bool) {
+        assert_eq!(schema_for_output(strict).is_ok(), ok);
+    }
+
+"""
+    folded = upstream.commit("consolidate tests (#931)", {COMMON: TESTS.replace(cited, table)})
+    again = TESTS.replace(cited, table + cited).replace(
         "let result = schema_for_output(false);\n        assert!(result.is_ok(),);",
         "let result = schema_for_output(false);\n        assert_eq!(result, Ok(1));",
     )
@@ -158,7 +167,7 @@ def test_a_test_deleted_and_written_again_is_explained(
     assert states == [(folded, "missing"), (written, "changed")]
     row = rows[f"n:{COMMON}:11-12"]
     assert row.explained, row.classes
-    assert any("written again" in c for c in row.classes)
+    assert any("written again" in c for c in row.classes), row.classes
 
 
 CODEX = "core/src/codex.rs"
