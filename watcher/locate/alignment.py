@@ -48,7 +48,7 @@ def carry(
             if low < i1 < high:
                 spans += _inserted(after, moves, i1, j1, j2, low, high)
         elif a < b and tag == "equal":
-            kept += b - a if _substantial(before[i1:i2]) else 0
+            kept += b - a if substantial(before[i1:i2]) else 0
             mapped.update((i, j1 + i - i1) for i in range(a, b))
         elif a < b and tag == "replace":  # the part of the replacement for the cited part
             size, width = i2 - i1, j2 - j1
@@ -187,7 +187,9 @@ def _kept(old: str, new: str) -> bool:
 LONG_TOKEN = 8  # characters: shorter tokens (names, keywords) survive only unchanged
 
 
-def _substantial(stretch: Sequence[str]) -> bool:
+def substantial(stretch: Sequence[str]) -> bool:
+    """Whether tokens two versions hold in a row are more than a coincidence of
+    punctuation: two, one of them a word, or three."""
     words = sum(1 for t in stretch if _WORDY.search(t))
     return len(stretch) >= 3 or (len(stretch) == 2 and words > 0)
 
