@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+from collections import Counter
 from collections.abc import Hashable, Sequence
 
 from watcher.locate.anchors import Anchor, Found
@@ -15,8 +16,9 @@ from watcher.locate.editscript import myers
 from watcher.parse.syntax import Parsed, tokens_between
 
 # The one rule of found, changed or missing: a citation is found in a version where at
-# least this share of its cited tokens survives the alignment of the definition that held
-# them (`carry`). Fewer, and it is missing there: its code was deleted or rewritten.
+# least this share of its cited tokens, each counted for its words (`weight`), survives
+# the alignment of the definition that held them (`carry`). Less, and it is missing there:
+# its code was deleted or rewritten.
 FOUND_SHARE = 0.5
 
 
@@ -38,7 +40,10 @@ def carry(
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
-    it (`_kept`: a docstring reflowed or extended)."""
+    it (`_kept`: a docstring reflowed, or the words of one edited or extended). Each
+    counts for its words (`weight`): a docstring of forty words kept while the three
+    statements cited below it were rewritten is most of the citation, as its lines are
+    most of the cited lines."""
     kept, spans = 0, []
     mapped: dict[int, int] = {}  # a cited token in a stretch both hold: where it is
     moves: dict[int, int] = {}  # cited tokens an insert slid past, to where they go
@@ -48,7 +53,7 @@ def carry(
             if low < i1 < high:
                 spans += _inserted(after, moves, i1, j1, j2, low, high)
         elif a < b and tag == "equal":
-            kept += b - a if substantial(before[i1:i2]) else 0
+            kept += sum(map(weight, before[a:b])) if substantial(before[i1:i2]) else 0
             mapped.update((i, j1 + i - i1) for i in range(a, b))
         elif a < b and tag == "replace":  # the part of the replacement for the cited part
             size, width = i2 - i1, j2 - j1
@@ -58,7 +63,7 @@ def carry(
     mapped.update(moves)
     spans += [(j, j + 1) for j in mapped.values()]
     start, end = min((s for s, _ in spans), default=0), max((e for _, e in spans), default=0)
-    if end <= start or kept < FOUND_SHARE * (high - low):
+    if end <= start or kept < FOUND_SHARE * sum(map(weight, before[low:high])):
         # Lines kept by a shortest edit script may tie (a `try:` both versions hold, and
         # a second one added): the one taken can leave a cited line unaligned that the
         # tokens alone align. Gone only where neither alignment keeps enough of it.
@@ -172,16 +177,41 @@ def _inserted(
     return [(j1, j2)]
 
 
-def _kept(old: str, new: str) -> bool:
-    """Whether a token replaced by another survives in it: the same but for whitespace (a
-    docstring reflowed), or a long one (a string, a docstring) half of whose characters,
-    whitespace aside, are still there in order."""
-    old, new = _SPACE.sub("", old), _SPACE.sub("", new)
-    if old == new:
-        return True
+def _kept(old: str, new: str) -> int:
+    """How much of a token replaced by another survives in it (`weight`): all of it when
+    they are the same but for whitespace (a docstring reflowed); of a long one (a string,
+    a docstring), the words still there in order (a line of it edited keeps the rest);
+    of a short one (a name, a keyword), nothing."""
+    if _SPACE.sub("", old) == _SPACE.sub("", new):
+        return weight(old)
     if min(len(old), len(new)) < LONG_TOKEN:
-        return False
-    return difflib.SequenceMatcher(None, old, new).ratio() >= FOUND_SHARE
+        return 0
+    if weight(old) == 1:  # one long word: half of its characters, in order
+        return int(difflib.SequenceMatcher(None, old, new).ratio() >= FOUND_SHARE)
+    words = difflib.SequenceMatcher(None, old.split(), new.split(), autojunk=False)
+    return min(weight(old), sum(block.size for block in words.get_matching_blocks()))
+
+
+def weight(token: str) -> int:
+    """What a token counts for in the share that survives: its words. A name, a keyword
+    or a punctuation mark is one, as is any token shorter than LONG_TOKEN; a long string
+    is as many as it has words, so that a docstring is as much of a citation as the
+    lines it takes, not one token of it."""
+    return 1 if len(token) < LONG_TOKEN else max(1, len(token.split()))
+
+
+def could_survive(before: Sequence[str], after: Sequence[str]) -> bool:
+    """Whether FOUND_SHARE of `before` could survive an alignment with `after`, told
+    from the tokens both hold, order aside (`carry` keeps no more): the quick bound that
+    spares the alignment. A long token (a string) either lacks may survive edited."""
+    held = Counter(after)
+    bound = 0
+    for text, count in Counter(before).items():
+        shared = min(count, held[text])
+        if len(text) >= LONG_TOKEN:
+            shared = count
+        bound += shared * weight(text)
+    return bound >= FOUND_SHARE * sum(map(weight, before))
 
 
 LONG_TOKEN = 8  # characters: shorter tokens (names, keywords) survive only unchanged

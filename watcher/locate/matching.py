@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from watcher.locate.alignment import FOUND_SHARE, carry, completed, line_opcodes
+from watcher.locate.alignment import carry, completed, could_survive, line_opcodes
 from watcher.locate.anchors import Anchor, Found, enclosing, trimmed
 from watcher.locate.definitions import (
     definition_node,
@@ -295,7 +295,6 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
     that held it (a constant lifted out of its function), or into another `impl`."""
     assert anchor.definition is not None
     kind, name = anchor.definition[0], anchor.definition[1][-1:]
-    bag, least = Counter(anchor.body), FOUND_SHARE * len(anchor.body)
     found = []
     for names, node in of_kind(parsed, kind):
         if names[-1:] != name or (kind, names) in anchor.known:
@@ -305,7 +304,7 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
                                starting=True, placed=False).texts  # fmt: skip
         parsed.stats.tokens_scanned += len(texts)
         # The tokens both hold, order aside, bound how many can survive the alignment.
-        if sum((bag & Counter(texts)).values()) < least:
+        if not could_survive(anchor.body, texts):
             continue
         if carry(anchor.body, 0, len(anchor.body), texts) is not None:
             found.append(node)
