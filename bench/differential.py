@@ -307,15 +307,32 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             # Blame counts an edited line as gone: a commit watch lists as a change, before
             # the one that removed the code, is where git's lines "end".
             edited = {h["commit"] for h in result.get("history", []) if h["state"] == "changed"}
-            explained = intro_ok or (git_intro in edited and rank.get(watch_intro or "", -1)
-                                     > rank.get(git_intro or "", -1))  # fmt: skip
+            later = rank.get(watch_intro or "", -1) > rank.get(git_intro or "", -1)
+            # A commit that deleted the code (a revert) and a later one that put it back
+            # (the revert reverted): `-L` ends at the deletion and never sees it again.
+            back = _came_back(result.get("history", []), git_intro)
+            explained = intro_ok or (later and (git_intro in edited or back))
             if not intro_ok:
-                why = "git: an edit ends the line" if explained else "differs"
+                why = "differs"
+                if explained:
+                    why = (
+                        "git: an edit ends the line"
+                        if git_intro in edited
+                        else "git: the code came back after it"
+                    )
                 classes.append(f"missing: introduced_by {str(watch_intro)[:10]} vs git "
                                f"{str(git_intro)[:10]} ({why})")  # fmt: skip
         rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
                         explained or (history_ok and intro_ok)))  # fmt: skip
     return rows
+
+
+def _came_back(history: list[dict[str, Any]], commit: str | None) -> bool:
+    """Whether watch has the item gone at `commit` and found again after it."""
+    commits, states = [h["commit"] for h in history], [h["state"] for h in history]
+    if commit not in commits or states[commits.index(commit)] != "missing":
+        return False
+    return any(state != "missing" for state in states[commits.index(commit) + 1 :])
 
 
 # Why a commit git lists as a code edit of the range is one git gets wrong (`_git_wrong`).
