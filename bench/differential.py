@@ -435,12 +435,20 @@ def _edits_cited(repo: Path, result: dict[str, Any], commits: list[str]) -> set[
     for commit in order:
         diff = _git(repo, "diff", "-U0", "-M", f"{commit}^", commit, "--",
                     base["path"], cur["path"])  # fmt: skip
-        for hunk in re.split(r"^@@.*$", diff, flags=re.M)[1:]:
-            removed, added = _changed_lines(hunk)
-            if removed & cited:
-                cited |= added
-                if commit in commits and not added & outside:
-                    found.add(commit)
+        # A file split: the cited file kept, HEAD's made from part of it. A cited line
+        # the commit removed from the cited file and added in neither was dropped in the
+        # move: git's trace of HEAD's file begins at the commit and never sees it.
+        everywhere = _changed_lines(diff)[1]
+        for part in re.split(r"^diff --git ", diff, flags=re.M)[1:]:
+            other = re.search(r"^\+\+\+ b/(.+)$", part, re.M)
+            split = other is not None and other.group(1) != cur["path"]
+            for hunk in re.split(r"^@@.*$", part, flags=re.M)[1:]:
+                removed, added = _changed_lines(hunk)
+                if removed & cited:
+                    cited |= added
+                    dropped = split and bool(removed & cited - everywhere)
+                    if commit in commits and (dropped or not added & outside):
+                        found.add(commit)
     return found
 
 
