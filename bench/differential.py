@@ -260,8 +260,8 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                     edit = "moves the function unchanged, re-indented: git's diff lost it"
                 elif edit == "widened":
                     edit = ("code, but not the cited lines: git's range widened at "
-                            f"{widened[commit][:10]}, and blame --reverse sees every cited "
-                            "line past it")  # fmt: skip
+                            f"{widened[commit][:10]}, and the cited lines, carried forward, "
+                            "are past it unedited")  # fmt: skip
                 classes.append(f"git-only {commit[:10]} ({edit})")
             edited = _edits_cited(repo, result, [c for c in watch_history if c not in git_history])
             for commit in sorted(set(watch_history) - set(git_history), key=rank.get):
@@ -619,7 +619,8 @@ def _widened(
     """The commits git lists only because its range widened (a commit W whose hunk
     replaced many old lines by the few it traces, so that older commits are traced
     through lines that were not the cited ones), when `git blame --reverse` sees every
-    cited line of a range survive them: {commit: W}."""
+    cited line of a range survive them, or the cited lines carried forward through each
+    diff (`_carried_forward`) are past them unedited: {commit: W}."""
     if result["cite_kind"] != "range":
         return {}
     baseline = result["baseline"]
@@ -635,6 +636,7 @@ def _widened(
     if not ends:
         return {}
     found: dict[str, str] = {}
+    carried: tuple[set[str], int] | None = None
     for w in history:
         hunks = re.findall(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@", listed[w], re.M)
         old = sum(int(a or 1) for a, _ in hunks)
@@ -642,9 +644,66 @@ def _widened(
         if old <= 2 * new:
             continue
         for c in history:
-            if rank.get(c, -1) < rank.get(w, -1) and min(ends) >= rank.get(c, -1):
+            if rank.get(c, -1) >= rank.get(w, -1):
+                continue
+            if min(ends) >= rank.get(c, -1):
+                found.setdefault(c, w)
+                continue
+            if carried is None:
+                carried = _carried_forward(repo, base, branch, baseline, rank)
+            touched, reached = carried
+            if c not in touched and rank.get(c, -1) <= reached:
                 found.setdefault(c, w)
     return found
+
+
+def _carried_forward(
+    repo: Path, base: str, branch: str, baseline: dict[str, Any], rank: dict[str, int]
+) -> tuple[set[str], int]:
+    """The commits whose first-parent diff of the cited file edits a cited line, or a
+    line an earlier such edit put in its place, or inserts lines between two of them:
+    the cited lines carried forward from the baseline through each diff, as `git log -L`
+    carries a range back from HEAD. With the rank of the last commit the file still had
+    its path at (past it, nothing is known). Where blame sees a cited line edited (a
+    docstring's quotes joined to its first line), this still tells a commit that edits
+    only lines below them, which a range widened later lists, from one that edits them."""
+    path = baseline["path"]
+    lines = set(range(baseline["start_line"], baseline["end_line"] + 1))
+    touched: set[str] = set()
+    reached = rank.get(base, -1)
+    commits = _git(repo, "log", "--first-parent", "--reverse", "--format=%H",
+                   f"{base}..{branch}", "--", path).split()  # fmt: skip
+    for commit in commits:
+        try:
+            _git(repo, "cat-file", "-e", f"{commit}:{path}")
+        except subprocess.CalledProcessError:
+            break
+        diff = _git(repo, "diff", "-U0", "--no-renames", f"{commit}^", commit, "--", path)
+        hunks = [(int(a), 1 if b == "" else int(b), int(c), 1 if d == "" else int(d))
+                 for a, b, c, d in re.findall(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@",
+                                              diff, re.M)]  # fmt: skip
+        after: set[int] = set()
+        for line in lines:
+            shift, edited = 0, False
+            for a, b, c, d in hunks:
+                if b and a <= line < a + b:
+                    edited = True
+                    after |= set(range(c, c + d))
+                    break
+                if (b and a + b <= line) or (not b and a < line):
+                    shift += d - b
+            if edited:
+                touched.add(commit)
+            else:
+                after.add(line + shift)
+        for a, b, c, d in hunks:
+            if not b and a in lines and a + 1 in lines:  # inserted between two of them
+                touched.add(commit)
+                after |= set(range(c, c + d))
+        lines, reached = after, rank.get(commit, -1)
+        if not lines:
+            break
+    return touched, reached
 
 
 def _removed_by(
