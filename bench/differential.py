@@ -260,8 +260,8 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                     edit = "moves the function unchanged, re-indented: git's diff lost it"
                 elif edit == "widened":
                     edit = ("code, but not the cited lines: git's range widened at "
-                            f"{widened[commit][:10]}, and the cited lines, carried forward, "
-                            "are past it unedited")  # fmt: skip
+                            f"{widened[commit][:10]}, and every cited line is past it "
+                            "unedited")  # fmt: skip
                 classes.append(f"git-only {commit[:10]} ({edit})")
             edited = _edits_cited(repo, result, [c for c in watch_history if c not in git_history])
             for commit in sorted(set(watch_history) - set(git_history), key=rank.get):

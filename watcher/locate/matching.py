@@ -22,6 +22,7 @@ from watcher.locate.definitions import (
     of_kind,
 )
 from watcher.locate.scopes import through_scope
+from watcher.locate.siblings import taken
 from watcher.locate.verbatim import found_at, in_windows, verbatim
 from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
@@ -124,7 +125,11 @@ def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | Non
         if 2 * sum((bag & Counter(texts)).values()) / (n + len(texts)) < least:
             continue  # difflib's quick_ratio: it cannot be alike enough
         ratio = likeness(anchor.body, texts)
-        if ratio >= least and (best is None or ratio > best[0]):
+        if (
+            ratio >= least
+            and (best is None or ratio > best[0])
+            and not taken(anchor, parsed, texts)
+        ):
             best = (ratio, node)
     return None if best is None else _carried_in(anchor, path, parsed, best[1])
 
@@ -453,8 +458,8 @@ def _renamed(anchor: Anchor, found: Found, parsed: Parsed, first: int, last: int
     texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
                            starting=True, placed=False).texts  # fmt: skip
     parsed.stats.tokens_scanned += len(texts)
-    if carry(anchor.body, 0, len(anchor.body), texts) is None:
-        return None
+    if carry(anchor.body, 0, len(anchor.body), texts) is None or taken(anchor, parsed, texts):
+        return None  # not its own renamed: it keeps too little, or another's more
     return _carried_in(anchor, found.path, parsed, node)
 
 

@@ -165,14 +165,18 @@ def _baseline(anchor: Anchor, scope: Scope, low: int, high: int) -> Tokens | Non
         return None
     key = ("scope tokens", low, high)
     if key not in anchor.derived:
-        if scope.blob:
-            again = parse(scope.blob, scope.language, lambda: scope.source)
-        else:  # a parse made outside the cache (no blob to key it by)
-            from tree_sitter import Parser
-
-            from watcher.parse.languages import grammar
-
-            tree = Parser(grammar(scope.language)).parse(scope.source)
-            again = Parsed("", scope.language, tree, scope.source)
-        anchor.derived[key] = tokens_between(again, low, high, starting=True)
+        anchor.derived[key] = tokens_between(reparsed(scope), low, high, starting=True)
     return cast("Tokens", anchor.derived[key])
+
+
+def reparsed(scope: Scope) -> Parsed:
+    """The baseline file's parse: the process's parse of its blob, made again only if the
+    process no longer holds it (an anchor keeps no tree)."""
+    if scope.blob:
+        return parse(scope.blob, scope.language, lambda: scope.source)
+    from tree_sitter import Parser  # a parse made outside the cache (no blob to key it by)
+
+    from watcher.parse.languages import grammar
+
+    tree = Parser(grammar(scope.language)).parse(scope.source)
+    return Parsed("", scope.language, tree, scope.source)
