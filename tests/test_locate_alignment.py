@@ -165,12 +165,16 @@ def test_a_docstring_kept_while_the_statements_below_it_were_rewritten_is_most_o
     statements that replaced the cited ones."""
     base = upstream.commit("github provider", {AUTH_PY: PROVIDER})
     project.note("n", f"{base} {AUTH_PY}:3-15")
-    rewritten = PROVIDER.replace(
-        "calls\n", "calls (defaults to 10)\n"
-    ).replace(
-        PROVIDER[PROVIDER.index("        settings =") : PROVIDER.index("        super()")],
-        "        scopes = parse_scopes(None) or [\"user\"]\n",
-    ).replace("settings.client_id, timeout=settings.timeout_seconds or 10", "client_id, timeout=10")
+    rewritten = (
+        PROVIDER.replace("calls\n", "calls (defaults to 10)\n")
+        .replace(
+            PROVIDER[PROVIDER.index("        settings =") : PROVIDER.index("        super()")],
+            '        scopes = parse_scopes(None) or ["user"]\n',
+        )
+        .replace(
+            "settings.client_id, timeout=settings.timeout_seconds or 10", "client_id, timeout=10"
+        )
+    )
     edit = upstream.commit("remove the provider settings classes (#2198)", {AUTH_PY: rewritten})
 
     result = check_results(project, capsys)[f"n:{AUTH_PY}:3-15"]
@@ -203,7 +207,7 @@ def test_a_one_line_docstring_extended_into_a_paragraph_is_changed() -> None:
         "        Raises:\n            ResourceError: If creating the resource fails.\n"
         '        """\n',
     )
-    state, path, first, last = _placed(CREATE, extended, 3, 3)
+    state, _, first, last = _placed(CREATE, extended, 3, 3)
     assert (state, first, last) == ("changed", 3, 10)
 
 
@@ -218,7 +222,9 @@ def test_a_docstring_reflowed_is_all_kept() -> None:
     assert (state, first, last) == ("changed", 3, 4)
 
 
-def _placed(old: str, new: str, start: int, end: int) -> tuple[str, str | None, int | None, int | None]:
+def _placed(
+    old: str, new: str, start: int, end: int
+) -> tuple[str, str | None, int | None, int | None]:
     """Where lines start..end of `old` are in `new` (`matching.place`)."""
     import hashlib
 
