@@ -27,7 +27,7 @@ JUDGE_VERSION = 17  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # 14: a text file's lines by git's diff; 15: a definition renamed, then moved to a new file;
 # 16: a renamed definition need not keep its rarest tokens, only enough of its tokens;
 # 17: a string counts its words; a scope's rewrite ends with the definition it began in;
-# a rename is one to one
+# a rename is one to one; a missing method hinted in other classes
 
 
 @dataclass(frozen=True)
