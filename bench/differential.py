@@ -435,9 +435,12 @@ def _edits_cited(repo: Path, result: dict[str, Any], commits: list[str]) -> set[
     for commit in order:
         diff = _git(repo, "diff", "-U0", "-M", f"{commit}^", commit, "--",
                     base["path"], cur["path"])  # fmt: skip
-        # A file split: the cited file kept, HEAD's made from part of it. A cited line
-        # the commit removed from the cited file and added in neither was dropped in the
-        # move: git's trace of HEAD's file begins at the commit and never sees it.
+        # HEAD's file made from part of the cited file (a split), at this commit or later:
+        # a cited line the commit removed from the cited file, adding it in neither file,
+        # was edited or dropped where git's trace of HEAD's file, which begins where that
+        # file does, never looks (fastmcp's `__repr__` docstring, left out of the split;
+        # inspector's `Record<string, unknown>`, edited in `cli/` before the move to
+        # `core/`).
         everywhere = _changed_lines(diff)[1]
         for part in re.split(r"^diff --git ", diff, flags=re.M)[1:]:
             other = re.search(r"^\+\+\+ b/(.+)$", part, re.M)
