@@ -304,7 +304,8 @@ def test_a_cited_line_a_file_split_left_out_is_an_edit_git_cannot_see(
 ) -> None:
     """fastmcp's `OpenAPITool.__repr__` (server/openapi/components.py:59-60) moved to a
     new providers/openapi/components.py, its docstring left out; the old file stayed, a
-    stub. git's trace of the HEAD lines begins at that commit and never sees the line."""
+    stub. git's trace of the HEAD lines begins at that commit and never sees the line,
+    though the stub's lines (its `from __future__` import) are in the new file too."""
     tool = (
         "class OpenAPITool(Tool):\n"
         "    def __init__(self, route):\n        self._route = route\n\n"
@@ -314,11 +315,12 @@ def test_a_cited_line_a_file_split_left_out_is_an_edit_git_cannot_see(
     )
     base = upstream.commit("openapi components (#1)", {"srv/openapi/components.py": tool})
     project.note("n", f"{base} srv/openapi/components.py:6-7")
-    stub = "from srv.providers.openapi.components import OpenAPITool\n\n__all__ = ['OpenAPITool']\n"
+    future = "from __future__ import annotations\n\nimport warnings\n\n"
+    stub = future + "warnings.warn('moved to srv.providers.openapi', DeprecationWarning)\n"
     split = upstream.commit(
         "move OpenAPI to providers (#2)",
         {"srv/openapi/components.py": stub,
-         "srv/providers/openapi/components.py": tool.replace(
+         "srv/providers/openapi/components.py": future + tool.replace(
              '        """Custom representation to prevent recursion errors when printing."""\n', ""
          )},
     )  # fmt: skip
