@@ -5,6 +5,7 @@ them, one rule of found or gone, and the statement a citation closed.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import itertools
 import re
@@ -260,12 +261,17 @@ def bounded(
     cited = anchor.cited_statements
     if cited is None or not statements or len(anchor.statements) * len(statements) > MAX_PAIRS:
         return start, end
-    pairs = _paired(anchor.body, anchor.statements, after, statements)
+    marks = sorted(held)
+    ends = list(itertools.accumulate((e for _, e in marks), max))
 
     def holds(k: int) -> bool:
         a, b = statements[k]
-        return any(s < b and a < e for s, e in held)
+        at = bisect.bisect_left(marks, (b, b))  # the stretches starting before b
+        return at > 0 and ends[at - 1] > a
 
+    if all(holds(k) for k, (a, b) in enumerate(statements) if a < end and b > start):
+        return start, end  # no statement of the span is code inserted in it
+    pairs = _paired(anchor.body, anchor.statements, after, statements)
     first, last = pairs.get(cited[0]), pairs.get(cited[1])
     low, high = start, end
     if first is not None:
