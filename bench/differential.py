@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import json
 import os
 import random
@@ -218,6 +219,7 @@ class Row:
 def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[Row]:
     order = _git(repo, "rev-list", "--first-parent", "--reverse", f"{base}..{branch}").split()
     rank = {c: i for i, c in enumerate(order)}
+    renames = _renames(repo, base, branch)
     rows = []
     for result in report["results"]:
         verdict = result["verdict"]
@@ -233,7 +235,7 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             # The HEAD span, not `-L :NAME:`: git's funcname takes the first line that
             # matches the name (a docstring's example, another class's method of the name).
             span = f"{cur['start_line']},{cur['end_line']}"
-            listed = _log_l(repo, base, branch, cur["path"], span)
+            listed = _unbroken(repo, base, _log_l(repo, base, branch, cur["path"], span), rank)
             states_at = {h["commit"]: h["state"] for h in result.get("history", [])}
             spliced = _spliced(repo, base, listed, order, rank, states_at)
             listed = {**spliced, **listed}
@@ -264,7 +266,12 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                             f"{widened[commit][:10]}, and blame --reverse sees every cited "
                             "line past it")  # fmt: skip
                 classes.append(f"git-only {commit[:10]} ({edit})")
-            edited = _edits_cited(repo, result, [c for c in watch_history if c not in git_history])
+            # Where git's trace begins with the file made (the code came from elsewhere,
+            # edited): git sees nothing before it.
+            made = next((c for c in git_history[:1] if re.search(r"^@@ -0,0 ", listed[c], re.M)),
+                        None)  # fmt: skip
+            edited = _edits_cited(repo, result, [c for c in watch_history if c not in git_history],
+                                  renames, rank[made] if made else -1)  # fmt: skip
             for commit in sorted(set(watch_history) - set(git_history), key=rank.get):
                 state = next(h["state"] for h in result["history"] if h["commit"] == commit)
                 touched = _touches(repo, commit, path, name)
@@ -310,7 +317,13 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             edited = {h["commit"] for h in result.get("history", []) if h["state"] == "changed"}
             explained = intro_ok or (git_intro in edited and rank.get(watch_intro or "", -1)
                                      > rank.get(git_intro or "", -1))  # fmt: skip
-            why = "git: an edit ends the line"
+            why = "git: an edit ends the line" if explained else "differs"
+            # Blame counts a line moved inside the file (a function moved down) as gone;
+            # `-M` sees it on, to where the code was deleted.
+            if not explained and watch_intro == _removed_by(
+                repo, base, branch, result["baseline"], order, result["cite_name"], moves=True
+            ):
+                explained, why = True, "git: a move inside the file ends the line (blame -M)"
             again = None if explained else _deleted_again(
                 repo, base, branch, result["baseline"]["path"], result["cite_name"], git_intro
             )  # fmt: skip
@@ -318,7 +331,6 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                 explained, why = True, (f"git: the file came back with the function and "
                                         f"{again[:10]} deleted it again")  # fmt: skip
             if not intro_ok:
-                why = why if explained else "differs"
                 classes.append(f"missing: introduced_by {str(watch_intro)[:10]} vs git "
                                f"{str(git_intro)[:10]} ({why})")  # fmt: skip
         rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
@@ -409,12 +421,18 @@ def _function_tokens(repo: Path, rev: str, path: str, name: str) -> list[tuple[s
     return sorted(found)
 
 
-def _edits_cited(repo: Path, result: dict[str, Any], commits: list[str]) -> set[str]:
+def _edits_cited(
+    repo: Path, result: dict[str, Any], commits: list[str], renames: Renames, made: int = -1
+) -> set[str]:
     """Of `commits` (watch lists them, git does not), those whose diff of the cited file
-    (at its baseline or HEAD path) has a hunk removing a cited line (code of at least
-    MEANINGFUL characters), or one an earlier such hunk put in place of one, where none
-    of the hunk's added lines is at HEAD outside the item's span: the edit of a cited line
-    that later commits removed, which git's trace of the HEAD lines cannot reach."""
+    (at the path it had then, followed from the baseline through the renames git sees, or
+    at its HEAD path) has a hunk removing a cited line (code of at least MEANINGFUL
+    characters), or one an earlier such hunk put in place of one, where none of the
+    hunk's added lines is at HEAD outside the item's span: the edit of a cited line that
+    later commits removed, which git's trace of the HEAD lines cannot reach. A commit
+    that deletes the file (the code restored later under another path, where git's trace
+    begins) removes every cited line. Before the commit of rank `made`, which made the
+    file git's trace begins in, git sees no edit at all: any such hunk is one."""
     base, cur = result["baseline"], result["current"]
     cited = {c for line in result.get("baseline_code", "").splitlines()
              if len(c := _code([line])) >= MEANINGFUL}  # fmt: skip
@@ -422,20 +440,56 @@ def _edits_cited(repo: Path, result: dict[str, Any], commits: list[str]) -> set[
     inside = {_code([line]) for line in head[cur["start_line"] - 1 : cur["end_line"]]}
     outside = {_code([line]) for line in head} - inside
     order = [h["commit"] for h in result.get("history", [])]
+    rank = {commit: i for i, (commit, _) in enumerate(renames)}
+    paths = _paths_along(renames, base["path"])
     found = set()
     for commit in order:
+        before, after = paths.get(commit, (base["path"], base["path"]))
         diff = _git(repo, "diff", "-U0", "-M", f"{commit}^", commit, "--",
-                    base["path"], cur["path"])  # fmt: skip
+                    *dict.fromkeys((before, after, cur["path"])))  # fmt: skip
         for hunk in re.split(r"^@@.*$", diff, flags=re.M)[1:]:
             removed, added = _changed_lines(hunk)
             if removed & cited:
                 cited |= added
-                if commit in commits and not added & outside:
+                if commit in commits and (not added & outside or rank[commit] < made):
                     found.add(commit)
     return found
 
 
 MEANINGFUL = 12  # characters of code: a shorter line (`return None`) is found anywhere
+
+# Each first-parent commit after the base, oldest first, with the renames (old, new) its
+# diff shows (`_renames`).
+Renames = list[tuple[str, list[tuple[str, str]]]]
+
+
+def _renames(repo: Path, base: str, branch: str) -> Renames:
+    """The renames git's diff (`-M`, against the first parent) shows in each first-parent
+    commit after `base`, oldest first."""
+    try:
+        out = _git(repo, "log", "--first-parent", "--reverse", "-M", "--name-status",
+                   "--format=@@%H", f"{base}..{branch}")  # fmt: skip
+    except subprocess.CalledProcessError:  # a blob the mirror lacks: no renames told
+        out = _git(repo, "log", "--first-parent", "--reverse", "--format=@@%H", f"{base}..{branch}")
+    found: Renames = []
+    for line in out.splitlines():
+        if line.startswith("@@"):
+            found.append((line[2:], []))
+        elif line.startswith("R") and found:
+            _, old, new = line.split("\t")
+            found[-1][1].append((old, new))
+    return found
+
+
+def _paths_along(renames: Renames, path: str) -> dict[str, tuple[str, str]]:
+    """The file's path before and after each commit, from `path` at the base, through the
+    renames of `renames`."""
+    paths = {}
+    for commit, pairs in renames:
+        after = dict(pairs).get(path, path)
+        paths[commit] = (path, after)
+        path = after
+    return paths
 
 
 def _log_l(repo: Path, base: str, branch: str, path: str, span: str) -> dict[str, str]:
@@ -450,7 +504,109 @@ def _log_l(repo: Path, base: str, branch: str, path: str, span: str) -> dict[str
             patches[current] = ""
         elif current is not None:
             patches[current] += line + "\n"
+    return _merge_patches(repo, branch, path, span, patches)
+
+
+def _merge_patches(
+    repo: Path, tip: str, path: str, span: str, patches: dict[str, str]
+) -> dict[str, str]:
+    """`patches` (newest first) with a patch for each merge: `git log -L` lists a merge
+    that touched the range but prints no diff of it, even with `--first-parent`. The range
+    after a merge holds what the range before the next commit listed held (or at the
+    tip); found there in the merge's version, it is carried back through the merge's diff
+    against its first parent (a range end in a hunk takes the whole hunk, as `-L` does),
+    and the patch is the two ranges' line diff, the whole range shown."""
+    start, end = (int(n) for n in span.split(","))
+    text = _git(repo, "show", f"{tip}:{path}").split("\n")[start - 1 : end]
+    later = tip  # the version `text` and `path` are of
+    for commit, patch in patches.items():
+        if patch.strip():
+            text = [line[1:] for line in patch.split("@@", 2)[-1].splitlines()[1:]
+                    if line[:1] in (" ", "-")]  # fmt: skip
+            path = m[1] if (m := re.search(r"^--- a/(.+)$", patch, re.M)) else path
+            later = f"{commit}^"
+            continue
+        now = _renamed_from(repo, commit, later, path)
+        if now is None or not text:
+            break  # not told: this merge and older ones left without a patch
+        after = _git(repo, "show", f"{commit}:{now}").split("\n")
+        at = next((k for k in range(len(after) - len(text) + 1)
+                   if after[k : k + len(text)] == text), None)  # fmt: skip
+        if at is None:
+            break
+        new = (at + 1, at + len(text))
+        path = _renamed_from(repo, f"{commit}^", commit, now) or ""
+        if path:
+            diff = _git(repo, "diff", "-U0", "-M", f"{commit}^", commit, "--", path, now)
+            old = _carried_back(diff, *new)
+            before = _git(repo, "show", f"{commit}^:{path}").split("\n")[old[0] - 1 : old[1]]
+        else:
+            old, before = (0, -1), []
+        patches[commit] = _range_patch(path or now, now, old, new, before, text)
+        text, later = before, f"{commit}^"
+        if not path:
+            break
     return patches
+
+
+def _renamed_from(repo: Path, rev: str, later: str, path: str) -> str | None:
+    """The path at `rev` of the file at `path` in the later version `later`: the same, or
+    the one git's diff between them renames to it; None when there is none."""
+    if _exists(repo, rev, path):
+        return path
+    try:
+        status = _git(repo, "diff", "-M", "--name-status", rev, later)
+    except subprocess.CalledProcessError:  # a blob the mirror lacks
+        return None
+    for line in status.splitlines():
+        parts = line.split("\t")
+        if line.startswith("R") and len(parts) == 3 and parts[2] == path:
+            return parts[1]
+    return None
+
+
+def _carried_back(diff: str, start: int, end: int) -> tuple[int, int]:
+    """Lines start..end after a diff (`-U0`), carried back to the lines before it; a line a
+    hunk added takes the hunk's old lines. Empty (start > end) when the diff added all."""
+    found = re.findall(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", diff, re.M)
+    hunks = [tuple(int(n) if n else 1 for n in h) for h in found]
+
+    def back(line: int, first: bool) -> int:
+        shift = 0
+        for a, b, c, d in hunks:
+            if d and c <= line < c + d:  # added by this hunk
+                if not b:
+                    return a + 1 if first else a
+                return a if first else a + b - 1
+            if (c + d - 1 if d else c) < line:  # the hunk is before the line
+                shift += b - d
+        return line + shift
+
+    return back(start, True), back(end, False)
+
+
+def _range_patch(
+    path: str,
+    now: str,
+    old: tuple[int, int],
+    new: tuple[int, int],
+    before: list[str],
+    after: list[str],
+) -> str:
+    """A patch of one range in `git log -L`'s shape: both sides' lines, unchanged ones as
+    context."""
+    size = max(0, old[1] - old[0] + 1)
+    head = "--- /dev/null" if old == (0, -1) else f"--- a/{path}"  # the file made
+    body = []
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            body += [" " + line for line in before[i1:i2]]
+            continue
+        body += ["-" + line for line in before[i1:i2]] + ["+" + line for line in after[j1:j2]]
+    return (f"diff --git a/{path} b/{now}\n{head}\n+++ b/{now}\n"
+            f"@@ -{max(old[0], 0)},{size} +{new[0]},{new[1] - new[0] + 1} @@\n"
+            + "".join(line + "\n" for line in body))  # fmt: skip
 
 
 def _range_edit(patch: str) -> str:
@@ -549,38 +705,38 @@ def _origin(
     """Where the lines whose code is `code` were in the version before `commit`, in a file
     the commit deletes lines from: (path, first line, last line). With `edited`, lines
     the commit also edited as it moved them: the stretch of such a file that holds most of
-    them in order (at least MOVED_SHARE, none of them a line of code on its own that
-    only the commit's removed lines hold)."""
+    them in order (`_edited_stretch`), when none holds them all."""
     diff = _git(repo, "diff", "--no-renames", "-U0", f"{commit}^", commit)
     removed = {_code([line[1:]]) for line in diff.splitlines()
                if line.startswith("-") and not line.startswith("---")}  # fmt: skip
     best: tuple[int, str, int, int] | None = None
     for path in dict.fromkeys(re.findall(r"^--- a/(.+)$", diff, re.M)):
-        try:
-            text = _git(repo, "show", f"{commit}^:{path}")
-        except subprocess.CalledProcessError:
-            continue
-        rows = [(i + 1, c) for i, line in enumerate(text.split("\n"))
-                if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
-        for k in range(len(rows) - len(code) + 1):
-            if [c for _, c in rows[k : k + len(code)]] == code:
-                return path, rows[k][0], rows[k + len(code) - 1][0]
-        if edited:
-            found = _stretch([c for _, c in rows], code, removed)
-            if found is not None and (best is None or found[0] > best[0]):
-                best = (found[0], path, rows[found[1]][0], rows[found[2]][0])
+        if (found := _stretch(repo, f"{commit}^", path, code)) is not None:
+            return path, *found
+        moved = _edited_stretch(repo, f"{commit}^", path, code, removed) if edited else None
+        if moved is not None and (best is None or moved[0] > best[0]):
+            best = (moved[0], path, moved[1], moved[2])
     return None if best is None else best[1:]
 
 
 MOVED_SHARE = 0.5  # of a moved and edited stretch's lines of code, found in order
 
 
-def _stretch(rows: list[str], code: list[str], removed: set[str]) -> tuple[int, int, int] | None:
-    """The stretch of `rows` (lines of code) most like `code`: (score, first row, last
-    row), its kept lines in order, each one the commit removed, at least MOVED_SHARE of
-    `code`, the most kept lines less the lines of the stretch not kept; None when there
-    is none."""
-    blocks = difflib.SequenceMatcher(None, rows, code, autojunk=False).get_matching_blocks()
+def _edited_stretch(
+    repo: Path, rev: str, path: str, code: list[str], removed: set[str]
+) -> tuple[int, int, int] | None:
+    """The stretch of `path` at `rev` most like `code` (lines of code): (score, first
+    line, last line), its kept lines in order, each one the commit removed, at least
+    MOVED_SHARE of `code`, the most kept lines less the lines of the stretch not kept;
+    None when there is none."""
+    try:
+        text = _git(repo, "show", f"{rev}:{path}")
+    except subprocess.CalledProcessError:
+        return None
+    rows = [(i + 1, c) for i, line in enumerate(text.split("\n"))
+            if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
+    codes = [c for _, c in rows]
+    blocks = difflib.SequenceMatcher(None, codes, code, autojunk=False).get_matching_blocks()
     blocks = [b for b in blocks if b.size]
     best = None
     for i in range(len(blocks)):
@@ -589,11 +745,77 @@ def _stretch(rows: list[str], code: list[str], removed: set[str]) -> tuple[int, 
             first, last = blocks[i].a, blocks[j].a + blocks[j].size - 1
             if last - first + 1 > 2 * len(code):
                 break
-            kept += sum(rows[blocks[j].a + k] in removed for k in range(blocks[j].size))
+            kept += sum(codes[blocks[j].a + k] in removed for k in range(blocks[j].size))
             score = kept - (last - first + 1 - kept)
             if kept >= MOVED_SHARE * len(code) and (best is None or score > best[0]):
-                best = (score, first, last)
+                best = (score, rows[first][0], rows[last][0])
     return best
+
+
+def _stretch(repo: Path, rev: str, path: str, code: list[str]) -> tuple[int, int] | None:
+    """The first and last line of the first stretch of `path` at `rev` whose lines of code
+    (`_code_lines`) are `code`, or None."""
+    try:
+        text = _git(repo, "show", f"{rev}:{path}")
+    except subprocess.CalledProcessError:
+        return None
+    rows = [(i + 1, c) for i, line in enumerate(text.split("\n"))
+            if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
+    for k in range(len(rows) - len(code) + 1):
+        if [c for _, c in rows[k : k + len(code)]] == code:
+            return rows[k][0], rows[k + len(code) - 1][0]
+    return None
+
+
+@functools.cache
+def _broken_renames(repo: Path, commit: str) -> list[tuple[str, str]]:
+    """The renames (old, new) onto a path that still exists before the commit: those
+    `git diff -B -M` shows and `-M` alone does not."""
+    found: list[tuple[str, str]] = []
+    try:
+        status = _git(repo, "diff", "-B", "-M", "--name-status", f"{commit}^", commit)
+    except subprocess.CalledProcessError:  # a blob the mirror lacks
+        return found
+    for line in status.splitlines():
+        parts = line.split("\t")
+        if line.startswith("R") and len(parts) == 3 and _exists(repo, f"{commit}^", parts[2]):
+            found.append((parts[1], parts[2]))
+    return found
+
+
+def _exists(repo: Path, rev: str, path: str) -> bool:
+    done = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{rev}:{path}"],
+                          capture_output=True, check=False)  # fmt: skip
+    return done.returncode == 0
+
+
+def _unbroken(
+    repo: Path, base: str, listed: dict[str, str], rank: dict[str, int]
+) -> dict[str, str]:
+    """`git log -L` with the trace git's own break detection gives: `-L` does none (`-B`),
+    so a commit that rewrites the traced file with another file's content (that file
+    deleted: `git diff -B -M` shows it renamed onto the path; typescript-sdk's
+    `webStandardStreamableHttp.ts` becoming `streamableHttp.ts` while the old content
+    moved out) shows, to its trace, new lines in place of the file's old ones, and git
+    follows those old lines back. Where the range at the newest such commit is, code for
+    code, a stretch of the other file before it, the commits before it are that
+    stretch's trace, and the commit only carried the lines over. `listed` as it is
+    otherwise."""
+    for commit in sorted(listed, key=lambda c: rank.get(c, -1), reverse=True):
+        patch = listed[commit]
+        if (header := re.search(r"^\+\+\+ b/(.+)$", patch, re.M)) is None:
+            continue
+        sources = [old for old, new in _broken_renames(repo, commit) if new == header[1]]
+        lines = [line[1:] for line in patch.split("@@", 2)[-1].splitlines()[1:]
+                 if line[:1] in (" ", "+")]  # fmt: skip
+        code = _code_lines(lines)
+        found = _stretch(repo, f"{commit}^", sources[0], code) if sources and code else None
+        if found is None:
+            continue
+        span = f"{found[0]},{found[1]}"
+        earlier = _log_l(repo, base, f"{commit}^", sources[0], span) if rank.get(commit) else {}
+        return {**earlier, **{c: p for c, p in listed.items() if rank[c] > rank[commit]}}
+    return listed
 
 
 def _spliced(
@@ -683,7 +905,14 @@ def _widened(
 
 
 def _removed_by(
-    repo: Path, base: str, branch: str, baseline: dict[str, Any], order: list[str], name: str
+    repo: Path,
+    base: str,
+    branch: str,
+    baseline: dict[str, Any],
+    order: list[str],
+    name: str,
+    *,
+    moves: bool = False,
 ) -> str | None:
     """The commit after the last one in which `git blame --reverse` still sees a cited
     line of code (blank and comment lines aside; `-w`: a line re-indented into a new
@@ -693,9 +922,10 @@ def _removed_by(
     `bin/src/index.ts` renamed to `cli/src/cli.ts`) and follow its lines there. A line
     written more than once in the baseline file (`assert_eq!(`, `);`) that git sees last
     inside another function is not counted: git's diff matched it to that function's own
-    line of the same text."""
+    line of the same text. `moves`: `-M` too, a line moved inside the file is still there."""
     deleted = _deleted_by(repo, base, branch, baseline["path"])
-    out = _git(repo, "blame", "-w", "--reverse", "--first-parent", "--porcelain",
+    out = _git(repo, "blame", "-w", *(["-M"] if moves else []), "--reverse", "--first-parent",
+               "--porcelain",
                f"-L{baseline['start_line']},{baseline['end_line']}", f"{base}..{branch}", "--",
                baseline["path"])  # fmt: skip
     commit = None
