@@ -347,10 +347,6 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             if again is not None and watch_intro == again:
                 explained, why = True, (f"git: the file came back with the function and "
                                         f"{again[:10]} deleted it again")  # fmt: skip
-            # Blame follows lines forward only: lines a later commit writes back (a revert
-            # relanded) are new lines to it, so it ends them at their first removal.
-            if not explained and _back(result.get("history", []), git_intro, watch_intro, rank):
-                explained, why = True, "git: removed, written back verbatim, removed again"
             # Watch's FOUND_SHARE counts tokens; blame's median counts lines.
             if not explained and watch_intro == _removed_by(
                 repo, base, branch, result["baseline"], order, result["cite_name"], by_tokens=True
@@ -384,23 +380,6 @@ def _born_after(
     hunks = re.findall(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,\d+)? @@", listed[born], re.M)
     return bool(hunks) and all(old == "0" for old in hunks) and states.get(born) not in (
         None, "missing")  # fmt: skip
-
-
-def _back(
-    history: list[dict[str, Any]],
-    git_intro: str | None,
-    watch_intro: str | None,
-    rank: dict[str, int],
-) -> bool:
-    """Whether watch's history has the item missing at `git_intro`, then back with the
-    baseline's very tokens (`same`), then missing again at `watch_intro`: blame, which
-    follows the cited lines forward, cannot see them written back."""
-    states = {h["commit"]: h["state"] for h in history}
-    if states.get(git_intro or "") != "missing" or states.get(watch_intro or "") != "missing":
-        return False
-    low, high = rank.get(git_intro or "", -1), rank.get(watch_intro or "", -1)
-    return any(low < rank.get(h["commit"], -1) < high and h["state"] == "same"
-               for h in history)  # fmt: skip
 
 
 def _came_back(history: list[dict[str, Any]], commit: str | None) -> bool:
