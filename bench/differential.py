@@ -92,7 +92,7 @@ def sample(repo: Path, base: str, n: int, rng: random.Random) -> list[Cite]:
         if len(whole) >= n and len(ranges) >= n:
             break
         source = _git_bytes(repo, "show", f"{base}:{path}")
-        functions = _functions(source, path)
+        functions = _functions(source, path, types=False)
         rng.shuffle(functions)
         for node in functions[:3]:
             lines = source.split(b"\n")
@@ -118,12 +118,14 @@ def shapes(repo: Path, base: str, n: int, rng: random.Random) -> list[Cite]:
     return draw.draw(paths, lambda path: _git_bytes(repo, "show", f"{base}:{path}"), n, rng)
 
 
-def _functions(source: bytes, path: str) -> list[Any]:
+def _functions(source: bytes, path: str, *, types: bool = True) -> list[Any]:
+    """The functions of the file, and (`types`) the types and constants `--shapes` cites,
+    which the classifiers find by name as they find a function."""
     from tree_sitter import Parser
 
     language = for_path(path) or ""
     tree = Parser(grammar(language)).parse(source)
-    named = draw.named_kinds(path)  # the classifiers find a type cited by `--shapes` by name
+    named = draw.named_kinds(path) if types else ()
     found, stack = [], [tree.root_node]
     while stack:
         node = stack.pop()
