@@ -343,6 +343,12 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                 repo, base, branch, result["baseline"], order, result["cite_name"], moves=True
             ):
                 explained, why = True, "git: a move inside the file ends the line (blame -M)"
+            again = None if explained else _deleted_again(
+                repo, base, branch, result["baseline"]["path"], result["cite_name"], git_intro
+            )  # fmt: skip
+            if again is not None and watch_intro == again:
+                explained, why = True, (f"git: the file came back with the function and "
+                                        f"{again[:10]} deleted it again")  # fmt: skip
             if not intro_ok:
                 classes.append(f"missing: introduced_by {str(watch_intro)[:10]} vs git "
                                f"{str(git_intro)[:10]} ({why})")  # fmt: skip
@@ -660,7 +666,9 @@ def _code(lines: list[str]) -> str:
 
 def _touches(repo: Path, commit: str, path: str, name: str) -> bool:
     """Whether the commit's diff of `path` edits lines of a function called `name` in the
-    version before it (attributes included)."""
+    version before it (attributes included), or appends lines to its body: lines added
+    after the blank lines that end it (git's hunk starts past them), that a function of
+    that name holds in the version after it (a Python function's last lines)."""
     try:
         before = _git_bytes(repo, "show", f"{commit}^:{path}")
     except subprocess.CalledProcessError:
@@ -670,13 +678,24 @@ def _touches(repo: Path, commit: str, path: str, name: str) -> bool:
         for n in _functions(before, path)
         if _name(n) == name
     ]
+    lines = before.decode(errors="replace").split("\n")
     diff = _git(repo, "diff", "-U0", f"{commit}^", commit, "--", path)
-    for hunk in re.finditer(r"^@@ -(\d+)(?:,(\d+))? ", diff, re.M):
+    appended = []
+    for hunk in re.finditer(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? ", diff, re.M):
         start, size = int(hunk[1]), int(hunk[2] if hunk[2] is not None else 1)
         low, high = (start, start + size - 1) if size else (start, start + 1)
         if any(low <= end and start_ <= high for start_, end in spans):
             return True
-    return False
+        if not size and any(end < start and not "".join(lines[end:start]).strip()
+                            for _, end in spans):  # fmt: skip
+            added = int(hunk[4] if hunk[4] is not None else 1)
+            appended.append((int(hunk[3]), int(hunk[3]) + added - 1))
+    if not appended:
+        return False
+    after = _git_bytes(repo, "show", f"{commit}:{path}")
+    held = [(n.start_point[0] + 1, n.end_point[0] + 1) for n in _functions(after, path)
+            if _name(n) == name]  # fmt: skip
+    return any(s <= high and low <= e for low, high in appended for s, e in held)
 
 
 def _function_at(repo: Path, commit: str, path: str, line: int) -> str | None:
@@ -719,14 +738,57 @@ def _reindented(repo: Path, commit: str, patch: str, path: str, name: str) -> bo
     return False
 
 
-def _origin(repo: Path, commit: str, code: list[str]) -> tuple[str, int, int] | None:
+def _origin(
+    repo: Path, commit: str, code: list[str], edited: bool = False
+) -> tuple[str, int, int] | None:
     """Where the lines whose code is `code` were in the version before `commit`, in a file
-    the commit deletes lines from: (path, first line, last line)."""
+    the commit deletes lines from: (path, first line, last line). With `edited`, lines
+    the commit also edited as it moved them: the stretch of such a file that holds most of
+    them in order (`_edited_stretch`), when none holds them all."""
     diff = _git(repo, "diff", "--no-renames", "-U0", f"{commit}^", commit)
+    removed = {_code([line[1:]]) for line in diff.splitlines()
+               if line.startswith("-") and not line.startswith("---")}  # fmt: skip
+    best: tuple[int, str, int, int] | None = None
     for path in dict.fromkeys(re.findall(r"^--- a/(.+)$", diff, re.M)):
         if (found := _stretch(repo, f"{commit}^", path, code)) is not None:
             return path, *found
-    return None
+        moved = _edited_stretch(repo, f"{commit}^", path, code, removed) if edited else None
+        if moved is not None and (best is None or moved[0] > best[0]):
+            best = (moved[0], path, moved[1], moved[2])
+    return None if best is None else best[1:]
+
+
+MOVED_SHARE = 0.5  # of a moved and edited stretch's lines of code, found in order
+
+
+def _edited_stretch(
+    repo: Path, rev: str, path: str, code: list[str], removed: set[str]
+) -> tuple[int, int, int] | None:
+    """The stretch of `path` at `rev` most like `code` (lines of code): (score, first
+    line, last line), its kept lines in order, each one the commit removed, at least
+    MOVED_SHARE of `code`, the most kept lines less the lines of the stretch not kept;
+    None when there is none."""
+    try:
+        text = _git(repo, "show", f"{rev}:{path}")
+    except subprocess.CalledProcessError:
+        return None
+    rows = [(i + 1, c) for i, line in enumerate(text.split("\n"))
+            if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
+    codes = [c for _, c in rows]
+    blocks = difflib.SequenceMatcher(None, codes, code, autojunk=False).get_matching_blocks()
+    blocks = [b for b in blocks if b.size]
+    best = None
+    for i in range(len(blocks)):
+        kept = 0
+        for j in range(i, len(blocks)):
+            first, last = blocks[i].a, blocks[j].a + blocks[j].size - 1
+            if last - first + 1 > 2 * len(code):
+                break
+            kept += sum(codes[blocks[j].a + k] in removed for k in range(blocks[j].size))
+            score = kept - (last - first + 1 - kept)
+            if kept >= MOVED_SHARE * len(code) and (best is None or score > best[0]):
+                best = (score, rows[first][0], rows[last][0])
+    return best
 
 
 def _stretch(repo: Path, rev: str, path: str, code: list[str]) -> tuple[int, int] | None:
@@ -805,9 +867,11 @@ def _spliced(
 ) -> dict[str, str]:
     """`git log -L` of the lines before the commit that created them in the file, where
     they came from another file: git's trace stops where its file begins, watch follows
-    the code across files. Two shapes: the commit moved them from a file it deletes them
+    the code across files. Three shapes: the commit moved them from a file it deletes them
     from (a file split), or they restore lines that the commit watch says deleted the item
-    removed (a file deleted, then restored under another path). Empty otherwise."""
+    removed (a file deleted, then restored under another path), or the commit moved them
+    from a file it deletes them from and edited them on the way (then it stays listed, as
+    the edit it also is). Empty otherwise."""
     if not listed:
         return {}
     first = min(listed, key=lambda c: rank.get(c, -1))
@@ -817,14 +881,15 @@ def _spliced(
     code = _code_lines(_patch_lines(patch, "+"))
     if not code:
         return {}
-    found = _origin(repo, first, code)
+    found, edited = _origin(repo, first, code), False
     deleted = None
-    if found is None:  # restored: deleted by the commit watch last saw it missing at
-        gone = [c for c, s in states.items() if s == "missing" and rank.get(c, -1) < rank[first]]
-        if not gone:
-            return {}
+    gone = [c for c, s in states.items() if s == "missing" and rank.get(c, -1) < rank[first]]
+    if found is None and gone:  # restored: deleted by the commit watch last saw it missing at
         deleted = max(gone, key=lambda c: rank.get(c, -1))
         found = _origin(repo, deleted, code)
+    if found is None:  # moved and edited: the commit stays, as a change of the lines
+        deleted, edited = None, True
+        found = _origin(repo, first, code, edited=True)
         if found is None:
             return {}
     path, start, end = found
@@ -832,7 +897,7 @@ def _spliced(
     earlier = _log_l(repo, base, tip, path, f"{start},{end}") if rank[deleted or first] else {}
     if deleted is not None:  # git's diff removes the very lines the later commit restores
         earlier[deleted] = "".join(f"-{line}\n" for line in code)
-    else:
+    elif not edited:
         del listed[first]  # moved, not made: the commit only carried the lines over
     return earlier
 
@@ -988,13 +1053,37 @@ def _removed_by(
 def _deleted_by(repo: Path, base: str, branch: str, path: str) -> str | None:
     """The first commit after `base` whose diff (rename detection over the whole commit)
     shows `path` deleted, not renamed."""
+    return next(iter(_deletions(repo, base, branch, path)), None)
+
+
+def _deletions(repo: Path, base: str, branch: str, path: str) -> list[str]:
+    """Every first-parent commit after `base` whose diff (rename detection over the whole
+    commit) shows `path` deleted, not renamed, oldest first."""
     removals = _git(repo, "log", "--first-parent", "--no-renames", "--diff-filter=D", "--reverse",
                     "--format=%H", f"{base}..{branch}", "--", path).split()  # fmt: skip
+    found = []
     for commit in removals:
         status = _git(repo, "diff", "-M", "--name-status", f"{commit}^1", commit)
         if f"D\t{path}" in status.splitlines():
-            return commit
-    return None
+            found.append(commit)
+    return found
+
+
+def _deleted_again(
+    repo: Path, base: str, branch: str, path: str, name: str, after: str | None
+) -> str | None:
+    """The last commit that deleted `path`, when `after` (the commit git names as the
+    one that removed the item) deleted it earlier and the file it deleted held a function called
+    `name` again: the file was deleted, written again with the function (a revert of its
+    deletion, a feature branch merged late), and deleted once more. Blame follows the
+    baseline's lines, and the file written again holds new lines for it: git cannot see
+    that the item came back, and names the first deletion."""
+    deletions = _deletions(repo, base, branch, path)
+    if after not in deletions[:-1]:
+        return None
+    last = deletions[-1]
+    source = _git_bytes(repo, "show", f"{last}^1:{path}")
+    return last if any(_name(n) == name for n in _functions(source, path)) else None
 
 
 def summarize(repo: Path, rows: list[Row], show: int) -> int:

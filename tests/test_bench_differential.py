@@ -233,9 +233,8 @@ def test_merges_get_their_patch_and_edits_before_the_file_was_made_count(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Every commit is a merge (`git log -L` prints none of their patches); the last one
-    moves the function to a new file, editing it: git's trace begins there, and an edit
-    of a cited line before it (its hunk also edits the signature, still at HEAD) is one
-    git cannot see."""
+    moves the function to a new file, editing it: git's trace begins there, and is
+    carried on in the file the edited lines came from, to the edit before it."""
     base = upstream.commit("tools (#1)", {"cli/tools.py": TOOLS})
     project.note("n", f"{base} cli/tools.py:6-7")
     upstream.branch_off("json-values")
@@ -270,7 +269,9 @@ def test_merges_get_their_patch_and_edits_before_the_file_was_made_count(
     assert [h["commit"] for h in result["history"]] == [first, second]
     row = rows["n:cli/tools.py:6-7"]
     assert row.explained, row.classes
-    assert not row.introduced  # git's trace begins at the second merge
+    # git's trace begins at the second merge, which moved the lines and edited them: they
+    # are traced on in the file they came from (`_origin`, edited), to the first merge.
+    assert row.history and row.introduced, row.classes
 
 
 def test_code_a_revert_deleted_and_its_revert_put_back_is_explained(

@@ -12,8 +12,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from watcher.locate.alignment import carry, completed, could_survive, line_opcodes
-from watcher.locate.anchors import Anchor, Found, enclosing, trimmed
+from watcher.locate.alignment import (
+    bounded,
+    carried,
+    carry,
+    completed,
+    could_survive,
+    line_opcodes,
+)
+from watcher.locate.anchors import Anchor, Found, body_statements, enclosing, trimmed
 from watcher.locate.definitions import (
     definition_node,
     definition_span,
@@ -329,9 +336,12 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
         same = texts == anchor.tokens
         return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
     cited = anchor.offset, anchor.offset + len(anchor.tokens)
-    span = carry(anchor.body, *cited, texts, (anchor.body_lines, body.start_lines))
-    if span is None:
+    went = carried(anchor.body, *cited, texts, (anchor.body_lines, body.start_lines))
+    if went is None:
         return None
+    span = went[0]
+    if anchor.cited_statements is not None:
+        span = bounded(anchor, went, body_statements(node, body.start_bytes), texts)
     low, high = trimmed(parsed, body, *span, keep=anchor.ragged)
     first_line, last_line = body.start_lines[low], body.end_lines[high - 1]
     found = Found(path, first_line, last_line, False, parsed.lines(first_line, last_line),
