@@ -380,6 +380,8 @@ def _git_wrong(repo: Path, commit: str, path: str, name: str, patch: str) -> str
     moved); or each code line the hunk adds is one the commit moved (removed verbatim,
     whitespace aside, elsewhere in the file), and each line of the function it removes
     was added elsewhere."""
+    if name == "?":  # no construct to judge by (`--shapes`' imports): not told
+        return None
     if not _touches(repo, commit, path, name):
         return "code, but " + GIT_WRONG[0]
     before, after = (
