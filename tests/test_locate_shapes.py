@@ -99,3 +99,115 @@ def test_names_added_at_the_end_of_a_cited_import_change_it(
         assert (result["current"]["start_line"], result["current"]["end_line"]) == (line, line)
         assert [h["commit"] for h in result["history"]] == [grew]
         assert result["introduced_by"]["commit"] == grew
+
+
+MANAGER = "src/mcp/server/app/prompts/prompt_manager.py"
+PROMPTS = """\
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.app.prompts.base import Prompt
+from mcp.server.app.utilities.logging import get_logger
+from mcp.shared.context import LifespanContextT, RequestT
+
+if TYPE_CHECKING:
+    from mcp.server.app.server import Context
+    from mcp.server.session import ServerSessionT
+
+logger = get_logger(__name__)
+
+
+class PromptManager:
+    \"\"\"Keeps the prompts a server offers.\"\"\"
+
+    def __init__(self) -> None:
+        self._prompts: dict[str, Prompt] = {}
+
+    def get(self, name: str, context: Context[ServerSessionT, Any] | None = None) -> Prompt:
+        return self._prompts[name]
+"""
+
+
+def test_an_import_deleted_beside_an_edited_one_is_missing(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's `from mcp.server.session import ServerSessionT` under `if
+    TYPE_CHECKING:`, deleted while an import was added above its neighbour, which a
+    rename had edited (`app` to `appserver`): the tokens of the changed lines aligned
+    whole gave the deleted line's `from mcp . server .` and `import` to the new import,
+    and the neighbour's to the renamed neighbour, so the deleted import was `changed`.
+    The lines are paired with their successors first: the neighbour with its renamed
+    self, and the deleted line with nothing: `missing`, by the commit that deleted it."""
+    base = upstream.commit("prompt manager", {MANAGER: PROMPTS})
+    project.note("n", f"{base} {MANAGER}:11-11")
+    renamed = upstream.commit(
+        "rename app to appserver (#1951)",
+        {MANAGER: PROMPTS.replace("mcp.server.app.", "mcp.server.appserver.")},
+    )
+    source = upstream.read(MANAGER)
+    source = source.replace("from mcp.shared.context import LifespanContextT, RequestT\n", "")
+    source = (
+        source.replace("    from mcp.server.session import ServerSessionT\n", "")
+        .replace(
+            "if TYPE_CHECKING:\n",
+            "if TYPE_CHECKING:\n    from mcp.server.context import LifespanContextT, RequestT\n",
+        )
+        .replace("Context[ServerSessionT, Any]", "Context[Any]")
+    )
+    split = upstream.commit("split RequestContext (#1987)", {MANAGER: source})
+
+    result = _results(project, capsys)[f"n:{MANAGER}:11-11"]
+
+    assert result["verdict"] == "missing", (result["message"], result.get("current"))
+    assert result["introduced_by"]["commit"] == split
+    assert renamed not in [h["commit"] for h in result["history"]]
+
+
+TS = "src/client/runner.ts"
+RUNNER = """\
+import { Client } from '../client/index.js';
+import { Transport } from '../shared/transport.js';
+import { RequestOptions } from '../shared/protocol.js';
+import { CallToolResultSchema } from '../types.js';
+
+export class Runner {
+  constructor(private client: Client, private transport: Transport) {}
+
+  async run(name: string, options?: RequestOptions) {
+    return this.client.callTool({ name }, CallToolResultSchema, options);
+  }
+}
+"""
+
+
+def test_a_typescript_import_deleted_beside_edited_ones_is_missing(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same in TypeScript: `import { RequestOptions } from '../shared/protocol.js';`
+    deleted while the import above it moved to a package (`'@mcp/core/...'`) and one
+    was added above that (`import { Logger } from '../shared/logger.js';`): it shares
+    `import { } from ;` with both; it pairs with no line, and is `missing`, not
+    carried into the new import, nor into a neighbour that has its own predecessor."""
+    base = upstream.commit("runner", {TS: RUNNER})
+    project.note("n", f"{base} {TS}:3-3", f"{base} {TS}:2-2")
+    moved = upstream.commit(
+        "move transport to @mcp/core (#1200)",
+        {
+            TS: RUNNER.replace("import { RequestOptions } from '../shared/protocol.js';\n", "")
+            .replace(
+                "import { Transport } from '../shared/transport.js';\n",
+                "import { Logger } from '../shared/logger.js';\n"
+                "import { Transport } from '@mcp/core/transport.js';\n",
+            )
+            .replace("options?: RequestOptions", "options?: { timeout?: number }")
+        },
+    )
+
+    results = _results(project, capsys)
+    deleted, kept = results[f"n:{TS}:3-3"], results[f"n:{TS}:2-2"]
+
+    assert deleted["verdict"] == "missing", (deleted["message"], deleted.get("current"))
+    assert deleted["introduced_by"]["commit"] == moved
+    assert kept["verdict"] == "changed", kept["message"]
+    assert (kept["current"]["start_line"], kept["current"]["end_line"]) == (3, 3)

@@ -42,6 +42,7 @@ def carried(
     high: int,
     after: Sequence[str],
     lines: tuple[Sequence[int], Sequence[int]] | None = None,
+    whole: bool = False,
 ) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
     """Where tokens before[low:high] went in `after`, as git carries lines through the
     hunks of a diff: the span [start, end) of `after` the aligned tokens occupy (a
@@ -50,7 +51,7 @@ def carried(
     as well there), or None when fewer than FOUND_SHARE of them survive. With `lines`
     (each token's line, in `before` and in `after`) the two are aligned line by line
     first, and token by token only within the lines that changed (`_opcodes`); where too
-    few survive that, token by token throughout.
+    few survive that, with no line kept first (`whole`): all one replaced block.
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
@@ -62,7 +63,7 @@ def carried(
     kept, spans, held = 0, [], []
     mapped: dict[int, int] = {}  # a cited token in a stretch both hold: where it is
     moves: dict[int, int] = {}  # cited tokens an insert slid past, to where they go
-    for tag, i1, i2, j1, j2 in _opcodes(before, after, lines):
+    for tag, i1, i2, j1, j2 in _opcodes(before, after, lines, whole):
         a, b = max(i1, low), min(i2, high)
         if tag == "insert":
             if low < i1 < high:
@@ -83,7 +84,7 @@ def carried(
         # Lines kept by a shortest edit script may tie (a `try:` both versions hold, and
         # a second one added): the one taken can leave a cited line unaligned that the
         # tokens alone align. Gone only where neither alignment keeps enough of it.
-        return None if lines is None else carried(before, low, high, after)
+        return None if lines is None or whole else carried(before, low, high, after, lines, True)
     return (start, end), held
 
 
@@ -91,7 +92,10 @@ Opcode = tuple[str, int, int, int, int]
 
 
 def _opcodes(
-    before: Sequence[str], after: Sequence[str], lines: tuple[Sequence[int], Sequence[int]] | None
+    before: Sequence[str],
+    after: Sequence[str],
+    lines: tuple[Sequence[int], Sequence[int]] | None,
+    whole: bool = False,
 ) -> list[Opcode]:
     """The alignment of `before` with `after`, as difflib's opcodes over their tokens.
 
@@ -102,22 +106,120 @@ def _opcodes(
     shares as many tokens with stays apart from the call, in every later version (the
     token alignment alone could pair the arguments one version and the statement the
     next, so that an edit of the statement changed what was aligned). It is also cheaper:
-    the token alignment runs only over the changed lines."""
+    the token alignment runs only over the changed lines. With `whole`, no line is
+    kept first: the lines are one replaced block (`_replaced`)."""
     if lines is None:
         return list(difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes())
     ids: dict[tuple[str, ...], int] = {}
     old, old_rows = _rows(before, lines[0], ids)
     new, new_rows = _rows(after, lines[1], ids)
     found: list[Opcode] = []
-    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
+    blocks = [("replace", 0, len(old), 0, len(new))] if whole else line_opcodes(old, new)
+    for tag, i1, i2, j1, j2 in blocks:
         a1, a2, b1, b2 = old_rows[i1], old_rows[i2], new_rows[j1], new_rows[j2]
         if tag != "replace":
             _append(found, (tag, a1, a2, b1, b2))
             continue
-        inner = difflib.SequenceMatcher(None, before[a1:a2], after[b1:b2], autojunk=False)
-        for op, k1, k2, m1, m2 in inner.get_opcodes():
-            _append(found, (op, a1 + k1, a1 + k2, b1 + m1, b1 + m2))
+        for op in _replaced(before, after, old_rows[i1 : i2 + 1], new_rows[j1 : j2 + 1]):
+            _append(found, op)
     return found
+
+
+def _replaced(
+    before: Sequence[str], after: Sequence[str], old: Sequence[int], new: Sequence[int]
+) -> list[Opcode]:
+    """The tokens of a block of replaced lines aligned, as git pairs the lines of a
+    hunk: cut where a line meets its successor (`_partners`), each stretch a pair of
+    lines and the unpaired lines below them, aligned token by token (a call split over
+    lines goes with its first line's successor). A line deleted among edited ones is in
+    the stretch of the pair above it, apart from a new line below that pair or above
+    it: none of its tokens goes to a neighbour's successor for the words they share
+    (`from mcp . server .`, an import deleted next to one rewritten) when every new line
+    has a better partner. Where no line has one, the block is aligned whole."""
+    stretches, i, j = [], 0, 0
+    for p, q in _partners(before, after, old, new):
+        stretches.append((i, p, j, q))
+        i, j = p, q
+    stretches.append((i, len(old) - 1, j, len(new) - 1))
+    found: list[Opcode] = []
+    for i1, i2, j1, j2 in stretches:
+        a1, a2, b1, b2 = old[i1], old[i2], new[j1], new[j2]
+        inner = difflib.SequenceMatcher(None, before[a1:a2], after[b1:b2], autojunk=False)
+        found += [(op, a1 + k1, a1 + k2, b1 + m1, b1 + m2)
+                  for op, k1, k2, m1, m2 in inner.get_opcodes()]  # fmt: skip
+    return found
+
+
+def _partners(
+    before: Sequence[str], after: Sequence[str], old: Sequence[int], new: Sequence[int]
+) -> list[tuple[int, int]]:
+    """The lines of a replaced block paired one to one, in order, each with its
+    successor: the pairs, each at least LINE_LIKENESS alike (difflib's ratio of their
+    tokens, `_likeness`): as many of the most alike pairs as can be, then of the next
+    most alike, and so on (`_chain`), so that a line goes to its best partner when no
+    pair more alike crosses it, however many less alike ones would. An import kept
+    edited pairs with its edited self, not with a deleted neighbour while it takes a new
+    import, each pair for the `from mcp . server .` or `import { } from` they share; of
+    two `try:` as alike, the one that leaves the line above it its partner. None in a
+    block of one line a side, or past MAX_LINE_PAIRS lines before × after."""
+    n, m = len(old) - 1, len(new) - 1
+    if n * m > MAX_LINE_PAIRS or n * m == 1:
+        return []
+    lines = [before[a:b] for a, b in itertools.pairwise(old)]
+    others = [after[a:b] for a, b in itertools.pairwise(new)]
+    bags = [Counter(line) for line in others]
+    alike: dict[tuple[int, int], float] = {}
+    for i, line in enumerate(lines):
+        bag = Counter(line)
+        for j, other in enumerate(others):
+            size = len(line) + len(other)
+            if 2 * sum((bag & bags[j]).values()) < LINE_LIKENESS * size:
+                continue  # the tokens both hold, order aside, bound the ratio
+            ratio = _likeness(line, other)
+            if ratio >= LINE_LIKENESS:
+                alike[i, j] = ratio
+    # Each likeness outweighs all less alike pairs together: its rank's power of a base
+    # past their number (Python's integers do not overflow).
+    ranks = {ratio: rank for rank, ratio in enumerate(sorted(set(alike.values())))}
+    base = len(alike) + 1
+    return sorted(_chain({k: base ** ranks[r] for k, r in alike.items()}, n, m).items())
+
+
+def _likeness(line: Sequence[str], other: Sequence[str]) -> float:
+    """difflib's ratio of two lines' tokens; none when no word is among those they keep
+    (a `}` or a docstring's closing quotes alike by coincidence)."""
+    matcher = difflib.SequenceMatcher(None, line, other, autojunk=False)
+    blocks = matcher.get_matching_blocks()
+    if not any(_WORDY.search(t) for b in blocks for t in line[b.a : b.a + b.size]):
+        return 0.0
+    return 2 * sum(b.size for b in blocks) / (len(line) + len(other))
+
+
+def _chain(share: dict[tuple[int, int], float], n: int, m: int) -> dict[int, int]:
+    """Of the pairs (i, j) of `share`, i < n and j < m, those in order (none crossing
+    another) that hold the most share in all, as {i: j}."""
+    if not share:
+        return {}
+    best: list[list[float]] = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            pair = share.get((i, j))
+            best[i][j] = max(best[i + 1][j], best[i][j + 1],
+                             best[i + 1][j + 1] + pair if pair is not None else 0)  # fmt: skip
+    found, i, j = {}, 0, 0
+    while i < n and j < m:
+        pair = share.get((i, j))
+        if pair is not None and best[i][j] == best[i + 1][j + 1] + pair:
+            found[i], i, j = j, i + 1, j + 1
+        elif best[i][j] == best[i + 1][j]:
+            i += 1
+        else:
+            j += 1
+    return found
+
+
+LINE_LIKENESS = 0.5  # the least ratio of a replaced line's tokens to its successor's
+MAX_LINE_PAIRS = 2500  # lines before × after in a replaced block: past it, token by token
 
 
 def line_opcodes(old: Sequence[Hashable], new: Sequence[Hashable]) -> list[Opcode]:
@@ -361,22 +463,4 @@ def _paired(
             kept = sum(block.size for block in matcher.get_matching_blocks())
             if kept >= FOUND_SHARE * len(tokens):
                 share[i, j] = kept / len(tokens)
-    if not share:
-        return {}
-    n, m = len(old), len(new)
-    best = [[0.0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            pair = share.get((i, j))
-            best[i][j] = max(best[i + 1][j], best[i][j + 1],
-                             best[i + 1][j + 1] + pair if pair is not None else 0.0)  # fmt: skip
-    found, i, j = {}, 0, 0
-    while i < n and j < m:
-        pair = share.get((i, j))
-        if pair is not None and best[i][j] == best[i + 1][j + 1] + pair:
-            found[i], i, j = j, i + 1, j + 1
-        elif best[i][j] == best[i + 1][j]:
-            i += 1
-        else:
-            j += 1
-    return found
+    return _chain(share, len(old), len(new))
