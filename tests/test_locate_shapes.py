@@ -211,3 +211,62 @@ def test_a_typescript_import_deleted_beside_edited_ones_is_missing(
     assert deleted["introduced_by"]["commit"] == moved
     assert kept["verdict"] == "changed", kept["message"]
     assert (kept["current"]["start_line"], kept["current"]["end_line"]) == (3, 3)
+
+
+LOWLEVEL = "src/mcp/server/lowlevel/app.py"
+IMPORTS = """\
+from typing import Any
+
+import mcp.types as types
+from mcp.server.experimental.request_context import Experimental
+from mcp.server.lowlevel.experimental import ExperimentalHandlers
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.models import InitializationOptions
+
+
+class App:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.handlers: dict[str, Any] = {}
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a deleted import pairs with a new one it shares only `from mcp . server .` with",
+)
+def test_an_import_deleted_among_rewritten_imports_is_missing(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's `lowlevel/server.py` (n65): two cited imports deleted when the
+    imports around them had all been rewritten or replaced by new ones (`from mcp
+    import types`, the auth imports). No line of the block is the cited lines'
+    successor, but a new import is as alike as two imports of the package are (half
+    their tokens: `from mcp . server .` and `import`), so the lines pair with new
+    imports and the item is `changed`. Git has it deleted: `missing`."""
+    base = upstream.commit("lowlevel app", {LOWLEVEL: IMPORTS})
+    project.note("n", f"{base} {LOWLEVEL}:4-5")
+    upstream.commit(
+        "auth for the low-level server (#1500)",
+        {
+            LOWLEVEL: IMPORTS.replace(
+                "import mcp.types as types\n",
+                "from mcp import types\n"
+                "from mcp.server.auth.middleware.auth_context import AuthContextMiddleware\n"
+                "from mcp.server.auth.settings import AuthSettings\n"
+                "from mcp.server.context import ServerRequestContext\n",
+            ).replace("from mcp.server.lowlevel.helper_types import ReadResourceContents\n", "")
+        },
+    )
+    source = upstream.read(LOWLEVEL)
+    for line in (
+        "from mcp.server.experimental.request_context import Experimental\n",
+        "from mcp.server.lowlevel.experimental import ExperimentalHandlers\n",
+    ):
+        source = source.replace(line, "")
+    removed = upstream.commit("remove tasks (#2714)", {LOWLEVEL: source})
+
+    result = _results(project, capsys)[f"n:{LOWLEVEL}:4-5"]
+
+    assert result["verdict"] == "missing", (result["message"], result.get("current"))
+    assert result["introduced_by"]["commit"] == removed
