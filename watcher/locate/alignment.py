@@ -30,9 +30,10 @@ def carry(
     high: int,
     after: Sequence[str],
     lines: tuple[Sequence[int], Sequence[int]] | None = None,
+    paired: bool = False,
 ) -> tuple[int, int] | None:
     """`carried`'s span alone."""
-    found = carried(before, low, high, after, lines)
+    found = carried(before, low, high, after, lines, paired)
     return None if found is None else found[0]
 
 
@@ -42,6 +43,7 @@ def carried(
     high: int,
     after: Sequence[str],
     lines: tuple[Sequence[int], Sequence[int]] | None = None,
+    paired: bool = False,
     whole: bool = False,
 ) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
     """Where tokens before[low:high] went in `after`, as git carries lines through the
@@ -50,8 +52,9 @@ def carried(
     inside, at either edge outside, sliding it there as git slides a hunk when it reads
     as well there), or None when fewer than FOUND_SHARE of them survive. With `lines`
     (each token's line, in `before` and in `after`) the two are aligned line by line
-    first, and token by token only within the lines that changed (`_opcodes`); where too
-    few survive that, with no line kept first (`whole`): all one replaced block.
+    first, and token by token only within the lines that changed (`_opcodes`; `paired`:
+    each changed line with its successor first); where too few survive that, token by
+    token throughout (`paired`: with no line kept first, all one replaced block).
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
@@ -63,7 +66,7 @@ def carried(
     kept, spans, held = 0, [], []
     mapped: dict[int, int] = {}  # a cited token in a stretch both hold: where it is
     moves: dict[int, int] = {}  # cited tokens an insert slid past, to where they go
-    for tag, i1, i2, j1, j2 in _opcodes(before, after, lines, whole):
+    for tag, i1, i2, j1, j2 in _opcodes(before, after, lines, paired, whole):
         a, b = max(i1, low), min(i2, high)
         if tag == "insert":
             if low < i1 < high:
@@ -84,7 +87,11 @@ def carried(
         # Lines kept by a shortest edit script may tie (a `try:` both versions hold, and
         # a second one added): the one taken can leave a cited line unaligned that the
         # tokens alone align. Gone only where neither alignment keeps enough of it.
-        return None if lines is None or whole else carried(before, low, high, after, lines, True)
+        if lines is None or whole:
+            return None
+        if not paired:
+            return carried(before, low, high, after)
+        return carried(before, low, high, after, lines, paired=True, whole=True)
     return (start, end), held
 
 
@@ -95,6 +102,7 @@ def _opcodes(
     before: Sequence[str],
     after: Sequence[str],
     lines: tuple[Sequence[int], Sequence[int]] | None,
+    paired: bool = False,
     whole: bool = False,
 ) -> list[Opcode]:
     """The alignment of `before` with `after`, as difflib's opcodes over their tokens.
@@ -106,8 +114,9 @@ def _opcodes(
     shares as many tokens with stays apart from the call, in every later version (the
     token alignment alone could pair the arguments one version and the statement the
     next, so that an edit of the statement changed what was aligned). It is also cheaper:
-    the token alignment runs only over the changed lines. With `whole`, no line is
-    kept first: the lines are one replaced block (`_replaced`)."""
+    the token alignment runs only over the changed lines. `paired`, the lines of a
+    changed block are paired with their successors first (`_replaced`); `whole`, no
+    line is kept first: the lines are one changed block."""
     if lines is None:
         return list(difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes())
     ids: dict[tuple[str, ...], int] = {}
@@ -120,7 +129,8 @@ def _opcodes(
         if tag != "replace":
             _append(found, (tag, a1, a2, b1, b2))
             continue
-        for op in _replaced(before, after, old_rows[i1 : i2 + 1], new_rows[j1 : j2 + 1]):
+        rows = old_rows[i1 : i2 + 1], new_rows[j1 : j2 + 1]
+        for op in _replaced(before, after, *rows) if paired else _tokens(before, after, *rows):
             _append(found, op)
     return found
 
@@ -143,11 +153,20 @@ def _replaced(
     stretches.append((i, len(old) - 1, j, len(new) - 1))
     found: list[Opcode] = []
     for i1, i2, j1, j2 in stretches:
-        a1, a2, b1, b2 = old[i1], old[i2], new[j1], new[j2]
-        inner = difflib.SequenceMatcher(None, before[a1:a2], after[b1:b2], autojunk=False)
-        found += [(op, a1 + k1, a1 + k2, b1 + m1, b1 + m2)
-                  for op, k1, k2, m1, m2 in inner.get_opcodes()]  # fmt: skip
+        found += _tokens(before, after, old[i1 : i2 + 1], new[j1 : j2 + 1])
     return found
+
+
+def _tokens(
+    before: Sequence[str], after: Sequence[str], old: Sequence[int], new: Sequence[int]
+) -> list[Opcode]:
+    """The tokens of lines old[0]..old[-1] of `before` and new[0]..new[-1] of `after`
+    (where each line starts, and the end) aligned with each other, as difflib's opcodes
+    over the whole sequences."""
+    a1, b1 = old[0], new[0]
+    inner = difflib.SequenceMatcher(None, before[a1 : old[-1]], after[b1 : new[-1]],
+                                    autojunk=False)  # fmt: skip
+    return [(op, a1 + k1, a1 + k2, b1 + m1, b1 + m2) for op, k1, k2, m1, m2 in inner.get_opcodes()]
 
 
 def _partners(

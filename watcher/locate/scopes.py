@@ -62,7 +62,7 @@ def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         return None
     low, high, start, end = _within(anchor, parsed, version, region)
     lines = baseline.start_lines[low:high], version.start_lines[start:end]
-    span = carry(before[low:high], at - low, at - low + n, after[start:end], lines)
+    span = carry(before[low:high], at - low, at - low + n, after[start:end], lines, paired=True)
     if span is None:
         return None
     first, last = trimmed(parsed, version, start + span[0], start + span[1], keep=anchor.ragged)
