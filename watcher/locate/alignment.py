@@ -44,7 +44,6 @@ def carried(
     after: Sequence[str],
     lines: tuple[Sequence[int], Sequence[int]] | None = None,
     paired: bool = False,
-    whole: bool = False,
 ) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
     """Where tokens before[low:high] went in `after`, as git carries lines through the
     hunks of a diff: the span [start, end) of `after` the aligned tokens occupy (a
@@ -54,7 +53,8 @@ def carried(
     (each token's line, in `before` and in `after`) the two are aligned line by line
     first, and token by token only within the lines that changed (`_opcodes`; `paired`:
     each changed line with its successor first); where too few survive that, token by
-    token throughout (`paired`: with no line kept first, all one replaced block).
+    token throughout (not `paired`: pairing all lines as one block again carried a
+    rewritten body into the next function).
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
@@ -66,7 +66,7 @@ def carried(
     kept, spans, held = 0, [], []
     mapped: dict[int, int] = {}  # a cited token in a stretch both hold: where it is
     moves: dict[int, int] = {}  # cited tokens an insert slid past, to where they go
-    for tag, i1, i2, j1, j2 in _opcodes(before, after, lines, paired, whole):
+    for tag, i1, i2, j1, j2 in _opcodes(before, after, lines, paired):
         a, b = max(i1, low), min(i2, high)
         if tag == "insert":
             if low < i1 < high:
@@ -89,11 +89,7 @@ def carried(
         # Lines kept by a shortest edit script may tie (a `try:` both versions hold, and
         # a second one added): the one taken can leave a cited line unaligned that the
         # tokens alone align. Gone only where neither alignment keeps enough of it.
-        if lines is None or whole:
-            return None
-        if not paired:
-            return carried(before, low, high, after)
-        return carried(before, low, high, after, lines, paired=True, whole=True)
+        return None if lines is None or paired else carried(before, low, high, after)
     return (start, end), held
 
 
@@ -105,7 +101,6 @@ def _opcodes(
     after: Sequence[str],
     lines: tuple[Sequence[int], Sequence[int]] | None,
     paired: bool = False,
-    whole: bool = False,
 ) -> list[Opcode]:
     """The alignment of `before` with `after`, as difflib's opcodes over their tokens.
 
@@ -117,16 +112,14 @@ def _opcodes(
     token alignment alone could pair the arguments one version and the statement the
     next, so that an edit of the statement changed what was aligned). It is also cheaper:
     the token alignment runs only over the changed lines. `paired`, the lines of a
-    changed block are paired with their successors first (`_replaced`); `whole`, no
-    line is kept first: the lines are one changed block."""
+    changed block are paired with their successors first (`_replaced`)."""
     if lines is None:
         return list(difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes())
     ids: dict[tuple[str, ...], int] = {}
     old, old_rows = _rows(before, lines[0], ids)
     new, new_rows = _rows(after, lines[1], ids)
     found: list[Opcode] = []
-    blocks = [("replace", 0, len(old), 0, len(new))] if whole else line_opcodes(old, new)
-    for tag, i1, i2, j1, j2 in blocks:
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
         a1, a2, b1, b2 = old_rows[i1], old_rows[i2], new_rows[j1], new_rows[j2]
         if tag != "replace":
             _append(found, (tag, a1, a2, b1, b2))
