@@ -263,8 +263,8 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                     edit = "moves the function unchanged, re-indented: git's diff lost it"
                 elif edit == "widened":
                     edit = ("code, but not the cited lines: git's range widened at "
-                            f"{widened[commit][:10]}, and blame --reverse sees every cited "
-                            "line past it")  # fmt: skip
+                            f"{widened[commit][:10]}, and every cited line is past it "
+                            "unedited")  # fmt: skip
                 classes.append(f"git-only {commit[:10]} ({edit})")
             # Where git's trace begins with the file made (the code came from elsewhere,
             # edited): git sees nothing before it.
@@ -315,21 +315,44 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             # Blame counts an edited line as gone: a commit watch lists as a change, before
             # the one that removed the code, is where git's lines "end".
             edited = {h["commit"] for h in result.get("history", []) if h["state"] == "changed"}
-            explained = intro_ok or (git_intro in edited and rank.get(watch_intro or "", -1)
-                                     > rank.get(git_intro or "", -1))  # fmt: skip
-            why = "git: an edit ends the line" if explained else "differs"
+            later = rank.get(watch_intro or "", -1) > rank.get(git_intro or "", -1)
+            # A commit that deleted the code (a revert) and a later one that put it back
+            # (the revert reverted): `-L` ends at the deletion and never sees it again.
+            back = _came_back(result.get("history", []), git_intro)
+            explained = intro_ok or (later and (git_intro in edited or back))
+            why = "differs"
+            if explained:
+                why = (
+                    "git: an edit ends the line"
+                    if git_intro in edited
+                    else "git: the code came back after it"
+                )
             # Blame counts a line moved inside the file (a function moved down) as gone;
             # `-M` sees it on, to where the code was deleted.
             if not explained and watch_intro == _removed_by(
                 repo, base, branch, result["baseline"], order, result["cite_name"], moves=True
             ):
                 explained, why = True, "git: a move inside the file ends the line (blame -M)"
+            again = None if explained else _deleted_again(
+                repo, base, branch, result["baseline"]["path"], result["cite_name"], git_intro
+            )  # fmt: skip
+            if again is not None and watch_intro == again:
+                explained, why = True, (f"git: the file came back with the function and "
+                                        f"{again[:10]} deleted it again")  # fmt: skip
             if not intro_ok:
                 classes.append(f"missing: introduced_by {str(watch_intro)[:10]} vs git "
                                f"{str(git_intro)[:10]} ({why})")  # fmt: skip
         rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
                         explained or (history_ok and intro_ok)))  # fmt: skip
     return rows
+
+
+def _came_back(history: list[dict[str, Any]], commit: str | None) -> bool:
+    """Whether watch has the item gone at `commit` and found again after it."""
+    commits, states = [h["commit"] for h in history], [h["state"] for h in history]
+    if commit not in commits or states[commits.index(commit)] != "missing":
+        return False
+    return any(state != "missing" for state in states[commits.index(commit) + 1 :])
 
 
 # Why a commit git lists as a code edit of the range is one git gets wrong (`_git_wrong`).
@@ -441,12 +464,24 @@ def _edits_cited(
         before, after = paths.get(commit, (base["path"], base["path"]))
         diff = _git(repo, "diff", "-U0", "-M", f"{commit}^", commit, "--",
                     *dict.fromkeys((before, after, cur["path"])))  # fmt: skip
-        for hunk in re.split(r"^@@.*$", diff, flags=re.M)[1:]:
-            removed, added = _changed_lines(hunk)
-            if removed & cited:
-                cited |= added
-                if commit in commits and (not added & outside or rank[commit] < made):
-                    found.add(commit)
+        # A commit that made HEAD's file from part of the cited file (a split): a cited
+        # line it removed from the cited file, adding it in neither file, was dropped
+        # where git's trace of HEAD's file, which begins with the commit, never looks
+        # (fastmcp's `OpenAPITool.__repr__` docstring, left out of the split).
+        made_here = re.search(rf"^--- /dev/null\n\+\+\+ b/{re.escape(cur['path'])}$", diff, re.M)
+        everywhere = _changed_lines(diff)[1]
+        for part in re.split(r"^diff --git ", diff, flags=re.M)[1:]:
+            other = re.search(r"^\+\+\+ b/(.+)$", part, re.M)
+            split = made_here is not None and other is not None and other.group(1) != cur["path"]
+            for hunk in re.split(r"^@@.*$", part, flags=re.M)[1:]:
+                removed, added = _changed_lines(hunk)
+                if removed & cited:
+                    cited |= added
+                    dropped = split and bool(removed & cited - everywhere)
+                    if commit in commits and (
+                        not added & outside or rank[commit] < made or dropped
+                    ):
+                        found.add(commit)
     return found
 
 
@@ -621,7 +656,9 @@ def _code(lines: list[str]) -> str:
 
 def _touches(repo: Path, commit: str, path: str, name: str) -> bool:
     """Whether the commit's diff of `path` edits lines of a function called `name` in the
-    version before it (attributes included)."""
+    version before it (attributes included), or appends lines to its body: lines added
+    after the blank lines that end it (git's hunk starts past them), that a function of
+    that name holds in the version after it (a Python function's last lines)."""
     try:
         before = _git_bytes(repo, "show", f"{commit}^:{path}")
     except subprocess.CalledProcessError:
@@ -631,13 +668,24 @@ def _touches(repo: Path, commit: str, path: str, name: str) -> bool:
         for n in _functions(before, path)
         if _name(n) == name
     ]
+    lines = before.decode(errors="replace").split("\n")
     diff = _git(repo, "diff", "-U0", f"{commit}^", commit, "--", path)
-    for hunk in re.finditer(r"^@@ -(\d+)(?:,(\d+))? ", diff, re.M):
+    appended = []
+    for hunk in re.finditer(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? ", diff, re.M):
         start, size = int(hunk[1]), int(hunk[2] if hunk[2] is not None else 1)
         low, high = (start, start + size - 1) if size else (start, start + 1)
         if any(low <= end and start_ <= high for start_, end in spans):
             return True
-    return False
+        if not size and any(end < start and not "".join(lines[end:start]).strip()
+                            for _, end in spans):  # fmt: skip
+            added = int(hunk[4] if hunk[4] is not None else 1)
+            appended.append((int(hunk[3]), int(hunk[3]) + added - 1))
+    if not appended:
+        return False
+    after = _git_bytes(repo, "show", f"{commit}:{path}")
+    held = [(n.start_point[0] + 1, n.end_point[0] + 1) for n in _functions(after, path)
+            if _name(n) == name]  # fmt: skip
+    return any(s <= high and low <= e for low, high in appended for s, e in held)
 
 
 def _function_at(repo: Path, commit: str, path: str, line: int) -> str | None:
@@ -680,14 +728,57 @@ def _reindented(repo: Path, commit: str, patch: str, path: str, name: str) -> bo
     return False
 
 
-def _origin(repo: Path, commit: str, code: list[str]) -> tuple[str, int, int] | None:
+def _origin(
+    repo: Path, commit: str, code: list[str], edited: bool = False
+) -> tuple[str, int, int] | None:
     """Where the lines whose code is `code` were in the version before `commit`, in a file
-    the commit deletes lines from: (path, first line, last line)."""
+    the commit deletes lines from: (path, first line, last line). With `edited`, lines
+    the commit also edited as it moved them: the stretch of such a file that holds most of
+    them in order (`_edited_stretch`), when none holds them all."""
     diff = _git(repo, "diff", "--no-renames", "-U0", f"{commit}^", commit)
+    removed = {_code([line[1:]]) for line in diff.splitlines()
+               if line.startswith("-") and not line.startswith("---")}  # fmt: skip
+    best: tuple[int, str, int, int] | None = None
     for path in dict.fromkeys(re.findall(r"^--- a/(.+)$", diff, re.M)):
         if (found := _stretch(repo, f"{commit}^", path, code)) is not None:
             return path, *found
-    return None
+        moved = _edited_stretch(repo, f"{commit}^", path, code, removed) if edited else None
+        if moved is not None and (best is None or moved[0] > best[0]):
+            best = (moved[0], path, moved[1], moved[2])
+    return None if best is None else best[1:]
+
+
+MOVED_SHARE = 0.5  # of a moved and edited stretch's lines of code, found in order
+
+
+def _edited_stretch(
+    repo: Path, rev: str, path: str, code: list[str], removed: set[str]
+) -> tuple[int, int, int] | None:
+    """The stretch of `path` at `rev` most like `code` (lines of code): (score, first
+    line, last line), its kept lines in order, each one the commit removed, at least
+    MOVED_SHARE of `code`, the most kept lines less the lines of the stretch not kept;
+    None when there is none."""
+    try:
+        text = _git(repo, "show", f"{rev}:{path}")
+    except subprocess.CalledProcessError:
+        return None
+    rows = [(i + 1, c) for i, line in enumerate(text.split("\n"))
+            if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
+    codes = [c for _, c in rows]
+    blocks = difflib.SequenceMatcher(None, codes, code, autojunk=False).get_matching_blocks()
+    blocks = [b for b in blocks if b.size]
+    best = None
+    for i in range(len(blocks)):
+        kept = 0
+        for j in range(i, len(blocks)):
+            first, last = blocks[i].a, blocks[j].a + blocks[j].size - 1
+            if last - first + 1 > 2 * len(code):
+                break
+            kept += sum(codes[blocks[j].a + k] in removed for k in range(blocks[j].size))
+            score = kept - (last - first + 1 - kept)
+            if kept >= MOVED_SHARE * len(code) and (best is None or score > best[0]):
+                best = (score, rows[first][0], rows[last][0])
+    return best
 
 
 def _stretch(repo: Path, rev: str, path: str, code: list[str]) -> tuple[int, int] | None:
@@ -766,9 +857,11 @@ def _spliced(
 ) -> dict[str, str]:
     """`git log -L` of the lines before the commit that created them in the file, where
     they came from another file: git's trace stops where its file begins, watch follows
-    the code across files. Two shapes: the commit moved them from a file it deletes them
+    the code across files. Three shapes: the commit moved them from a file it deletes them
     from (a file split), or they restore lines that the commit watch says deleted the item
-    removed (a file deleted, then restored under another path). Empty otherwise."""
+    removed (a file deleted, then restored under another path), or the commit moved them
+    from a file it deletes them from and edited them on the way (then it stays listed, as
+    the edit it also is). Empty otherwise."""
     if not listed:
         return {}
     first = min(listed, key=lambda c: rank.get(c, -1))
@@ -778,14 +871,15 @@ def _spliced(
     code = _code_lines(_patch_lines(patch, "+"))
     if not code:
         return {}
-    found = _origin(repo, first, code)
+    found, edited = _origin(repo, first, code), False
     deleted = None
-    if found is None:  # restored: deleted by the commit watch last saw it missing at
-        gone = [c for c, s in states.items() if s == "missing" and rank.get(c, -1) < rank[first]]
-        if not gone:
-            return {}
+    gone = [c for c, s in states.items() if s == "missing" and rank.get(c, -1) < rank[first]]
+    if found is None and gone:  # restored: deleted by the commit watch last saw it missing at
         deleted = max(gone, key=lambda c: rank.get(c, -1))
         found = _origin(repo, deleted, code)
+    if found is None:  # moved and edited: the commit stays, as a change of the lines
+        deleted, edited = None, True
+        found = _origin(repo, first, code, edited=True)
         if found is None:
             return {}
     path, start, end = found
@@ -793,7 +887,7 @@ def _spliced(
     earlier = _log_l(repo, base, tip, path, f"{start},{end}") if rank[deleted or first] else {}
     if deleted is not None:  # git's diff removes the very lines the later commit restores
         earlier[deleted] = "".join(f"-{line}\n" for line in code)
-    else:
+    elif not edited:
         del listed[first]  # moved, not made: the commit only carried the lines over
     return earlier
 
@@ -811,7 +905,8 @@ def _widened(
     """The commits git lists only because its range widened (a commit W whose hunk
     replaced many old lines by the few it traces, so that older commits are traced
     through lines that were not the cited ones), when `git blame --reverse` sees every
-    cited line of a range survive them: {commit: W}."""
+    cited line of a range survive them, or the cited lines carried forward through each
+    diff (`_carried_forward`) are past them unedited: {commit: W}."""
     if result["cite_kind"] != "range":
         return {}
     baseline = result["baseline"]
@@ -827,6 +922,7 @@ def _widened(
     if not ends:
         return {}
     found: dict[str, str] = {}
+    carried: tuple[set[str], int] | None = None
     for w in history:
         hunks = re.findall(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@", listed[w], re.M)
         old = sum(int(a or 1) for a, _ in hunks)
@@ -834,9 +930,66 @@ def _widened(
         if old <= 2 * new:
             continue
         for c in history:
-            if rank.get(c, -1) < rank.get(w, -1) and min(ends) >= rank.get(c, -1):
+            if rank.get(c, -1) >= rank.get(w, -1):
+                continue
+            if min(ends) >= rank.get(c, -1):
+                found.setdefault(c, w)
+                continue
+            if carried is None:
+                carried = _carried_forward(repo, base, branch, baseline, rank)
+            touched, reached = carried
+            if c not in touched and rank.get(c, -1) <= reached:
                 found.setdefault(c, w)
     return found
+
+
+def _carried_forward(
+    repo: Path, base: str, branch: str, baseline: dict[str, Any], rank: dict[str, int]
+) -> tuple[set[str], int]:
+    """The commits whose first-parent diff of the cited file edits a cited line, or a
+    line an earlier such edit put in its place, or inserts lines between two of them:
+    the cited lines carried forward from the baseline through each diff, as `git log -L`
+    carries a range back from HEAD. With the rank of the last commit the file still had
+    its path at (past it, nothing is known). Where blame sees a cited line edited (a
+    docstring's quotes joined to its first line), this still tells a commit that edits
+    only lines below them, which a range widened later lists, from one that edits them."""
+    path = baseline["path"]
+    lines = set(range(baseline["start_line"], baseline["end_line"] + 1))
+    touched: set[str] = set()
+    reached = rank.get(base, -1)
+    commits = _git(repo, "log", "--first-parent", "--reverse", "--format=%H",
+                   f"{base}..{branch}", "--", path).split()  # fmt: skip
+    for commit in commits:
+        try:
+            _git(repo, "cat-file", "-e", f"{commit}:{path}")
+        except subprocess.CalledProcessError:
+            break
+        diff = _git(repo, "diff", "-U0", "--no-renames", f"{commit}^", commit, "--", path)
+        hunks = [(int(a), 1 if b == "" else int(b), int(c), 1 if d == "" else int(d))
+                 for a, b, c, d in re.findall(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@",
+                                              diff, re.M)]  # fmt: skip
+        after: set[int] = set()
+        for line in lines:
+            shift, edited = 0, False
+            for a, b, c, d in hunks:
+                if b and a <= line < a + b:
+                    edited = True
+                    after |= set(range(c, c + d))
+                    break
+                if (b and a + b <= line) or (not b and a < line):
+                    shift += d - b
+            if edited:
+                touched.add(commit)
+            else:
+                after.add(line + shift)
+        for a, b, c, d in hunks:
+            if not b and a in lines and a + 1 in lines:  # inserted between two of them
+                touched.add(commit)
+                after |= set(range(c, c + d))
+        lines, reached = after, rank.get(commit, -1)
+        if not lines:
+            break
+    return touched, reached
 
 
 def _removed_by(
@@ -890,13 +1043,37 @@ def _removed_by(
 def _deleted_by(repo: Path, base: str, branch: str, path: str) -> str | None:
     """The first commit after `base` whose diff (rename detection over the whole commit)
     shows `path` deleted, not renamed."""
+    return next(iter(_deletions(repo, base, branch, path)), None)
+
+
+def _deletions(repo: Path, base: str, branch: str, path: str) -> list[str]:
+    """Every first-parent commit after `base` whose diff (rename detection over the whole
+    commit) shows `path` deleted, not renamed, oldest first."""
     removals = _git(repo, "log", "--first-parent", "--no-renames", "--diff-filter=D", "--reverse",
                     "--format=%H", f"{base}..{branch}", "--", path).split()  # fmt: skip
+    found = []
     for commit in removals:
         status = _git(repo, "diff", "-M", "--name-status", f"{commit}^1", commit)
         if f"D\t{path}" in status.splitlines():
-            return commit
-    return None
+            found.append(commit)
+    return found
+
+
+def _deleted_again(
+    repo: Path, base: str, branch: str, path: str, name: str, after: str | None
+) -> str | None:
+    """The last commit that deleted `path`, when `after` (the commit git names as the
+    one that removed the item) deleted it earlier and the file it deleted held a function called
+    `name` again: the file was deleted, written again with the function (a revert of its
+    deletion, a feature branch merged late), and deleted once more. Blame follows the
+    baseline's lines, and the file written again holds new lines for it: git cannot see
+    that the item came back, and names the first deletion."""
+    deletions = _deletions(repo, base, branch, path)
+    if after not in deletions[:-1]:
+        return None
+    last = deletions[-1]
+    source = _git_bytes(repo, "show", f"{last}^1:{path}")
+    return last if any(_name(n) == name for n in _functions(source, path)) else None
 
 
 def summarize(repo: Path, rows: list[Row], show: int) -> int:

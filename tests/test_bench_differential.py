@@ -233,9 +233,8 @@ def test_merges_get_their_patch_and_edits_before_the_file_was_made_count(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Every commit is a merge (`git log -L` prints none of their patches); the last one
-    moves the function to a new file, editing it: git's trace begins there, and an edit
-    of a cited line before it (its hunk also edits the signature, still at HEAD) is one
-    git cannot see."""
+    moves the function to a new file, editing it: git's trace begins there, and is
+    carried on in the file the edited lines came from, to the edit before it."""
     base = upstream.commit("tools (#1)", {"cli/tools.py": TOOLS})
     project.note("n", f"{base} cli/tools.py:6-7")
     upstream.branch_off("json-values")
@@ -270,4 +269,114 @@ def test_merges_get_their_patch_and_edits_before_the_file_was_made_count(
     assert [h["commit"] for h in result["history"]] == [first, second]
     row = rows["n:cli/tools.py:6-7"]
     assert row.explained, row.classes
-    assert not row.introduced  # git's trace begins at the second merge
+    # git's trace begins at the second merge, which moved the lines and edited them: they
+    # are traced on in the file they came from (`_origin`, edited), to the first merge.
+    assert row.history and row.introduced, row.classes
+
+
+def test_code_a_revert_deleted_and_its_revert_put_back_is_explained(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fastmcp's converters.py:181: a revert deleted the cited line, the revert of the
+    revert put it back, a later commit deleted it for good. `git blame --reverse` ends
+    at the first deletion; watch's history has the item found again after it."""
+    base = upstream.commit("token handler (#1)", {"srv/token.py": HANDLER})
+    project.note("n", f"{base} srv/token.py:9-11")
+    block = HANDLER[HANDLER.index("    if grant == \"authorization_code\"") :
+                    HANDLER.index("    if grant == \"refresh_token\"")]  # fmt: skip
+    revert = upstream.commit('Revert "authorization codes (#2)"',
+                             {"srv/token.py": HANDLER.replace(block, "")})  # fmt: skip
+    upstream.commit('Revert "Revert "authorization codes (#2)""', {"srv/token.py": HANDLER})
+    gone = upstream.commit("codes move to the grant registry (#4)",
+                           {"srv/token.py": HANDLER.replace(block, "")})  # fmt: skip
+
+    rows = _compare(project, upstream, capsys, base,
+                    {"n:srv/token.py:9-11": ("range", "issue_token")})  # fmt: skip
+
+    row = rows["n:srv/token.py:9-11"]
+    result = check_results(project, capsys)["n:srv/token.py:9-11"]
+    assert result["introduced_by"]["commit"] == gone
+    assert row.explained, row.classes
+    assert any(revert[:10] in c and "came back" in c for c in row.classes)
+
+
+def test_a_cited_line_a_file_split_left_out_is_an_edit_git_cannot_see(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fastmcp's `OpenAPITool.__repr__` (server/openapi/components.py:59-60) moved to a
+    new providers/openapi/components.py, its docstring left out; the old file stayed, a
+    stub. git's trace of the HEAD lines begins at that commit and never sees the line,
+    though the stub's lines (its `from __future__` import) are in the new file too."""
+    tool = (
+        "class OpenAPITool(Tool):\n"
+        "    def __init__(self, route):\n        self._route = route\n\n"
+        "    def __repr__(self) -> str:\n"
+        '        """Custom representation to prevent recursion errors when printing."""\n'
+        '        return f"OpenAPITool(name={self.name!r}, path={self._route.path})"\n'
+    )
+    base = upstream.commit("openapi components (#1)", {"srv/openapi/components.py": tool})
+    project.note("n", f"{base} srv/openapi/components.py:6-7")
+    future = "from __future__ import annotations\n\nimport warnings\n\n"
+    stub = future + "warnings.warn('moved to srv.providers.openapi', DeprecationWarning)\n"
+    split = upstream.commit(
+        "move OpenAPI to providers (#2)",
+        {"srv/openapi/components.py": stub,
+         "srv/providers/openapi/components.py": future + tool.replace(
+             '        """Custom representation to prevent recursion errors when printing."""\n', ""
+         )},
+    )  # fmt: skip
+
+    rows = _compare(project, upstream, capsys, base,
+                    {"n:srv/openapi/components.py:6-7": ("range", "__repr__")})  # fmt: skip
+
+    row = rows["n:srv/openapi/components.py:6-7"]
+    assert row.explained, row.classes
+    assert any(split[:10] in c and "edits a cited line" in c for c in row.classes)
+
+
+def test_commits_git_lists_through_a_widened_range_below_the_cited_lines_are_explained(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's `stdio_server` (stdio.py:38-49): a commit joined its docstring's quotes
+    to the first line (blame sees a cited line gone), others edited the reader below the
+    cited lines, and a last one wrapped the body in a `try`, replacing many lines by few:
+    git's range widened there and lists the reader's edits. Carried forward through each
+    diff, the cited lines are past them unedited."""
+    server = (
+        "async def serve(stdin=None, stdout=None):\n"
+        '    """\n    Serve over stdio.\n    """\n'
+        '    if not stdin:\n        stdin = wrap(sys.stdin.buffer, encoding="utf-8")\n'
+        '    if not stdout:\n        stdout = wrap(sys.stdout.buffer, encoding="utf-8")\n\n'
+        "    async def reader():\n        async for line in stdin:\n"
+        "            message = parse_message(line)\n            await queue.send(message)\n\n"
+        "    async def writer():\n        async for message in queue:\n"
+        "            await stdout.write(message.dump_json())\n\n"
+        "    async with create_task_group() as tg:\n"
+        "        tg.start_soon(reader)\n        tg.start_soon(writer)\n        yield\n"
+    )
+    path = "srv/stdio.py"
+    base = upstream.commit("stdio (#1)", {path: server})
+    project.note("n", f"{base} {path}:2-8")
+    joined = server.replace(
+        '    """\n    Serve over stdio.\n    """\n', '    """Serve over stdio."""\n'
+    )
+    upstream.commit("docstrings start on the first line (#2)", {path: joined})
+    reader = joined.replace("parse_message(line)", "parse_message(line, by_name=False)")
+    upstream.commit("parse by alias (#3)", {path: reader})
+    writer = reader.replace("message.dump_json()", "message.dump_json(exclude_unset=True)")
+    upstream.commit("omit unset fields (#4)", {path: writer})
+    body = writer[writer.index("    if not stdin:") :]
+    kept = body[: body.index("\n\n")]
+    wrapped = writer.replace(
+        body,
+        "    try:\n"
+        + "".join(f"    {line}\n" for line in kept.splitlines())
+        + "        yield await run(stdin, stdout)\n    finally:\n        release()\n",
+    )
+    upstream.commit("isolate the std handles (#5)", {path: wrapped})
+
+    rows = _compare(project, upstream, capsys, base, {f"n:{path}:2-8": ("range", "serve")})
+
+    row = rows[f"n:{path}:2-8"]
+    assert row.explained, row.classes
+    assert any("range widened" in c for c in row.classes), row.classes

@@ -109,3 +109,62 @@ def test_a_construct_moved_by_a_merge_is_hinted_from_its_first_parent_diff(
     assert [(c["path"], c["found"]) for c in result["candidates"]] == [
         ("src/tools.rs", f"changed by {merge[:12]}")
     ]
+
+
+CLIENT_PY = '''\
+class Client:
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+
+    async def read_resource(self, uri: str) -> list[Content]:
+        """Read a resource and return its contents."""
+        result = await self.session.read_resource(uri)
+        if result.isError:
+            raise ResourceError(f"Failed to read {uri}: {result.error}")
+        return result.contents
+'''
+
+MIXIN_PY = '''\
+class ClientResourcesMixin:
+    """Resource methods of the client."""
+
+    async def read_resource(self: Client, uri: str) -> list[Content]:
+        """Read a resource and return its contents."""
+        result = await self.session.read_resource(uri, timeout=self.timeout)
+        if result.isError:
+            raise ResourceError(f"Failed to read {uri}: {result.error}")
+        return result.contents
+'''
+
+
+def test_a_method_moved_to_a_mixin_in_another_file_is_hinted_where_it_is_now(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fastmcp's `Client._read_resource_as_task` went to a `ClientResourcesMixin` in a new
+    `client/resources.py`, which a later commit moved to `client/mixins/`. The hint looked
+    for `Client._read_resource_as_task` by kind and whole name, and only in files still at
+    HEAD where the removing commit left them: none. It looks for a method of that name in
+    another class too (a mixin, a base class), and follows the files the commit made to
+    where they are at HEAD."""
+    base = upstream.commit("client", {"src/client/client.py": CLIENT_PY})
+    project.note("n", f"{base} src/client/client.py:7-10")
+    split = upstream.commit(
+        "refactor Client into mixins (#2933)",
+        {
+            "src/client/client.py": CLIENT_PY[: CLIENT_PY.index("\n    async def")] + "\n",
+            "src/client/resources.py": MIXIN_PY,
+        },
+    )
+    upstream.commit(
+        "move the mixins to a package (#2950)",
+        {"src/client/resources.py": None, "src/client/mixins/resources.py": MIXIN_PY},
+    )
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    (result,) = [r for r in json.loads(out)["results"] if r["id"] == "n:src/client/client.py:7-10"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == split
+    assert [
+        (c["path"], c["start_line"], c["end_line"], c["chosen"]) for c in result["candidates"]
+    ] == [("src/client/mixins/resources.py", 6, 9, False)]

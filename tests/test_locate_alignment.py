@@ -130,3 +130,110 @@ def test_a_line_the_line_pass_leaves_unaligned_is_carried_by_its_tokens() -> Non
         "r = h ( a )",
     )  # fmt: skip
     assert carry(before, 6, 16, after, (old, new)) == (8, 18)
+
+
+AUTH_PY = "src/server/auth/providers/github.py"
+PROVIDER = '''\
+class GitHubProvider(OAuthProxy):
+    def __init__(self, *, client_id: str | None = None, timeout_seconds: int | None = None):
+        """Initialize the GitHub OAuth provider.
+
+        Args:
+            client_id: GitHub OAuth app client ID, as shown on the app's settings page
+            timeout_seconds: HTTP request timeout for GitHub API calls
+            allowed_client_redirect_uris: List of allowed redirect URI patterns for
+                MCP clients. If None, all URIs are allowed; if empty, none is.
+        """
+        settings = GitHubProviderSettings.model_validate(
+            {"client_id": client_id, "timeout_seconds": timeout_seconds}
+        )
+        if not settings.client_id:
+            raise ValueError("client_id is required")
+        super().__init__(client_id=settings.client_id, timeout=settings.timeout_seconds or 10)
+'''
+
+
+def test_a_docstring_kept_while_the_statements_below_it_were_rewritten_is_most_of_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fastmcp's `GitHubProvider.__init__` (auth/providers/github.py), cited from its
+    docstring to its first statements: a commit dropped the settings object, rewriting
+    the statements, and added "(defaults to 10)" to a line of the docstring. Counted a
+    token, the docstring was one of ~40 cited tokens and the item `missing`, though git
+    keeps most of its lines. Counted for its words, it is most of the citation, and
+    kept but for the words added: the item is `changed`, at the docstring and the
+    statements that replaced the cited ones."""
+    base = upstream.commit("github provider", {AUTH_PY: PROVIDER})
+    project.note("n", f"{base} {AUTH_PY}:3-15")
+    rewritten = (
+        PROVIDER.replace("calls\n", "calls (defaults to 10)\n")
+        .replace(
+            PROVIDER[PROVIDER.index("        settings =") : PROVIDER.index("        super()")],
+            '        scopes = parse_scopes(None) or ["user"]\n',
+        )
+        .replace(
+            "settings.client_id, timeout=settings.timeout_seconds or 10", "client_id, timeout=10"
+        )
+    )
+    edit = upstream.commit("remove the provider settings classes (#2198)", {AUTH_PY: rewritten})
+
+    result = check_results(project, capsys)[f"n:{AUTH_PY}:3-15"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (3, 11)
+    assert [h["commit"] for h in result["history"]] == [edit]
+
+
+TEMPLATES_PY = "src/server/resources/templates.py"
+CREATE = '''\
+class ResourceTemplate(BaseModel):
+    async def create_resource(self, uri: str, params: dict[str, Any]) -> Resource:
+        """Create a resource from the template with the given parameters."""
+        result = await self.fn(**params)
+        return FunctionResource(uri=uri, name=self.name, fn=lambda: result)
+'''
+
+
+def test_a_one_line_docstring_extended_into_a_paragraph_is_changed() -> None:
+    """python-sdk's `ResourceTemplate.create_resource` (resources/templates.py): its
+    cited one-line docstring became the first sentence of a paragraph with a `Raises:`
+    section, as the function came to return an `InputRequiredResult` too. Half its
+    characters were no longer the old ones (the test it was kept by), so it was
+    `missing`; every word of it is still there, in order: `changed`."""
+    extended = CREATE.replace("-> Resource:", "-> Resource | InputRequiredResult:").replace(
+        'parameters."""\n',
+        "parameters.\n\n        An `InputRequiredResult` returned by the template function is\n"
+        "        passed through unchanged; the retry's answers arrive on the context.\n\n"
+        "        Raises:\n            ResourceError: If creating the resource fails.\n"
+        '        """\n',
+    )
+    state, _, first, last = _placed(CREATE, extended, 3, 3)
+    assert (state, first, last) == ("changed", 3, 10)
+
+
+def test_a_docstring_reflowed_is_all_kept() -> None:
+    """Whitespace inside a docstring is no change of its words: reflowed, it counts
+    whole, and a statement cited with it and deleted is the smaller part."""
+    wide = CREATE.replace(
+        '"""Create a resource from the template with the given parameters."""',
+        '"""Create a resource from the template\n        with the given parameters."""',
+    ).replace("        result = await self.fn(**params)\n", "")
+    state, _, first, last = _placed(CREATE, wide, 3, 4)
+    assert (state, first, last) == ("changed", 3, 4)
+
+
+def _placed(
+    old: str, new: str, start: int, end: int
+) -> tuple[str, str | None, int | None, int | None]:
+    """Where lines start..end of `old` are in `new` (`matching.place`)."""
+    import hashlib
+
+    from watcher.locate import anchors, matching
+    from watcher.parse import syntax
+
+    def parsed(text: str) -> syntax.Parsed:
+        raw = text.encode()
+        return syntax.parse(hashlib.sha1(raw).hexdigest(), "python", lambda: raw)
+
+    anchor = anchors.anchor(parsed(old), TEMPLATES_PY, start, end)
+    return matching.place(anchor, [(TEMPLATES_PY, parsed(new))])

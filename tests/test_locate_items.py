@@ -585,3 +585,87 @@ def test_a_cited_comment_replaced_by_code_is_not_taken_in(
     assert cited["verdict"] == "moved", cited["message"]
     assert (cited["current"]["start_line"], cited["current"]["end_line"]) == (5, 6)
     assert results[f"n:{GO}:3-7"]["verdict"] == "changed"  # the function, cited whole
+
+
+HANDLERS_PY = "src/server/tasks/handlers.py"
+
+
+def _handler(kind: str, result: str) -> str:
+    return f'''\
+async def handle_{kind}_as_task(server: Server, name: str, arguments: dict[str, Any]) -> {result}:
+    """Handle {kind} execution as a background task."""
+    task_id = str(uuid.uuid4())
+    ctx = get_context()
+    docket = server.docket
+    task_key = build_task_key(ctx.session_id, task_id, "{kind}", name)
+    async with docket.redis() as redis:
+        await redis.set(f"{kind}:{{ctx.session_id}}:{{task_id}}", task_key, ex=docket.ttl)
+    notification = JSONRPCNotification(
+        method="notifications/tasks/created",
+        params={{}},
+        _meta={{"related-task": {{"taskId": task_id}}}},
+    )
+    with suppress(Exception):
+        await ctx.session.send_notification(notification)
+    await docket.add(name, key=task_key)(**arguments)
+    return {result}(task=Task(taskId=task_id, status="working"))
+'''
+
+
+HANDLERS = "\n\n".join(
+    _handler(kind, result)
+    for kind, result in (("tool", "CreateTaskResult"), ("prompt", "GetPromptResult"),
+                         ("resource", "ReadResourceResult"))
+)  # fmt: skip
+
+SUBMIT = (
+    _handler("tool", "CreateTaskResult")
+    .replace("handle_tool_as_task(server: Server, name: str,",
+             "submit_to_docket(server: Server, task_type: str, name: str,")
+    .replace('"""Handle tool execution as a background task."""',
+             '"""Submit any component for background execution."""')
+    .replace('task_id, "tool", name)', "task_id, task_type, name)")
+    .replace('f"tool:{', 'f"{task_type}:{')
+)  # fmt: skip
+
+
+def test_alike_functions_folded_into_one_are_the_rename_of_the_most_alike(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fastmcp's `handle_tool_as_task`, `handle_prompt_as_task` and two more, alike,
+    became one `submit_to_docket`: the tool's renamed (git's diff pairs them), the others
+    deleted. The prompt's cited `async with` and notification, the same tokens as the
+    tool's, were found in `submit_to_docket`, the prompt's `renamed` (it keeps half its
+    tokens), and went `missing` at the next commit that inserted a line among them. A
+    rename is one to one: `missing` since the fold; the tool's own lines are `changed`
+    there."""
+    base = upstream.commit("task handlers", {HANDLERS_PY: HANDLERS})
+    tool, prompt = 7, 7 + HANDLERS.split("\n\n\n")[0].count("\n") + 3
+    lines = HANDLERS.splitlines()
+    assert (
+        lines[tool - 1].strip()
+        == lines[prompt - 1].strip()
+        == "async with docket.redis() as redis:"
+    )
+    project.note(
+        "n",
+        f"{base} {HANDLERS_PY}:{tool}-{tool + 8}",
+        f"{base} {HANDLERS_PY}:{prompt}-{prompt + 8}",
+    )
+    fold = upstream.commit("components own their execution (#2663)", {HANDLERS_PY: SUBMIT})
+    upstream.commit(
+        "add poll_interval to TaskConfig (#2666)",
+        {HANDLERS_PY: SUBMIT.replace(
+            "ex=docket.ttl)\n",
+            "ex=docket.ttl)\n        await redis.set(f'poll:{task_id}', '5000', ex=docket.ttl)\n",
+        )},
+    )  # fmt: skip
+
+    results = _results(project, capsys)
+    folded = results[f"n:{HANDLERS_PY}:{prompt}-{prompt + 8}"]
+    kept = results[f"n:{HANDLERS_PY}:{tool}-{tool + 8}"]
+
+    assert folded["verdict"] == "missing", folded["message"]
+    assert folded["introduced_by"]["commit"] == fold
+    assert kept["verdict"] == "changed", kept["message"]
+    assert kept["current"]["start_line"] == 7

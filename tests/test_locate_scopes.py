@@ -278,3 +278,104 @@ def test_the_stretch_aligned_is_the_one_between_the_nearest_unchanged_neighbours
         assert "func prepareSearchArgs" in "\n".join(lines[first - 12 : first])
         costs[count] = head.stats.tokens_scanned
     assert costs[2000] == costs[10]
+
+
+TEMPLATE_PY = "src/resources/template.py"
+TEMPLATE = """\
+class Template(Component):
+    @classmethod
+    def from_mcp(cls, template: MCPTemplate) -> Template:
+        return cls(uri=template.uri, name=template.name)
+
+    @property
+    def key(self) -> str:
+        if self._key is not None:
+            return self._key
+        return self.uri_template
+
+
+class FunctionTemplate(Template):
+    fn: Callable[..., Any]
+"""
+
+REGISTER = """
+    def register(self, docket: Docket) -> None:
+        if self.task_config.mode is not None:
+            docket.register(self.read, names=[self.key])
+
+    async def submit(self, docket: Docket, params: dict[str, Any]) -> Execution:
+        return await docket.add(self.key, self.uri_template)(params)
+"""
+
+
+def test_methods_written_after_a_rewritten_body_are_not_what_it_became(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fastmcp's `ResourceTemplate.key` (resources/template.py): its cited body was
+    rewritten (`missing`), then methods were written below it. Carried through the
+    stretch around it, the cited tokens were aligned with the new methods' (`is not
+    None :`, `self .`, `self . uri_template`), enough to be `changed` there from that
+    commit on, spanning the new methods. The rewrite ends where `key` ends: `missing`
+    since the rewrite, and the new methods are no commit of its history."""
+    base = upstream.commit("templates", {TEMPLATE_PY: TEMPLATE})
+    project.note("n", f"{base} {TEMPLATE_PY}:8-10")
+    body = "        if self._key is not None:\n            return self._key\n"
+    body += "        return self.uri_template\n"
+    rewritten = TEMPLATE.replace(body, "        return self.make_key(self.name)\n")
+    rewrite = upstream.commit("simplify .key as computed property (#2648)",
+                              {TEMPLATE_PY: rewritten})  # fmt: skip
+    upstream.commit(
+        "add register() and submit() to all components (#2657)",
+        {TEMPLATE_PY: rewritten.replace("self.make_key(self.name)\n",
+                                        "self.make_key(self.name)\n" + REGISTER)},
+    )  # fmt: skip
+
+    result = _results(project, capsys)[f"n:{TEMPLATE_PY}:8-10"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert [h["commit"] for h in result["history"]] == [rewrite]
+    assert result["introduced_by"]["commit"] == rewrite
+
+
+SPLIT_PY = "src/server/manager.py"
+HANDLER = """\
+class SessionManager:
+    async def run(self) -> None:
+        self._task_group = create_task_group()
+
+    async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        \"\"\"Process an ASGI request with session handling.\"\"\"
+        if self._task_group is None:
+            raise RuntimeError("Task group is not initialized. Make sure to use run().")
+        await self._dispatch(scope, receive, send)
+
+
+def helper() -> None:
+    pass
+"""
+
+
+def test_a_body_moved_into_a_new_method_below_is_carried_there(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The other side of the rule above: python-sdk's `handle_request`
+    (streamable_http_manager.py) kept its docstring and handed its body to a new
+    `_handle_request` below it. The diff keeps the cited guard's lines there, past the
+    end of `handle_request`: the citation is `changed`, spanning both, as in git."""
+    base = upstream.commit("manager", {SPLIT_PY: HANDLER})
+    project.note("n", f"{base} {SPLIT_PY}:6-8")
+    split = upstream.commit(
+        "wrap the app in middleware (#3095)",
+        {SPLIT_PY: HANDLER.replace(
+            '        """Process an ASGI request with session handling."""\n',
+            '        """Process an ASGI request with session handling."""\n'
+            "        await self.asgi_app(scope, receive, send)\n\n"
+            "    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:\n",
+        )},
+    )  # fmt: skip
+
+    result = _results(project, capsys)[f"n:{SPLIT_PY}:6-8"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (6, 11)
+    assert [h["commit"] for h in result["history"]] == [split]

@@ -18,14 +18,17 @@ if TYPE_CHECKING:
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 16  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
+JUDGE_VERSION = 18  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
 # 6: a region kept in order in its definition is found there; 7: an item is what was cited;
 # 8: a definition renamed and resized is found; 9: a definition moved to another scope
 # is found by its name and tokens; 10: a citation carried by lines, then tokens; 11: carried
 # through the stretch around it when its definition does not hold it; 12: a file's own
 # definition before a copy's; 13: a cited comment's line widens the span only if still one;
 # 14: a text file's lines by git's diff; 15: a definition renamed, then moved to a new file;
-# 16: a renamed definition need not keep its rarest tokens, only enough of its tokens
+# 16: a renamed definition need not keep its rarest tokens, only enough of its tokens;
+# 17: a string counts its words; a scope's rewrite ends with the definition it began in;
+# a rename is one to one; a missing method hinted in other classes
+# 18: cited statements stay within the statements they became (code inserted at an edge)
 
 
 @dataclass(frozen=True)

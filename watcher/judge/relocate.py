@@ -200,10 +200,19 @@ def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[
     language = languages.for_path(plan.item.path)
     if anchor.definition is None or language is None:
         return []
-    at_head = mirror.files(plan.head, languages.LANGUAGES[language].extensions)
+    suffixes = languages.LANGUAGES[language].extensions
+    at_head = mirror.files(plan.head, suffixes)
     followed = {p for p, _ in plan.files} | {plan.item.path}
     touched = mirror.paths.touched([commit])[commit]
-    return [(p, at_head[p]) for p in sorted(touched) if p in at_head and p not in followed]
+    found = {p: at_head[p] for p in sorted(touched) if p in at_head and p not in followed}
+    # A file the commit added or changed that a later commit moved (fastmcp's
+    # client/resources.py, made client/mixins/resources.py): where it is at HEAD.
+    for path in sorted(touched):
+        if path not in at_head and path.endswith(suffixes):
+            for moved, blob in mirror.paths.where(commit, plan.head, path).files:
+                if moved not in followed:
+                    found.setdefault(moved, blob)
+    return sorted(found.items())
 
 
 def hints(
@@ -220,7 +229,9 @@ def hints(
     verdict stays `missing` and no candidate is chosen."""
     if anchor.definition is None or not files:
         return ()
-    matches = _definitions(mirror, anchor, files, parse)
+    matches = _definitions(mirror, anchor, files, parse) or _definitions(
+        mirror, anchor, files, parse, other_class=True
+    )
     if not matches:
         return ()
     _, candidates = _choose(plan.item.path, anchor.tokens, matches, f"changed by {commit[:12]}")
@@ -228,9 +239,16 @@ def hints(
 
 
 def _definitions(
-    mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str]], parse: Parse
+    mirror: Mirror,
+    anchor: Anchor,
+    files: Sequence[tuple[str, str]],
+    parse: Parse,
+    other_class: bool = False,
 ) -> list[Found]:
-    """The anchor found in each of the files that has its enclosing definition."""
+    """The anchor found in each of the files that has its enclosing definition; with
+    `other_class`, a definition of its kind and name in another class or module (a
+    method moved to a mixin or a base class: python-sdk's and fastmcp's `Client`
+    methods split into `Client*Mixin` classes), where `find` carries it."""
     assert anchor.definition is not None
     name, key = anchor.definition[1][-1].encode(), anchor.definition
     matches = []
@@ -238,10 +256,30 @@ def _definitions(
         source = _candidate(mirror, blob)
         if source is None or name not in source:
             continue
-        parsed = defining(mirror, parse, path, blob, source, key)
+        if other_class:
+            parsed = _defining_elsewhere(mirror, parse, path, blob, key)
+        else:
+            parsed = defining(mirror, parse, path, blob, source, key)
         if parsed is not None and (found := find(anchor, [(path, parsed)])) is not None:
             matches.append(found)
     return matches
+
+
+def _defining_elsewhere(
+    mirror: Mirror, parse: Parse, path: str, blob: str, key: Key
+) -> Parsed | None:
+    """`defining`, for a definition of this kind and last name at the same depth in
+    another container (the file's bytes hold the name): the parse of the file when it
+    has one. Its definitions are listed once per run, as there."""
+    kind, names = key
+    at = (blob, languages.for_path(path) or "")
+    keys = mirror.session.defined.get(at)
+    if keys is None:
+        mirror.session.counts.search.keys += 1
+        keys = mirror.session.defined[at] = definition_keys(parse(path, blob))
+    if not any(k == kind and len(n) == len(names) and n[-1] == names[-1] for k, n in keys):
+        return None
+    return parse(path, blob)
 
 
 def _renamed(

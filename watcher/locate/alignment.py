@@ -5,9 +5,11 @@ them, one rule of found or gone, and the statement a citation closed.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import itertools
 import re
+from collections import Counter
 from collections.abc import Hashable, Sequence
 
 from watcher.locate.anchors import Anchor, Found
@@ -15,8 +17,9 @@ from watcher.locate.editscript import myers
 from watcher.parse.syntax import Parsed, tokens_between
 
 # The one rule of found, changed or missing: a citation is found in a version where at
-# least this share of its cited tokens survives the alignment of the definition that held
-# them (`carry`). Fewer, and it is missing there: its code was deleted or rewritten.
+# least this share of its cited tokens, each counted for its words (`weight`), survives
+# the alignment of the definition that held them (`carry`). Less, and it is missing there:
+# its code was deleted or rewritten.
 FOUND_SHARE = 0.5
 
 
@@ -27,6 +30,18 @@ def carry(
     after: Sequence[str],
     lines: tuple[Sequence[int], Sequence[int]] | None = None,
 ) -> tuple[int, int] | None:
+    """`carried`'s span alone."""
+    found = carried(before, low, high, after, lines)
+    return None if found is None else found[0]
+
+
+def carried(
+    before: Sequence[str],
+    low: int,
+    high: int,
+    after: Sequence[str],
+    lines: tuple[Sequence[int], Sequence[int]] | None = None,
+) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
     """Where tokens before[low:high] went in `after`, as git carries lines through the
     hunks of a diff: the span [start, end) of `after` the aligned tokens occupy (a
     replaced stretch maps to its replacement; code inserted between two cited tokens is
@@ -38,8 +53,12 @@ def carry(
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
-    it (`_kept`: a docstring reflowed or extended)."""
-    kept, spans = 0, []
+    it (`_kept`: a docstring reflowed, or the words of one edited or extended). Each
+    counts for its words (`weight`): a docstring of forty words kept while the three
+    statements cited below it were rewritten is most of the citation, as its lines are
+    most of the cited lines. With the span, the stretches of `after` that cited tokens
+    went to (kept or replaced; code inserted between them aside)."""
+    kept, spans, held = 0, [], []
     mapped: dict[int, int] = {}  # a cited token in a stretch both hold: where it is
     moves: dict[int, int] = {}  # cited tokens an insert slid past, to where they go
     for tag, i1, i2, j1, j2 in _opcodes(before, after, lines):
@@ -48,22 +67,23 @@ def carry(
             if low < i1 < high:
                 spans += _inserted(after, moves, i1, j1, j2, low, high)
         elif a < b and tag == "equal":
-            kept += b - a if _substantial(before[i1:i2]) else 0
+            kept += sum(map(weight, before[a:b])) if substantial(before[i1:i2]) else 0
             mapped.update((i, j1 + i - i1) for i in range(a, b))
         elif a < b and tag == "replace":  # the part of the replacement for the cited part
             size, width = i2 - i1, j2 - j1
             if size == width:  # token for token: an edited string may keep its place
                 kept += sum(_kept(before[i], after[j1 + i - i1]) for i in range(a, b))
-            spans.append((j1 + (a - i1) * width // size, j1 + -(-(b - i1) * width // size)))
+            held.append((j1 + (a - i1) * width // size, j1 + -(-(b - i1) * width // size)))
     mapped.update(moves)
-    spans += [(j, j + 1) for j in mapped.values()]
+    held += [(j, j + 1) for j in mapped.values()]
+    spans += held
     start, end = min((s for s, _ in spans), default=0), max((e for _, e in spans), default=0)
-    if end <= start or kept < FOUND_SHARE * (high - low):
+    if end <= start or kept < FOUND_SHARE * sum(map(weight, before[low:high])):
         # Lines kept by a shortest edit script may tie (a `try:` both versions hold, and
         # a second one added): the one taken can leave a cited line unaligned that the
         # tokens alone align. Gone only where neither alignment keeps enough of it.
-        return None if lines is None else carry(before, low, high, after)
-    return start, end
+        return None if lines is None else carried(before, low, high, after)
+    return (start, end), held
 
 
 Opcode = tuple[str, int, int, int, int]
@@ -172,22 +192,49 @@ def _inserted(
     return [(j1, j2)]
 
 
-def _kept(old: str, new: str) -> bool:
-    """Whether a token replaced by another survives in it: the same but for whitespace (a
-    docstring reflowed), or a long one (a string, a docstring) half of whose characters,
-    whitespace aside, are still there in order."""
-    old, new = _SPACE.sub("", old), _SPACE.sub("", new)
-    if old == new:
-        return True
+def _kept(old: str, new: str) -> int:
+    """How much of a token replaced by another survives in it (`weight`): all of it when
+    they are the same but for whitespace (a docstring reflowed); of a long one (a string,
+    a docstring), the words still there in order (a line of it edited keeps the rest);
+    of a short one (a name, a keyword), nothing."""
+    if _SPACE.sub("", old) == _SPACE.sub("", new):
+        return weight(old)
     if min(len(old), len(new)) < LONG_TOKEN:
-        return False
-    return difflib.SequenceMatcher(None, old, new).ratio() >= FOUND_SHARE
+        return 0
+    if weight(old) == 1:  # one long word: half of its characters, in order
+        return int(difflib.SequenceMatcher(None, old, new).ratio() >= FOUND_SHARE)
+    words = difflib.SequenceMatcher(None, old.split(), new.split(), autojunk=False)
+    return min(weight(old), sum(block.size for block in words.get_matching_blocks()))
+
+
+def weight(token: str) -> int:
+    """What a token counts for in the share that survives: its words. A name, a keyword
+    or a punctuation mark is one, as is any token shorter than LONG_TOKEN; a long string
+    is as many as it has words, so that a docstring is as much of a citation as the
+    lines it takes, not one token of it."""
+    return 1 if len(token) < LONG_TOKEN else max(1, len(token.split()))
+
+
+def could_survive(before: Sequence[str], after: Sequence[str]) -> bool:
+    """Whether FOUND_SHARE of `before` could survive an alignment with `after`, told
+    from the tokens both hold, order aside (`carry` keeps no more): the quick bound that
+    spares the alignment. A long token (a string) either lacks may survive edited."""
+    held = Counter(after)
+    bound = 0
+    for text, count in Counter(before).items():
+        shared = min(count, held[text])
+        if len(text) >= LONG_TOKEN:
+            shared = count
+        bound += shared * weight(text)
+    return bound >= FOUND_SHARE * sum(map(weight, before))
 
 
 LONG_TOKEN = 8  # characters: shorter tokens (names, keywords) survive only unchanged
 
 
-def _substantial(stretch: Sequence[str]) -> bool:
+def substantial(stretch: Sequence[str]) -> bool:
+    """Whether tokens two versions hold in a row are more than a coincidence of
+    punctuation: two, one of them a word, or three."""
     words = sum(1 for t in stretch if _WORDY.search(t))
     return len(stretch) >= 3 or (len(stretch) == 2 and words > 0)
 
@@ -222,3 +269,94 @@ def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
 def _tokens_of(parsed: Parsed, start: int, end: int) -> tuple[str, ...]:
     low, high = parsed.line_bytes(start, end)
     return tuple(tokens_between(parsed, low, high, starting=True).texts)
+
+
+def bounded(
+    anchor: Anchor,
+    found: tuple[tuple[int, int], list[tuple[int, int]]],
+    statements: Sequence[tuple[int, int]],
+    after: Sequence[str],
+) -> tuple[int, int]:
+    """The span `carried` found for a citation of whole statements (`Anchor.statements`),
+    without what lies past a statement inserted at its edge: the baseline's statements
+    are paired with the version's in order, each with the one that keeps the most of its
+    tokens (FOUND_SHARE at least); past the pair of the first (last) cited statement, a
+    statement that holds no cited token is code inserted at the citation's edge, and a
+    statement beyond it is none of the cited code either, however like a cited line it
+    reads (a line alignment of distant versions pairs a rewritten `return false;` with a
+    new one above it). A statement next to the pair that holds cited tokens may be part
+    of a cited one split in two, and stays. As it is, where a cited statement at the edge
+    has no pair."""
+    (start, end), held = found
+    cited = anchor.cited_statements
+    if cited is None or not statements or len(anchor.statements) * len(statements) > MAX_PAIRS:
+        return start, end
+    marks = sorted(held)
+    ends = list(itertools.accumulate((e for _, e in marks), max))
+
+    def holds(k: int) -> bool:
+        a, b = statements[k]
+        at = bisect.bisect_left(marks, (b, b))  # the stretches starting before b
+        return at > 0 and ends[at - 1] > a
+
+    if all(holds(k) for k, (a, b) in enumerate(statements) if a < end and b > start):
+        return start, end  # no statement of the span is code inserted in it
+    pairs = _paired(anchor.body, anchor.statements, after, statements)
+    first, last = pairs.get(cited[0]), pairs.get(cited[1])
+    low, high = start, end
+    if first is not None:
+        k = first - 1
+        while k >= 0 and statements[k][1] > start and holds(k):
+            k -= 1
+        if k >= 0 and statements[k][1] > start:
+            low = statements[k + 1][0]
+    if last is not None:
+        k = last + 1
+        while k < len(statements) and statements[k][0] < end and holds(k):
+            k += 1
+        if k < len(statements) and statements[k][0] < end:
+            high = statements[k - 1][1]
+    return (low, high) if low < high else (start, end)
+
+
+MAX_PAIRS = 2500  # statements before × after: past it, a span is left as `carry` found it
+
+
+def _paired(
+    before: Sequence[str],
+    old: Sequence[tuple[int, int]],
+    after: Sequence[str],
+    new: Sequence[tuple[int, int]],
+) -> dict[int, int]:
+    """Each statement of `old` paired with one of `new`, in order, the pairs keeping the
+    most tokens in all (each keeping FOUND_SHARE of its old statement's at least)."""
+    bags = [Counter(after[a:b]) for a, b in new]
+    share: dict[tuple[int, int], float] = {}
+    for i, (a, b) in enumerate(old):
+        tokens, bag = before[a:b], Counter(before[a:b])
+        for j, (c, d) in enumerate(new):
+            if sum((bag & bags[j]).values()) < FOUND_SHARE * len(tokens):
+                continue  # the tokens both hold, order aside, bound those kept
+            matcher = difflib.SequenceMatcher(None, tokens, after[c:d], autojunk=False)
+            kept = sum(block.size for block in matcher.get_matching_blocks())
+            if kept >= FOUND_SHARE * len(tokens):
+                share[i, j] = kept / len(tokens)
+    if not share:
+        return {}
+    n, m = len(old), len(new)
+    best = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            pair = share.get((i, j))
+            best[i][j] = max(best[i + 1][j], best[i][j + 1],
+                             best[i + 1][j + 1] + pair if pair is not None else 0.0)  # fmt: skip
+    found, i, j = {}, 0, 0
+    while i < n and j < m:
+        pair = share.get((i, j))
+        if pair is not None and best[i][j] == best[i + 1][j + 1] + pair:
+            found[i], i, j = j, i + 1, j + 1
+        elif best[i][j] == best[i + 1][j]:
+            i += 1
+        else:
+            j += 1
+    return found

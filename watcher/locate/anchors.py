@@ -62,6 +62,12 @@ class Anchor:
     # Where it lies among the definitions of its file, with the file's bytes: what a
     # version is aligned through when its definition does not carry it (`scopes`).
     scope: Scope | None = field(default=None, compare=False, repr=False)
+    # When it cites whole statements of its definition's body: each statement of that
+    # body (its tokens' range in `body`), and the first and last cited one. A version's
+    # statements are paired with them (`alignment.bounded`), so that code inserted at an
+    # edge of the citation stays outside it, however like a cited line it reads.
+    statements: tuple[tuple[int, int], ...] = field(default=(), compare=False)
+    cited_statements: tuple[int, int] | None = field(default=None, compare=False)
 
     @functools.cached_property
     def derived(self) -> dict[object, object]:
@@ -138,6 +144,8 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
     key, share, offset = None, 0.0, 0
     body: tuple[str, ...] = ()
     body_lines: tuple[int, ...] = ()
+    statements: tuple[tuple[int, int], ...] = ()
+    cited_statements = None
     if node is not None:
         first = with_attributes(node)  # a wrapping `export const x = 1;` ends it too
         around = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
@@ -149,6 +157,11 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         offset = bisect.bisect_left(around.start_bytes, cited.start_bytes[0])
         if body[offset : offset + len(texts)] != texts:  # cited lines reach past it
             body, body_lines, offset = (), (), 0
+        statements = body_statements(node, around.start_bytes)
+        ends = [i for i, (a, b) in enumerate(statements) if b == offset + len(texts)]
+        starts = [i for i, (a, b) in enumerate(statements) if a == offset]
+        if body and starts and ends and len(texts) < len(body):
+            cited_statements = (starts[0], ends[-1])
     return Anchor(
         path,
         start,
@@ -168,7 +181,28 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         _ragged(parsed, cited),
         body_lines,
         scope_of(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
+        statements if cited_statements else (),
+        cited_statements,
     )
+
+
+def body_statements(node: Node, starts: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """The statements of a definition's body, each as the range of its tokens among the
+    definition's, whose tokens start at bytes `starts` (comments are no statements)."""
+    block = node.child_by_field_name("body")
+    if block is not None and [c.type for c in block.named_children] == ["statement_list"]:
+        block = block.named_children[0]  # Go's block holds its statements in one
+    if block is None:
+        return ()
+    found = []
+    for child in block.named_children:
+        if "comment" in child.type:
+            continue
+        first = bisect.bisect_left(starts, child.start_byte)
+        last = bisect.bisect_left(starts, child.end_byte)
+        if first < last:
+            found.append((first, last))
+    return tuple(found)
 
 
 def _holds_construct(parsed: Parsed, starts: Sequence[int], high: int) -> bool:

@@ -12,8 +12,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from watcher.locate.alignment import FOUND_SHARE, carry, completed, line_opcodes
-from watcher.locate.anchors import Anchor, Found, enclosing, trimmed
+from watcher.locate.alignment import (
+    bounded,
+    carried,
+    carry,
+    completed,
+    could_survive,
+    line_opcodes,
+)
+from watcher.locate.anchors import Anchor, Found, body_statements, enclosing, trimmed
 from watcher.locate.definitions import (
     definition_node,
     definition_span,
@@ -22,6 +29,7 @@ from watcher.locate.definitions import (
     of_kind,
 )
 from watcher.locate.scopes import through_scope
+from watcher.locate.siblings import taken
 from watcher.locate.verbatim import found_at, in_windows, nearest, verbatim
 from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
@@ -129,7 +137,11 @@ def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | Non
         if 2 * sum((bag & Counter(texts)).values()) / (n + len(texts)) < least:
             continue  # difflib's quick_ratio: it cannot be alike enough
         ratio = likeness(anchor.body, texts)
-        if ratio >= least and (best is None or ratio > best[0]):
+        if (
+            ratio >= least
+            and (best is None or ratio > best[0])
+            and not taken(anchor, parsed, texts)
+        ):
             best = (ratio, node)
     return None if best is None else _carried_in(anchor, path, parsed, best[1])
 
@@ -300,7 +312,6 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
     that held it (a constant lifted out of its function), or into another `impl`."""
     assert anchor.definition is not None
     kind, name = anchor.definition[0], anchor.definition[1][-1:]
-    bag, least = Counter(anchor.body), FOUND_SHARE * len(anchor.body)
     found = []
     for names, node in of_kind(parsed, kind):
         if names[-1:] != name or (kind, names) in anchor.known:
@@ -310,7 +321,7 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
                                starting=True, placed=False).texts  # fmt: skip
         parsed.stats.tokens_scanned += len(texts)
         # The tokens both hold, order aside, bound how many can survive the alignment.
-        if sum((bag & Counter(texts)).values()) < least:
+        if not could_survive(anchor.body, texts):
             continue
         if carry(anchor.body, 0, len(anchor.body), texts) is not None:
             found.append(node)
@@ -330,9 +341,12 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
         same = texts == anchor.tokens
         return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
     cited = anchor.offset, anchor.offset + len(anchor.tokens)
-    span = carry(anchor.body, *cited, texts, (anchor.body_lines, body.start_lines))
-    if span is None:
+    went = carried(anchor.body, *cited, texts, (anchor.body_lines, body.start_lines))
+    if went is None:
         return None
+    span = went[0]
+    if anchor.cited_statements is not None:
+        span = bounded(anchor, went, body_statements(node, body.start_bytes), texts)
     low, high = trimmed(parsed, body, *span, keep=anchor.ragged)
     first_line, last_line = body.start_lines[low], body.end_lines[high - 1]
     found = Found(path, first_line, last_line, False, parsed.lines(first_line, last_line),
@@ -459,8 +473,8 @@ def _renamed(anchor: Anchor, found: Found, parsed: Parsed, first: int, last: int
     texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
                            starting=True, placed=False).texts  # fmt: skip
     parsed.stats.tokens_scanned += len(texts)
-    if carry(anchor.body, 0, len(anchor.body), texts) is None:
-        return None
+    if carry(anchor.body, 0, len(anchor.body), texts) is None or taken(anchor, parsed, texts):
+        return None  # not its own renamed: it keeps too little, or another's more
     return _carried_in(anchor, found.path, parsed, node)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, cast
 
-from watcher.locate.alignment import carry, completed
+from watcher.locate.alignment import carry, completed, substantial
 from watcher.locate.anchors import Anchor, Found, trimmed
 from watcher.locate.definitions import Key, Scope, named
 from watcher.locate.editscript import myers
@@ -60,7 +60,7 @@ def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     region = _hunk(baseline, version, at, at + n)
     if region is None:
         return None
-    low, high, start, end = region
+    low, high, start, end = _within(anchor, parsed, version, region)
     span = carry(before[low:high], at - low, at - low + n, after[start:end])
     if span is None:
         return None
@@ -87,7 +87,9 @@ def _bound(
     return None
 
 
-def _hunk(before: Tokens, after: Tokens, low: int, high: int) -> tuple[int, int, int, int] | None:
+def _hunk(
+    before: Tokens, after: Tokens, low: int, high: int
+) -> tuple[int, int, int, int, tuple[int, ...]] | None:
     """The stretch of `before` around its tokens [low, high) and the stretch of `after`
     it became, as git's diff of their lines has it: bounded by the nearest lines, above
     and below the cited ones, that the longest common sequence of lines keeps (`myers`;
@@ -105,7 +107,38 @@ def _hunk(before: Tokens, after: Tokens, low: int, high: int) -> tuple[int, int,
         elif a[i][1] >= high:
             region[1], region[3] = a[i][1], b[j][1]
             break
-    return region[0], region[1], region[2], region[3]
+    kept = tuple(
+        b[j][1] for _, j in pairs if region[2] <= b[j][1] < region[3] and substantial(b[j][0])
+    )
+    return region[0], region[1], region[2], region[3], kept
+
+
+def _within(
+    anchor: Anchor,
+    parsed: Parsed,
+    version: Tokens,
+    hunk: tuple[int, int, int, int, tuple[int, ...]],
+) -> tuple[int, int, int, int]:
+    """The hunk, its version's side ended where the citation's definition ends when it
+    starts inside it and the diff keeps no line of the hunk past that end (but lines of
+    punctuation, a docstring's closing quotes, that match by coincidence): code there
+    is all new, written after the definition (fastmcp's `register_with_docket`, below a
+    `key` property whose return was rewritten), not what the cited code became, and no
+    token of it is aligned with a cited one (a `self .` of it would pass for the
+    rewritten return's). Where the diff keeps a cited line past the end (python-sdk's
+    `handle_request`, its guard moved into a new `_handle_request` below it), or the
+    side starts above the definition (its header rewritten: github-mcp-server's
+    `prepareSearchArgs`), the side is left whole."""
+    low, high, start, end, kept = hunk
+    if anchor.definition is None or start >= end:
+        return low, high, start, end
+    first = version.start_bytes[start]
+    for node in named(parsed, *anchor.definition):
+        if with_attributes(node).start_byte <= first < node.end_byte:
+            cut = bisect.bisect_left(version.start_bytes, node.end_byte, start, end)
+            if all(line < cut for line in kept):
+                end = cut
+    return low, high, start, end
 
 
 def _lines(tokens: Tokens) -> list[tuple[tuple[str, ...], int, int]]:
@@ -132,14 +165,18 @@ def _baseline(anchor: Anchor, scope: Scope, low: int, high: int) -> Tokens | Non
         return None
     key = ("scope tokens", low, high)
     if key not in anchor.derived:
-        if scope.blob:
-            again = parse(scope.blob, scope.language, lambda: scope.source)
-        else:  # a parse made outside the cache (no blob to key it by)
-            from tree_sitter import Parser
-
-            from watcher.parse.languages import grammar
-
-            tree = Parser(grammar(scope.language)).parse(scope.source)
-            again = Parsed("", scope.language, tree, scope.source)
-        anchor.derived[key] = tokens_between(again, low, high, starting=True)
+        anchor.derived[key] = tokens_between(reparsed(scope), low, high, starting=True)
     return cast("Tokens", anchor.derived[key])
+
+
+def reparsed(scope: Scope) -> Parsed:
+    """The baseline file's parse: the process's parse of its blob, made again only if the
+    process no longer holds it (an anchor keeps no tree)."""
+    if scope.blob:
+        return parse(scope.blob, scope.language, lambda: scope.source)
+    from tree_sitter import Parser  # a parse made outside the cache (no blob to key it by)
+
+    from watcher.parse.languages import grammar
+
+    tree = Parser(grammar(scope.language)).parse(scope.source)
+    return Parsed("", scope.language, tree, scope.source)

@@ -1,0 +1,163 @@
+"""A citation of whole statements of a function's body stays within the statements they
+became: code inserted at an edge of the citation is outside it (as `git log -L`, commit
+by commit, leaves it), even where the alignment of the baseline with a distant version
+pairs a cited line, since rewritten, with a line of the inserted code that reads the same
+(`return false;`, `}`). On histories built here in the shape of the real code."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Project
+from tests.support import check_results
+from watcher.gitbuild import Upstream
+
+TS = "src/policy/engine.ts"
+HEAD_OF = """\
+function matchesRule(
+  rule: Rule,
+  call: Call,
+  server: string | undefined,
+  mode: Mode,{extra}
+): boolean {{
+  if (rule.modes && rule.modes.length > 0) {{
+    if (!rule.modes.includes(mode)) {{
+      return false;
+    }}
+  }}
+
+"""
+NAME = """\
+  if (rule.name) {
+    if (rule.name.endsWith('__*')) {
+      const prefix = rule.name.slice(0, -3);
+      if (server !== undefined) {
+        if (server !== prefix) {
+          return false;
+        }
+      }
+      if (!call.name || !call.name.startsWith(prefix + '__')) {
+        return false;
+      }
+    } else if (call.name !== rule.name) {
+      return false;
+    }
+  }
+"""
+WILDCARD = """\
+  if (rule.name) {
+    if (rule.name === '*') {
+      // any tool
+    } else if (isWildcard(rule.name)) {
+      if (
+        !call.name ||
+        !matchesWildcard(rule.name, call.name, server)
+      ) {
+        return false;
+      }
+    } else if (call.name !== rule.name) {
+      return false;
+    }
+  }
+"""
+TAIL = """\
+
+  if (rule.args) {
+    if (!call.args) {
+      return false;
+    }
+  }
+
+  return true;
+}
+"""
+SERVER = """\
+  const serverOk = rule.server === undefined || sameServer(rule.server, server);
+  if (!serverOk) return false;
+
+"""
+AGENT = """\
+  if ('agent' in rule && rule.agent) {
+    if (rule.agent !== agent) {
+      return false;
+    }
+  }
+
+"""
+
+
+def _engine(*blocks: str, extra: str = "") -> str:
+    return HEAD_OF.format(extra=extra) + "".join(blocks) + TAIL
+
+
+def test_statements_inserted_above_the_cited_ones_stay_outside(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gemini-cli's `ruleMatches` (policy-engine.ts): the cited `if (rule.toolName)`,
+    `if (rule.argsPattern)` and `return true;` were rewritten, then a server check and a
+    subagent check were inserted above them. Aligned with the baseline directly, the
+    cited `return false; } }`, since rewritten away, paired with the subagent check's,
+    so the HEAD span began there and the commit that edited only that check entered the
+    history. Git, commit by commit, leaves both checks outside."""
+    base = upstream.commit("policy engine", {TS: _engine(NAME)})
+    project.note("n", f"{base} {TS}:13-35")
+    rewritten = upstream.commit("wildcards", {TS: _engine(WILDCARD)})
+    upstream.commit("server identity", {TS: _engine(SERVER, WILDCARD)})
+    upstream.commit(
+        "subagent policies",
+        {TS: _engine(AGENT, SERVER, WILDCARD, extra="\n  agent?: string,")},
+    )
+    upstream.commit(
+        "agent policies need an agent",
+        {TS: _engine(AGENT.replace("rule.agent)", "rule.agent !== undefined)"), SERVER,
+                     WILDCARD, extra="\n  agent?: string,")},
+    )  # fmt: skip
+
+    result = check_results(project, capsys)[f"n:{TS}:13-35"]
+
+    head = _engine(AGENT, SERVER, WILDCARD, extra="\n  agent?: string,").splitlines()
+    start = head.index("  if (rule.name) {") + 1
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (
+        start,
+        len(head) - 1,
+    )
+    assert [h["commit"] for h in result["history"]] == [rewritten]
+    assert result["introduced_by"]["commit"] == rewritten
+
+
+PY = "src/client/discovery.py"
+FALLBACK = """\
+def should_fall_back(response, path):
+    log.debug("discovery answered %s", response)
+    return not response or (
+        response.status in RETRY_STATUSES and path != "/" and not settings.strict_discovery
+    )
+"""
+SPLIT = """\
+def should_fall_back(response, path):
+    log.debug("discovery answered %s", response)
+    if not response:
+        return True
+    if path == "/":
+        return False
+    return response.status in RETRY_STATUSES and not settings.strict_discovery
+"""
+
+
+def test_a_cited_statement_split_in_three_keeps_all_three(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """typescript-sdk's `shouldAttemptFallback` (auth.ts): the cited `return` became two
+    `if`s and a `return`, each holding some of its tokens. The `if`s hold cited tokens
+    and touch the `return` the cited one is paired with: they are the cited statement's
+    parts, inside the item, as git carries a line through the lines that replaced it."""
+    base = upstream.commit("fallback", {PY: FALLBACK})
+    project.note("n", f"{base} {PY}:3-5")
+    split = upstream.commit("fall back at the root", {PY: SPLIT})
+
+    result = check_results(project, capsys)[f"n:{PY}:3-5"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (3, 7)
+    assert [h["commit"] for h in result["history"]] == [split]
