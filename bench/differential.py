@@ -272,12 +272,19 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                         None)  # fmt: skip
             edited = _edits_cited(repo, result, [c for c in watch_history if c not in git_history],
                                   renames, rank[made] if made else -1)  # fmt: skip
+            inserted = _inserted_inside(repo, result, [c for c in watch_history
+                                                       if c not in git_history])  # fmt: skip
             for commit in sorted(set(watch_history) - set(git_history), key=rank.get):
                 state = next(h["state"] for h in result["history"] if h["commit"] == commit)
                 touched = _touches(repo, commit, path, name)
                 why = "edits the cited function" if touched else "does not edit the function"
                 if commit in edited:
                     why = "edits a cited line that does not reach HEAD: git cannot trace it"
+                if state == "changed" and commit in inserted:
+                    why = INSERTED
+                if (state == "missing" and commit not in edited
+                        and _born_after(commit, git_history, listed, states_at, rank)):  # fmt: skip
+                    why = REWRITTEN
                 classes.append(f"watch-only {commit[:10]} ({state}; {why})")
             states = [h["state"] for h in result.get("history", [])]
             history_ok = set(code) == set(watch_history) - {
@@ -293,7 +300,8 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             whole = result["cite_kind"] == "whole"
             confirmed = [c for c in watch_history if c not in git_history and any(
                 c[:10] in k and (("edits the cited function" in k and whole)
-                                 or "edits a cited line" in k) for k in classes)]  # fmt: skip
+                                 or "edits a cited line" in k or INSERTED in k)
+                for k in classes)]  # fmt: skip
             # Watch counts whitespace inside a string (a docstring reflowed) as a change of
             # that token; the diff's lines differ only in whitespace there.
             spaced = [c for c in watch_history if edits.get(c) == "comments/whitespace"]
@@ -303,7 +311,7 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
                 "comments/whitespace" in k or any(why in k for why in GIT_WRONG)
                 or "re-indented" in k or "not the cited lines" in k
                 or ("edits the cited function" in k and result["cite_kind"] == "whole")
-                or "edits a cited line" in k
+                or "edits a cited line" in k or REWRITTEN in k or INSERTED in k
                 or (k.startswith("introduced_by") and union and watch_intro == union[0])
                 for k in classes
             )  # fmt: skip
@@ -339,12 +347,39 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             if again is not None and watch_intro == again:
                 explained, why = True, (f"git: the file came back with the function and "
                                         f"{again[:10]} deleted it again")  # fmt: skip
+            # Watch's FOUND_SHARE counts tokens; blame's median counts lines.
+            if not explained and watch_intro == _removed_by(
+                repo, base, branch, result["baseline"], order, result["cite_name"], by_tokens=True
+            ):
+                explained, why = True, "git counts lines: most cited tokens went here"
             if not intro_ok:
                 classes.append(f"missing: introduced_by {str(watch_intro)[:10]} vs git "
                                f"{str(git_intro)[:10]} ({why})")  # fmt: skip
         rows.append(Row(result["id"], result["cite_kind"], verdict, history_ok, intro_ok, classes,
                         explained or (history_ok and intro_ok)))  # fmt: skip
     return rows
+
+
+REWRITTEN = "gone, then written again: git's trace starts where its lines were written"
+
+
+def _born_after(
+    commit: str,
+    git_history: list[str],
+    listed: dict[str, str],
+    states: dict[str, str],
+    rank: dict[str, int],
+) -> bool:
+    """Whether git's oldest commit on the HEAD range wrote every line of it (each hunk of
+    its patch replaces no line: `@@ -N,0 ...`), after `commit` (where watch has the item
+    missing), and watch has the item back there: git cannot trace lines past the commit
+    that wrote them."""
+    if not git_history or rank.get(commit, -1) >= rank.get(git_history[0], -1):
+        return False
+    born = git_history[0]
+    hunks = re.findall(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,\d+)? @@", listed[born], re.M)
+    return bool(hunks) and all(old == "0" for old in hunks) and states.get(born) not in (
+        None, "missing")  # fmt: skip
 
 
 def _came_back(history: list[dict[str, Any]], commit: str | None) -> bool:
@@ -482,6 +517,38 @@ def _edits_cited(
                         not added & outside or rank[commit] < made or dropped
                     ):
                         found.add(commit)
+    return found
+
+
+INSERTED = "inserts code between two cited lines, where HEAD's span does not reach"
+
+
+def _inserted_inside(repo: Path, result: dict[str, Any], commits: list[str]) -> set[str]:
+    """Of `commits` (watch lists them, git does not), those whose diff of the cited file
+    has a hunk that only adds lines, between a cited line of code (MEANINGFUL characters
+    at least) and the next cited line, inside the cited function: the cited statement
+    edited where the lines git traces back from the HEAD span do not pass (codex's
+    `let session = Session { ... }`, given a field by #3850, whose other fields a later
+    commit moved into a `SessionServices` that the HEAD span holds)."""
+    base, cur = result["baseline"], result["current"]
+    codes = {c for line in result.get("baseline_code", "").splitlines() if (c := _code([line]))}
+    meaningful = {c for c in codes if len(c) >= MEANINGFUL}
+    found = set()
+    for commit in commits:
+        for path in dict.fromkeys([base["path"], cur["path"]]):
+            diff = _git(repo, "diff", "-U0", f"{commit}^", commit, "--", path)
+            added = [int(m) for m in re.findall(r"^@@ -(\d+),0 \+", diff, re.M)]
+            if not added:
+                continue
+            try:
+                old = _git(repo, "show", f"{commit}^:{path}").split("\n")
+            except subprocess.CalledProcessError:
+                continue
+            if any(0 < at < len(old) and _code([old[at - 1]]) in meaningful
+                   and _code([old[at]]) in codes
+                   and _function_at(repo, f"{commit}^", path, at) == result["cite_name"]
+                   for at in added):  # fmt: skip
+                found.add(commit)
     return found
 
 
@@ -1001,6 +1068,7 @@ def _removed_by(
     name: str,
     *,
     moves: bool = False,
+    by_tokens: bool = False,
 ) -> str | None:
     """The commit after the last one in which `git blame --reverse` still sees a cited
     line of code (blank and comment lines aside; `-w`: a line re-indented into a new
@@ -1010,7 +1078,10 @@ def _removed_by(
     `bin/src/index.ts` renamed to `cli/src/cli.ts`) and follow its lines there. A line
     written more than once in the baseline file (`assert_eq!(`, `);`) that git sees last
     inside another function is not counted: git's diff matched it to that function's own
-    line of the same text. `moves`: `-M` too, a line moved inside the file is still there."""
+    line of the same text. `moves`: `-M` too, a line moved inside the file is still there.
+    `by_tokens`: each line weighs its tokens, not one (watch's FOUND_SHARE is a share of
+    the cited tokens: a long `let` and its chained calls removed outweigh three short
+    `&& x` lines that stay)."""
     deleted = _deleted_by(repo, base, branch, baseline["path"])
     out = _git(repo, "blame", "-w", *(["-M"] if moves else []), "--reverse", "--first-parent",
                "--porcelain",
@@ -1019,25 +1090,36 @@ def _removed_by(
     commit = None
     rank = {c: i for i, c in enumerate(order)}
     at = 0
-    seen: list[tuple[int, str, int]] = []
+    seen: list[tuple[int, str, int, str, str]] = []
     for line in out.splitlines():
         if re.match(r"^[0-9a-f]{40} ", line):
             commit, at = line.split()[0], int(line.split()[1])
         elif line.startswith("\t") and commit and re.search(r"\w", _code([line[1:]])):
-            seen.append((rank.get(commit, -1), commit, at, "".join(_code([line[1:]]))))
+            seen.append((rank.get(commit, -1), commit, at, _code([line[1:]]), line[1:]))
     path = baseline["path"]
     counts = Counter(_code_lines(_git(repo, "show", f"{base}:{path}").split("\n")))
-    last = [r for r, commit, at, code in seen
+    kept = [(r, text) for r, commit, at, code, text in seen
             if counts[code] < 2 or _function_at(repo, commit, path, at) == name]  # fmt: skip
-    last = last or [r for r, *_ in seen]  # only such lines: they are all git has to go by
-    if not last:
+    kept = kept or [(r, text) for r, _, _, _, text in seen]  # all git has to go by
+    if not kept:
         return deleted
-    # Gone when most of its lines are: a lone `}` that git's diff keeps elsewhere does not
-    # keep the construct alive.
-    latest = sorted(last)[(len(last) - 1) // 2]
+    # Gone when most of its lines (or tokens) are: a lone `}` that git's diff keeps
+    # elsewhere does not keep the construct alive.
+    weights = sorted((r, len(TOKEN.findall(COMMENT.sub("", t))) if by_tokens else 1)
+                     for r, t in kept)  # fmt: skip
+    total, gone = sum(w for _, w in weights), 0
+    latest = weights[-1][0]
+    for r, w in weights:
+        gone += w
+        if 2 * gone >= total:
+            latest = r
+            break
     if deleted is not None and rank.get(deleted, len(order)) <= latest:
         return deleted
     return order[latest + 1] if latest + 1 < len(order) else None
+
+
+TOKEN = re.compile(r"\w+|[^\w\s]")  # about a token: a word, or one sign
 
 
 def _deleted_by(repo: Path, base: str, branch: str, path: str) -> str | None:

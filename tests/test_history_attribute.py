@@ -179,3 +179,141 @@ def test_citations_of_one_file_walk_its_history_once(
     assert {r["introduced_by"]["pr"] for r in results.values()} == {70}
     counts = Counter(project.counts.parse.parsed_blobs)
     assert [counts[blob] for blob in middle[:-1]] == [1] * 5  # every version between, once
+
+
+SCHEMA = """\
+pub fn schema_for_output(strict: bool) -> Result<u32, String> {
+    if strict { Err("strict".into()) } else { Ok(1) }
+}
+
+pub fn schema_for_input(strict: bool) -> Result<u32, String> {
+    if strict { Err("strict".into()) } else { Ok(2) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_schema_for_output_rejects_strict() {
+        let result = schema_for_output(true);
+        assert!(result.is_err());
+    }
+
+    #[test]
+    fn test_schema_for_input_accepts_loose() {
+        let result = schema_for_input(false);
+        assert!(result.is_ok());
+    }
+}
+"""
+# The tests folded into one table-driven test: the cited one is gone.
+FOLDED = SCHEMA.replace(
+    """    #[test]
+    fn test_schema_for_output_rejects_strict() {
+        let result = schema_for_output(true);
+        assert!(result.is_err());
+    }
+""",
+    """    #[test]
+    fn test_wrappers_reject_strict() {
+        for wrapper in [schema_for_output, schema_for_input] {
+            assert!(wrapper(true).is_err());
+        }
+    }
+""",
+)
+# Later, a new test that looks like the deleted one (another function, another input).
+LOOKALIKE = FOLDED.replace(
+    "    #[test]\n    fn test_schema_for_input_accepts_loose",
+    """    #[test]
+    fn test_schema_for_input_rejects_strict() {
+        let result = schema_for_input(true);
+        assert!(result.is_err());
+    }
+
+    #[test]
+    fn test_schema_for_input_accepts_loose""",
+)
+
+
+@pytest.mark.parametrize("lines", ["13-17", "15-15"])
+def test_a_deleted_definition_is_not_found_in_a_lookalike_added_later(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], lines: str
+) -> None:
+    """A definition under another name is the cited one renamed only when it took its
+    place: one written after the cited one was gone is another construct (rust-sdk's
+    `test_schema_for_output_rejects_primitive`, deleted, and the later
+    `test_schema_for_input_rejects_array`)."""
+    base = upstream.commit("v1", {LIB: SCHEMA})
+    project.note("n", f"{base} {LIB}:{lines}")
+    gone = upstream.commit("consolidate tests (#931)", {LIB: FOLDED})
+    upstream.commit("more input tests (#895)", {LIB: LOOKALIKE})
+
+    result = check_results(project, capsys)[f"n:{LIB}:{lines}"]
+
+    assert (result["verdict"], result["current"]) == ("missing", None)
+    assert result["introduced_by"]["commit"] == gone
+    assert [(h["commit"], h["state"]) for h in result["history"]] == [(gone, "missing")]
+    code, out, err = project.run("log", f"n:{LIB}:{lines}", "--offline", capsys=capsys)
+    assert code == 0, err
+    assert gone[:10] in out and "#895" not in out  # `watch log` tells the same history
+
+
+def test_a_definition_renamed_in_place_is_still_found(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same look-alike, written by the commit that removed the cited test: a rename."""
+    base = upstream.commit("v1", {LIB: SCHEMA})
+    project.note("n", f"{base} {LIB}:13-17")
+    renamed = upstream.commit(
+        "rename (#7)",
+        {
+            LIB: SCHEMA.replace(
+                "test_schema_for_output_rejects_strict", "test_output_schema_rejects_strict"
+            )
+        },
+    )
+
+    result = check_results(project, capsys)[f"n:{LIB}:13-17"]
+
+    assert result["verdict"] == "changed"
+    assert result["introduced_by"]["commit"] == renamed
+
+
+OUTPUT = "src/output.rs"
+MODELS = """\
+pub fn wrap_output_model(func: &Func) -> Option<Model> {
+    let schema = derive_schema_from_signature(func)?;
+    let fields = schema.fields().iter().map(Field::from).collect::<Vec<_>>();
+    let model = Model::new("wrapped_output", fields);
+    Some(model)
+}
+
+pub fn plain_model(func: &Func) -> Model {
+    Model::new("plain", Vec::new())
+}
+"""
+
+
+def test_a_definition_renamed_with_its_rarest_tokens_then_deleted_is_blamed_on_the_deletion(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A definition renamed, its rarest tokens rewritten with it (the name, the helper it
+    calls, its one string), is still found (`renamed_definition`); deleted later, it is
+    missing from the deletion, not from the rename: the walk back from HEAD may not take
+    the versions that lack its rarest tokens for versions that lack it."""
+    base = upstream.commit("v1", {OUTPUT: MODELS})
+    project.note("n", f"{base} {OUTPUT}:1-6")
+    renamed = MODELS.replace("wrap_output_model", "create_result_model")
+    renamed = renamed.replace("derive_schema_from_signature", "schema_of")
+    renamed = renamed.replace('"wrapped_output"', '"result"')
+    upstream.commit("rename the output model (#1)", {OUTPUT: renamed})
+    touched = renamed.replace('"plain"', '"bare"')
+    upstream.commit("touch plain (#2)", {OUTPUT: touched})
+    plain = touched[touched.index("pub fn plain_model") :]
+    gone = upstream.commit("drop the output model (#3)", {OUTPUT: plain})
+
+    result = check_results(project, capsys)[f"n:{OUTPUT}:1-6"]
+
+    assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", gone)

@@ -280,6 +280,103 @@ def test_the_stretch_aligned_is_the_one_between_the_nearest_unchanged_neighbours
     assert costs[2000] == costs[10]
 
 
+TOOL = "crates/rmcp/src/handler/server/tool.rs"
+REPLIES = """\
+impl<T: IntoContents> IntoReply for T {
+    fn into_reply(self) -> Result<Reply, ErrorData> {
+        Ok(Reply::success(self.into_contents()))
+    }
+}
+
+impl<T: IntoContents, E: IntoContents> IntoReply for Result<T, E> {
+    fn into_reply(self) -> Result<Reply, ErrorData> {
+        match self {
+            Ok(value) => Ok(Reply::success(value.into_contents())),
+            Err(error) => Ok(Reply::error(error.into_contents())),
+        }
+    }
+}
+
+impl<T: IntoReply> IntoReply for Result<T, ErrorData> {
+    fn into_reply(self) -> Result<Reply, ErrorData> {
+        match self {
+            Ok(value) => value.into_reply(),
+            Err(error) => Err(error),
+        }
+    }
+}
+"""
+# The two `Result` impls folded into one: the second's header on the third's body.
+FOLDED = """\
+impl<T: IntoContents> IntoReply for T {
+    fn into_reply(self) -> Result<Reply, ErrorData> {
+        Ok(Reply::success(self.into_contents()))
+    }
+}
+
+impl IntoReply for ErrorData {
+    fn into_reply(self) -> Result<Reply, ErrorData> {
+        Err(self)
+    }
+}
+
+impl<T: IntoReply, E: IntoReply> IntoReply for Result<T, E> {
+    fn into_reply(self) -> Result<Reply, ErrorData> {
+        match self {
+            Ok(value) => value.into_reply(),
+            Err(error) => match error.into_reply() {
+                Ok(mut reply) => {
+                    reply.is_error = true;
+                    Ok(reply)
+                }
+                Err(e) => Err(e),
+            },
+        }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(("lines", "at"), [("17-22", (14, 25)), ("18-21", (15, 24))])
+def test_a_method_whose_impl_took_a_namesake_impls_header_is_found_there(
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    lines: str,
+    at: tuple[int, int],
+) -> None:
+    """rust-sdk's `into_call_tool_result` of the `Result<T, ErrorData>` impl: folded with
+    the `Result<T, E>` impl, the method kept its body under that impl's name, which the
+    baseline had for another body. The method of that name now more like the cited one
+    than like its own old self is the citation, `changed`, not `missing`."""
+    base = upstream.commit("replies", {TOOL: REPLIES})
+    project.note("n", f"{base} {TOOL}:{lines}")
+    folded = upstream.commit("unify the Result impls (#787)", {TOOL: FOLDED})
+
+    result = _results(project, capsys)[f"n:{TOOL}:{lines}"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == at
+    assert result["introduced_by"]["commit"] == folded
+
+
+def test_a_namesake_that_stays_itself_does_not_take_a_deleted_method(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The `Result<T, ErrorData>` impl deleted, the `Result<T, E>` one left as it was:
+    its method is its own, and the cited one is `missing`."""
+    base = upstream.commit("replies", {TOOL: REPLIES})
+    project.note("n", f"{base} {TOOL}:17-22")
+    gone = upstream.commit(
+        "drop the ErrorData impl (#9)",
+        {TOOL: REPLIES[: REPLIES.index("impl<T: IntoReply>")].rstrip() + "\n"},
+    )
+
+    result = _results(project, capsys)[f"n:{TOOL}:17-22"]
+
+    assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", gone)
+
+
 TEMPLATE_PY = "src/resources/template.py"
 TEMPLATE = """\
 class Template(Component):

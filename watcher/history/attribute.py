@@ -29,6 +29,7 @@ from watcher.history import walk
 from watcher.judge import classify
 from watcher.judge.plan import Plan
 from watcher.judge.pool import LEAST_WALKS, Pool, lockstep, spread
+from watcher.locate import definitions
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files, Step
 from watcher.models import Attribution, Candidate, Change, Result, Verdict
@@ -83,10 +84,16 @@ def attribute(
     commits += [c for told in found for changes in told.changes for c, _ in changes or ()]
     mirror.releases(release_tags, commits)  # every release asked in one pass
     introduced: dict[int, str] = {}
+    judged = list(judged)
     for members, told in zip(groups.values(), found, strict=True):
         if not told.commits:  # the walk was stopped: nothing told
             told = Told([None] * len(members), [None] * len(members))
         for index, commit, changes in zip(members, told.commits, told.changes, strict=True):
+            cut = _written_later(mirror, *judged[index], changes or [])
+            if cut is not None:  # another construct, written after the cited one was gone
+                changes, commit = (changes or [])[:cut], (changes or [])[cut - 1][0]
+                out[index] = classify.gone(judged[index][0], out[index])
+                judged[index] = (judged[index][0], out[index])
             update: dict[str, object] = {"history": history(mirror, changes or (), release_tags)}
             if commit is not None:
                 introduced[index] = commit
@@ -99,6 +106,31 @@ def attribute(
         out[index] = out[index].model_copy(update={"candidates": candidates})
     mirror.session.walked()  # the spots of walks that started elsewhere (in other files)
     return out
+
+
+def _written_later(mirror: Mirror, plan: Plan, result: Result, changes: Changes) -> int | None:
+    """Where a changed citation's walk found it gone (`missing`) and then found it again,
+    up to HEAD, in a definition under another name than its own: the position of that
+    return in `changes`, else None. A definition renamed takes the old one's place in the
+    commit that renames it; one written after the cited definition was gone is another
+    construct that looks like it (rust-sdk's `test_schema_for_output_rejects_primitive`,
+    deleted with others folded into one table test, and `test_schema_for_input_rejects_array`
+    added later): the citation stays missing from the commit that removed it. Its own
+    definition written back under its name is the citation again."""
+    if result.verdict is not Verdict.CHANGED or result.kind != "citation" or not changes:
+        return None
+    back = next((n for n in range(len(changes) - 1, -1, -1) if changes[n][1] == "missing"), None)
+    if back is None or back + 1 >= len(changes) or result.current is None:
+        return None  # never missing, or missing at HEAD
+    anchor = classify.anchor_of(mirror, plan)
+    blob = dict(plan.files).get(result.current.path)
+    if anchor.definition is None or blob is None or result.current.start_line is None:
+        return None  # not told: no definition held it, or found in a file not followed
+    parsed = classify.parse_at(mirror, result.current.path, blob)
+    start, end = result.current.start_line, result.current.end_line or result.current.start_line
+    if definitions.lines_named(parsed, anchor.definition, start, end):
+        return None
+    return back + 1
 
 
 def history(mirror: Mirror, changes: Iterable[tuple[str, str]], tags: str) -> tuple[Change, ...]:
@@ -120,7 +152,8 @@ def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change,
         raise WatchError(f"{plan.item.id}: the rule does not hold at its baseline; run "
                          "`watch rules lint`")  # fmt: skip
     mirror.prefetch(plan.blobs)
-    start, steps = versions(mirror, plan, classify.judge(mirror, plan))
+    judged = classify.judge(mirror, plan)
+    start, steps = versions(mirror, plan, judged)
     walked = [(step.commit, step.files) for step in steps]
     walks = walk.changes(mirror, start, walked, [judge])
     try:
@@ -128,6 +161,8 @@ def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change,
             mirror.prefetch(walks.send(None))
     except StopIteration as stop:
         ((_, changes),) = stop.value
+    cut = _written_later(mirror, plan, judged, changes)
+    changes = changes if cut is None else changes[:cut]  # as `check` tells it
     mirror.releases(release_tags, (c for c, _ in changes))
     return history(mirror, changes, release_tags)
 

@@ -259,6 +259,12 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     )
 
 
+def gone(plan: Plan, judged: Result) -> Result:
+    """A citation judged found, told missing after all (by its history walk)."""
+    return judged.model_copy(update={"verdict": Verdict.MISSING, "current": None, "diff": None,
+                                     "candidates": (), "message": _missing(plan)})  # fmt: skip
+
+
 def hint_files(mirror: Mirror, plan: Plan, commit: str) -> list[tuple[str, str]]:
     """The files (path, blob at HEAD) where a missing citation's hints are looked for, once
     the commit that removed it is known: fetch them, then ask `missing_hints`."""

@@ -13,7 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from watcher.locate.definitions import Scope, definition_keys, name_path, scope_of
+from watcher.locate.definitions import (
+    Scope,
+    definition_keys,
+    definition_nodes,
+    name_path,
+    scope_of,
+)
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
 from watcher.parse.syntax import WORD, Parsed, Tokens, tokens_between
@@ -68,6 +74,13 @@ class Anchor:
     # edge of the citation stays outside it, however like a cited line it reads.
     statements: tuple[tuple[int, int], ...] = field(default=(), compare=False)
     cited_statements: tuple[int, int] | None = field(default=None, compare=False)
+    # The baseline file's other definitions of its definition's kind and name (a method of
+    # the name in another `impl`), each name path with its tokens: one of them rewritten
+    # into a likeness of the citation's more than of itself took the citation in
+    # (`matching._moved`: two impls folded into one).
+    namesakes: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = field(
+        default=(), compare=False, repr=False
+    )
 
     @functools.cached_property
     def derived(self) -> dict[object, object]:
@@ -183,6 +196,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         scope_of(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
         statements if cited_statements else (),
         cited_statements,
+        _namesakes(parsed, key) if body else (),
     )
 
 
@@ -202,6 +216,23 @@ def body_statements(node: Node, starts: Sequence[int]) -> tuple[tuple[int, int],
         last = bisect.bisect_left(starts, child.end_byte)
         if first < last:
             found.append((first, last))
+    return tuple(found)
+
+
+def _namesakes(
+    parsed: Parsed, key: tuple[str, tuple[str, ...]] | None
+) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """`Anchor.namesakes`: the other definitions of the file of this kind and last name."""
+    if key is None:
+        return ()
+    found = []
+    for node, (kind, names) in definition_nodes(parsed):
+        if kind == key[0] and names[-1:] == key[1][-1:] and names != key[1]:
+            first = with_attributes(node)
+            texts = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
+                                   starting=True, placed=False).texts  # fmt: skip
+            parsed.stats.tokens_scanned += len(texts)
+            found.append((names, tuple(texts)))
     return tuple(found)
 
 

@@ -130,6 +130,18 @@ def few_word_places(
     return places
 
 
+def lines_named(parsed: Parsed, key: tuple[str, tuple[str, ...]], start: int, end: int) -> bool:
+    """Whether lines start..end of a parse touch a definition of the key's kind and name
+    (its last name: in any scope), attributes included."""
+    kind, names = key
+    for path, node in of_kind(parsed, kind):
+        if path[-1:] == names[-1:]:
+            first = with_attributes(node).start_point[0] + 1
+            if first <= end and start <= node.end_point[0] + 1:
+                return True
+    return False
+
+
 def of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
     """Every definition of one kind in a parse, with its name path: one query per parse
     and kind, however many citations of it a walk judges (kept with the parse)."""

@@ -309,12 +309,19 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
     """Where no definition has the citation's kind and name path: the definitions of its
     kind and name, in another scope the baseline file did not have them in, that keep
     FOUND_SHARE of its definition's tokens (`carry`): one moved out of the definition
-    that held it (a constant lifted out of its function), or into another `impl`."""
+    that held it (a constant lifted out of its function), or into another `impl`. A
+    namesake the baseline file had is it only when it is now more like the citation's
+    definition than like its own old self (it keeps a greater share of the citation's
+    definition's tokens than of its own: `kept`): rust-sdk's `into_call_tool_result` of
+    `impl<T> IntoCallToolResult for Result<T, ErrorData>`, whose impl took the other
+    `Result<T, E>` impl's header when the two were folded into one, keeping its body."""
     assert anchor.definition is not None
     kind, name = anchor.definition[0], anchor.definition[1][-1:]
+    namesakes = dict(anchor.namesakes)
     found = []
     for names, node in of_kind(parsed, kind):
-        if names[-1:] != name or (kind, names) in anchor.known:
+        own = namesakes.get(names)
+        if names[-1:] != name or ((kind, names) in anchor.known and own is None):
             continue  # another name, or a definition the baseline had: not the citation
         head = with_attributes(node)
         texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
@@ -323,6 +330,8 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
         # The tokens both hold, order aside, bound how many can survive the alignment.
         if not could_survive(anchor.body, texts):
             continue
+        if own is not None and kept(anchor.body, texts) <= kept(own, texts):
+            continue  # a namesake the baseline had, still more itself than the citation
         if carry(anchor.body, 0, len(anchor.body), texts) is not None:
             found.append(node)
     return found
@@ -550,3 +559,11 @@ def _alignments(needle: tuple[str, ...], parsed: Parsed, tries: int = 3) -> list
 def likeness(a: Sequence[str], b: Sequence[str]) -> float:
     """How alike two token sequences are, 0 to 1 (difflib's ratio, no junk heuristic)."""
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def kept(a: Sequence[str], b: Sequence[str]) -> float:
+    """The share of `a`'s tokens that `b` keeps, in order (difflib's matching blocks)."""
+    if not a:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks()) / len(a)

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import cast
 
 from watcher.locate.anchors import Anchor
-from watcher.locate.definitions import few_word_places, may_define
-from watcher.locate.matching import IDENTITY
+from watcher.locate.definitions import few_word_places, keyword, may_define
+from watcher.locate.matching import IDENTITY, SIMILAR_IN_FILE, may_be_alike
 from watcher.locate.windows import Stretches, in_order, line_votes, probe_ranges, window_bytes
 from watcher.parse.diffs import common_ends
 from watcher.parse.languages import BLOCK_COMMENT, LANGUAGES
@@ -38,6 +38,8 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
         named = all(p is None for p in places)
         if named and may_define(older.source, language, anchor.definition, older.stats):
             return False  # the definition may be there
+    if _may_be_renamed(anchor, language, newer, older):
+        return False  # its definition renamed, its rarest tokens rewritten, may be there
     probes = [t.encode() for t in anchor.probes or anchor.tokens]
     identity = probes[:IDENTITY]
     if identity and not any(p in older.source for p in identity):
@@ -47,6 +49,36 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
     if any(w not in seen_probes and all(p in w for p in probes) for w in probe_windows):
         return False
     return all(w in seen_votes or not any(p in w for p in identity) for w in vote_windows)
+
+
+def _may_be_renamed(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -> bool:
+    """Whether `older` may hold the anchor's definition renamed where `newer` does not:
+    `matching.renamed_definition` needs none of the rarest tokens (a rename rewrites them
+    with the name, python-sdk's `_try_create_model_and_schema`), only a definition of its
+    kind, of a name the baseline file had no such definition of, as like it as
+    SIMILAR_IN_FILE. Such a definition is not the same in `newer`, so it lies within
+    reach of the bytes that differ (its name, after its keyword, too), which must hold
+    enough of its definition's tokens for it (`matching.may_be_alike`)."""
+    if anchor.definition is None or not anchor.body:
+        return False
+    source = older.source
+    start, end = common_ends(newer.source, source)
+    reach = 3 * sum(len(t.encode()) for t in anchor.body) + 1024  # its definition, and more
+    low, high = max(0, start - reach), min(len(source), max(start, len(source) - end) + reach)
+    if not may_be_alike(anchor, source, low, high, SIMILAR_IN_FILE):
+        return False
+    kind = anchor.definition[0]
+    word = keyword(language, kind)
+    if word is None:
+        return True  # not told from the bytes
+    known = {n[-1].encode() for k, n in anchor.known if k == kind and n}
+    named = re.compile(rb"(?<![\w$])" + re.escape(word) + rb"\s+([A-Za-z_$][\w$]*)")
+    for found in named.finditer(source, low):  # to its name's end, past `high`
+        if found.start() >= high:
+            return False
+        if found.group(1) not in known:
+            return True
+    return False
 
 
 def stays_unmatched(
