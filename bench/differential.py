@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import draw
+from bench.draw import Cite
 from watcher.parse.languages import for_path, grammar
 
 FUNCTIONS = {
@@ -46,16 +48,9 @@ FUNCTIONS = {
     "go": ("function_declaration", "method_declaration"),
 }
 ATTRIBUTES = ("attribute_item", "decorator")
-COMMENT = re.compile(r"//.*|#.*|/\*.*?\*/|^\s*\*.*")
-
-
-@dataclass(frozen=True)
-class Cite:
-    kind: str  # "whole" | "range"
-    path: str
-    start: int
-    end: int
-    name: str
+WHOLE = ("whole", "type", "const")  # the kinds of citation that cite a construct whole
+# A comment on a line; Rust's `#[attribute]` and `#![attribute]` are code, not Python's `#`.
+COMMENT = re.compile(r"//.*|#(?!!?\[).*|/\*.*?\*/|^\s*\*.*")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,11 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--python-path", default=None, help="PYTHONPATH for --python")
     parser.add_argument("--show", type=int, default=40, help="disagreements printed")
+    parser.add_argument("--shapes", action="store_true",
+                        help="N of each shape that is no function (bench.draw)")  # fmt: skip
     args = parser.parse_args(argv)
     repo = args.upstream.resolve()
     branch = args.branch or _git(repo, "symbolic-ref", "--short", "HEAD").strip()
     base = _git(repo, "rev-list", "--first-parent", "-n1", f"--skip={args.back}", branch).strip()
-    cites = sample(repo, base, args.n, random.Random(args.seed))
+    rng = random.Random(args.seed)
+    cites = shapes(repo, base, args.n, rng) if args.shapes else sample(repo, base, args.n, rng)
     work = args.work or Path(tempfile.mkdtemp(prefix="watch-differential-"))
     report = run_watch(repo, branch, base, cites, work, args.python, args.python_path)
     rows = compare(repo, branch, base, report)
@@ -94,7 +92,7 @@ def sample(repo: Path, base: str, n: int, rng: random.Random) -> list[Cite]:
         if len(whole) >= n and len(ranges) >= n:
             break
         source = _git_bytes(repo, "show", f"{base}:{path}")
-        functions = _functions(source, path)
+        functions = _functions(source, path, types=False)
         rng.shuffle(functions)
         for node in functions[:3]:
             lines = source.split(b"\n")
@@ -113,15 +111,27 @@ def sample(repo: Path, base: str, n: int, rng: random.Random) -> list[Cite]:
     return whole + ranges
 
 
-def _functions(source: bytes, path: str) -> list[Any]:
+def shapes(repo: Path, base: str, n: int, rng: random.Random) -> list[Cite]:
+    """N citations of each shape that is not a function (`bench.draw`), at `base`."""
+    paths = [p for p in _git(repo, "ls-tree", "-r", "--name-only", base).splitlines()
+             if "test" not in p.lower() and "example" not in p.lower()]  # fmt: skip
+    return draw.draw(paths, lambda path: _git_bytes(repo, "show", f"{base}:{path}"), n, rng)
+
+
+def _functions(source: bytes, path: str, *, types: bool = True) -> list[Any]:
+    """The functions of the file, and (`types`) the types and constants `--shapes` cites,
+    which the classifiers find by name as they find a function."""
     from tree_sitter import Parser
 
     language = for_path(path) or ""
     tree = Parser(grammar(language)).parse(source)
+    named = draw.named_kinds(path) if types else ()
     found, stack = [], [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type in FUNCTIONS[language] and node.child_by_field_name("body") is not None:
+        if (node.type in FUNCTIONS[language] and node.child_by_field_name("body") is not None) or (
+            node.type in named and node.child_by_field_name("name") is not None
+        ):
             found.append(node)
         stack.extend(node.children)
     return sorted(found, key=lambda n: n.start_byte)
@@ -297,7 +307,7 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             intro_ok = watch_intro == git_intro or (watch_intro in git_history and "same" in states)
             # Git's trace of the HEAD lines misses a commit that edited lines of the function
             # a later commit rewrote; its hunk can cross into a neighbour it then lists.
-            whole = result["cite_kind"] == "whole"
+            whole = result["cite_kind"] in WHOLE
             confirmed = [c for c in watch_history if c not in git_history and any(
                 c[:10] in k and (("edits the cited function" in k and whole)
                                  or "edits a cited line" in k or INSERTED in k)
@@ -310,7 +320,7 @@ def compare(repo: Path, branch: str, base: str, report: dict[str, Any]) -> list[
             explained = all(
                 "comments/whitespace" in k or any(why in k for why in GIT_WRONG)
                 or "re-indented" in k or "not the cited lines" in k
-                or ("edits the cited function" in k and result["cite_kind"] == "whole")
+                or ("edits the cited function" in k and whole)
                 or "edits a cited line" in k or REWRITTEN in k or INSERTED in k
                 or (k.startswith("introduced_by") and union and watch_intro == union[0])
                 for k in classes
@@ -405,6 +415,8 @@ def _git_wrong(repo: Path, commit: str, path: str, name: str, patch: str) -> str
     moved); or each code line the hunk adds is one the commit moved (removed verbatim,
     whitespace aside, elsewhere in the file), and each line of the function it removes
     was added elsewhere."""
+    if name == "?":  # no construct to judge by (`--shapes`' imports): not told
+        return None
     if not _touches(repo, commit, path, name):
         return "code, but " + GIT_WRONG[0]
     before, after = (
@@ -974,7 +986,7 @@ def _widened(
     through lines that were not the cited ones), when `git blame --reverse` sees every
     cited line of a range survive them, or the cited lines carried forward through each
     diff (`_carried_forward`) are past them unedited: {commit: W}."""
-    if result["cite_kind"] != "range":
+    if result["cite_kind"] in WHOLE:
         return {}
     baseline = result["baseline"]
     out = _git(repo, "blame", "--reverse", "--first-parent", "--porcelain",

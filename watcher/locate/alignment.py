@@ -11,10 +11,11 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from dataclasses import replace
 
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.editscript import myers
-from watcher.parse.syntax import Parsed, tokens_between
+from watcher.parse.syntax import Parsed, Tokens, tokens_between
 
 # The one rule of found, changed or missing: a citation is found in a version where at
 # least this share of its cited tokens, each counted for its words (`weight`), survives
@@ -246,7 +247,9 @@ _SPACE = re.compile(r"\s+")
 def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
     """An item found at HEAD, ended where the statement its citation closed ends there
     (`Anchor.closes`): a line added at the end of a cited `try`'s last branch is inside
-    the item, and changes it. Found as it is otherwise."""
+    the item, and changes it; so do tokens added after the last aligned one on its line,
+    inside the statement (`from m import A, B` become `from m import A, B, C`: a Python
+    statement has no closing token for them to come before). Found as it is otherwise."""
     if anchor.closes is None or parsed.tree is None or found.start_line is None:
         return found
     start, end = found.start_line, found.end_line or found.start_line
@@ -257,13 +260,30 @@ def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
     node = parsed.tree.root_node.descendant_for_byte_range(*[placed.start_bytes[-1]] * 2)
     while node is not None and not (node.type == anchor.closes and node.start_byte >= low):
         node = node.parent
-    if node is None or node.end_point[0] + 1 <= end:
+    if node is None:
         return found
+    if node.end_point[0] + 1 <= end:
+        return _to_statement_end(found, placed, node.end_byte)
     last = node.end_point[0] + 1
     tokens = _tokens_of(parsed, start, last)
     if tokens == found.tokens or (found.identical and tokens == anchor.tokens):
         return found
     return Found(found.path, start, last, False, parsed.lines(start, last), tokens)
+
+
+def _to_statement_end(found: Found, placed: Tokens, end: int) -> Found:
+    """`found` with the tokens of its lines (`placed`) that follow its last one and start
+    before byte `end` (the statement's end) added: none, and it is as it is."""
+    n = len(found.tokens)
+    texts = placed.texts
+    at = next((k for k in range(len(texts) - n, -1, -1) if tuple(texts[k : k + n]) == found.tokens),
+              None)  # fmt: skip
+    if not n or at is None:
+        return found
+    extra = [t for k, t in enumerate(texts[at + n :], at + n) if placed.start_bytes[k] < end]
+    if not extra:
+        return found
+    return replace(found, identical=False, tokens=(*found.tokens, *extra))
 
 
 def _tokens_of(parsed: Parsed, start: int, end: int) -> tuple[str, ...]:

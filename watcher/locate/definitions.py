@@ -9,6 +9,7 @@ import bisect
 import functools
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -305,34 +306,49 @@ class Scope:
 def scope_of(parsed: Parsed, first: int, last: int) -> Scope | None:
     """The scope of the citation whose tokens start at bytes `first`..`last`: its
     neighbours are the definitions, one of a kind and name in the file, that end above it
-    or start below it (a definition holding a cited token is none). No token is read, and
-    the file's definitions are listed once per parse (`_bounds`), not once per citation."""
+    or start below it (a definition holding a cited token is none), NEIGHBOURS a side,
+    none inside another listed (a class's methods below it are gone with the class: the
+    next neighbour is the definition after the class). No token is read, and the file's
+    definitions are listed once per parse (`_bounds`), not once per citation."""
     if parsed.tree is None:
         return None
-    ends, starts = _bounds(parsed)
+    ends, starts, extents = _bounds(parsed)
     at = bisect.bisect_right(ends, (first, _LAST))
-    above = [(k, b) for b, k in reversed(ends[max(0, at - NEIGHBOURS) : at])]
+    above = _apart(((k, b) for b, k in reversed(ends[:at])), extents)
     at = bisect.bisect_right(starts, (last, _LAST))
-    below = [(k, b) for b, k in starts[at : at + NEIGHBOURS]]
-    edges: tuple[list[tuple[Key | None, int]], list[tuple[Key | None, int]]] = (
-        list(above),
-        list(below),
-    )
+    below = _apart(((k, b) for b, k in starts[at:]), extents)
     if len(above) < NEIGHBOURS:
-        edges[0].append((None, 0))
+        above.append((None, 0))
     if len(below) < NEIGHBOURS:
-        edges[1].append((None, len(parsed.source)))
-    return Scope(parsed.source, parsed.language, first, tuple(edges[0]), tuple(edges[1]),
-                 parsed.blob)  # fmt: skip
+        below.append((None, len(parsed.source)))
+    return Scope(parsed.source, parsed.language, first, tuple(above), tuple(below), parsed.blob)
+
+
+def _apart(
+    nearest: Iterable[tuple[Key, int]], extents: dict[Key, tuple[int, int]]
+) -> list[tuple[Key | None, int]]:
+    """The first NEIGHBOURS of `nearest` that lie inside none listed before them."""
+    listed: list[tuple[Key | None, int]] = []
+    for key, byte in nearest:
+        start, end = extents[key]
+        if any(extents[k][0] <= start and end <= extents[k][1] for k, _ in listed if k):
+            continue
+        listed.append((key, byte))
+        if len(listed) == NEIGHBOURS:
+            break
+    return listed
 
 
 # Sorts after every key at the same byte: `bisect_right` on (byte, _LAST) passes them all.
 _LAST: Key = ("\U0010ffff", ())
 
 
-def _bounds(parsed: Parsed) -> tuple[list[tuple[int, Key]], list[tuple[int, Key]]]:
+def _bounds(
+    parsed: Parsed,
+) -> tuple[list[tuple[int, Key]], list[tuple[int, Key]], dict[Key, tuple[int, int]]]:
     """The definitions of a parse that are one of a kind and name in it, by the byte
-    where each ends and by the byte where it starts (its attributes included), sorted."""
+    where each ends and by the byte where it starts (its attributes included), sorted;
+    and the bytes each spans."""
     key = ("scope bounds",)
     if key not in parsed.derived:
         found = [(node, k) for node, k in definition_nodes(parsed)]
@@ -341,5 +357,9 @@ def _bounds(parsed: Parsed) -> tuple[list[tuple[int, Key]], list[tuple[int, Key]
         parsed.derived[key] = (
             sorted((node.end_byte, k) for node, k in unique),
             sorted((with_attributes(node).start_byte, k) for node, k in unique),
+            {k: (with_attributes(node).start_byte, node.end_byte) for node, k in unique},
         )
-    return cast("tuple[list[tuple[int, Key]], list[tuple[int, Key]]]", parsed.derived[key])
+    return cast(
+        "tuple[list[tuple[int, Key]], list[tuple[int, Key]], dict[Key, tuple[int, int]]]",
+        parsed.derived[key],
+    )
