@@ -310,3 +310,25 @@ def test_a_probe_inside_longer_tokens_walks_no_cursor_however_big_the_file(
         assert version.source.count(b"8") > 2 * count
         walks.append(len(calls))
     assert walks[0] == walks[1] <= 2
+
+
+def test_a_citations_namesakes_are_read_off_the_files_definitions_grouped_once() -> None:
+    """An anchor lists the other definitions of its kind and last name (`namesakes`):
+    from the file's definitions grouped by kind and last name once per parse, the same
+    as filtering every definition of the file for each citation, which grew with it."""
+    from watcher.locate import definitions
+
+    text = rust_file(30) + "impl S {\n    fn target(&self) -> u32 { 1 }\n}\n"
+    text += "mod m {\n    pub fn target() -> u32 { 2 }\n    fn helper_3() {}\n}\n"
+    source = parsed(text)
+    for start in (1 + 5 * 3, *target_lines(30)[:1]):
+        anchor = anchors.anchor(source, "src/lib.rs", start, start + 3)
+        assert anchor.definition is not None
+        kind, names = anchor.definition
+        every = [
+            (found, tuple(syntax.node_tokens(node, source.source)))
+            for node, (k, found) in definitions.definition_nodes(source)
+            if k == kind and found[-1:] == names[-1:] and found != names
+        ]
+        assert list(anchor.namesakes) == every and every
+    assert ("definitions by last name",) in source.derived
