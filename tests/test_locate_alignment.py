@@ -222,6 +222,35 @@ def test_a_docstring_reflowed_is_all_kept() -> None:
     assert (state, first, last) == ("changed", 3, 4)
 
 
+CLEANUP = """\
+class MCPServer:
+    async def cleanup(self):
+        async with self._cleanup_lock:
+            try:
+                await self.exit_stack.aclose()
+            except asyncio.CancelledError as e:
+                logger.debug(f"Cleanup cancelled for MCP server '{self.name}': {e}")
+                raise
+"""
+
+
+def test_a_message_rewritten_into_a_helpers_call_keeps_its_words() -> None:
+    """openai-agents-python's `MCPServer.cleanup` (mcp/server.py): the cited `try`'s
+    `logger.debug(f"Cleanup cancelled for MCP server '{self.name}': {e}")` became a call
+    of a logging helper taking "Cleanup cancelled for MCP server". Tokens of another
+    shape replaced the call, and the message, which counts for its six words, kept
+    none of them there: 18 of 40 survived, `missing`, where git keeps the `try` whole.
+    Its words survive in the helper's string: `changed`."""
+    helper = CLEANUP.replace(
+        "                logger.debug(f\"Cleanup cancelled for MCP server '{self.name}': {e}\")\n",
+        "                log_tool_action_debug(\n                    logger,\n"
+        '                    server_message("Cleanup cancelled for MCP server", self),\n'
+        "                    e,\n                )\n",
+    )
+    state, _, first, last = _placed(CLEANUP, helper, 4, 8)
+    assert (state, first, last) == ("changed", 4, 12)
+
+
 def _placed(
     old: str, new: str, start: int, end: int
 ) -> tuple[str, str | None, int | None, int | None]:

@@ -74,6 +74,8 @@ def carried(
             size, width = i2 - i1, j2 - j1
             if size == width:  # token for token: an edited string may keep its place
                 kept += sum(_kept(before[i], after[j1 + i - i1]) for i in range(a, b))
+            else:  # a string keeps its words in the replacement's likest string
+                kept += _strings_kept(before[a:b], after[j1:j2])
             held.append((j1 + (a - i1) * width // size, j1 + -(-(b - i1) * width // size)))
     mapped.update(moves)
     held += [(j, j + 1) for j in mapped.values()]
@@ -150,16 +152,33 @@ def _rows(
     tokens: Sequence[str], lines: Sequence[int], ids: dict[tuple[str, ...], int]
 ) -> tuple[list[int], list[int]]:
     """Each line's tokens as one number (the same for the same tokens), and where each
-    line's tokens start (with the end of the last after them)."""
+    line's tokens start (with the end of the last after them).
+
+    A line of signs alone (`}`, `);`, `) {`) is also told by how deep in brackets it
+    starts, as git tells it by its indentation: the `}` closing a block is not the one
+    closing the block nested in it, so that a shortest edit script cannot pair a cited
+    block's last line with a new inner block's and leave the cited tail behind."""
     keys: list[int] = []
     starts: list[int] = []
     for at in range(len(tokens)):
         if at == 0 or lines[at] != lines[at - 1]:
             starts.append(at)
     starts.append(len(tokens))
+    depth = 0
     for first, last in itertools.pairwise(starts):
-        keys.append(ids.setdefault(tuple(tokens[first:last]), len(ids)))
+        line = tuple(tokens[first:last])
+        key = line if any(map(_worded, line)) else (*line, f"\0{depth}")
+        keys.append(ids.setdefault(key, len(ids)))
+        depth += sum(OPENS.get(text, 0) for text in line)
     return keys, starts
+
+
+OPENS = {"{": 1, "(": 1, "[": 1, "}": -1, ")": -1, "]": -1}
+
+
+def _worded(text: str) -> bool:
+    """Whether a token holds a letter or a digit (a name, a keyword, a literal)."""
+    return any(c.isalnum() for c in text)
 
 
 def _append(opcodes: list[Opcode], opcode: Opcode) -> None:
@@ -206,6 +225,17 @@ def _kept(old: str, new: str) -> int:
         return int(difflib.SequenceMatcher(None, old, new).ratio() >= FOUND_SHARE)
     words = difflib.SequenceMatcher(None, old.split(), new.split(), autojunk=False)
     return min(weight(old), sum(block.size for block in words.get_matching_blocks()))
+
+
+def _strings_kept(cited: Sequence[str], replacement: Sequence[str]) -> int:
+    """What the strings of words in `cited` keep in a replacement of another shape
+    (`logger.debug(f"Cleanup cancelled for {name}")` rewritten as a helper's call taking
+    "Cleanup cancelled for"): each the most of its words one string there holds. A token
+    of one word (a name) keeps nothing so: only in its place (`_kept`)."""
+    strings = [text for text in replacement if len(text) >= LONG_TOKEN]
+    if not strings:
+        return 0
+    return sum(max(_kept(text, other) for other in strings) for text in cited if weight(text) > 1)
 
 
 def weight(token: str) -> int:
