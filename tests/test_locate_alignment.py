@@ -101,10 +101,10 @@ def test_a_statement_moved_below_the_call_it_was_cited_with_is_left_behind(
     assert result["introduced_by"]["commit"] == moved
 
 
-def _tokens(*rows: str) -> tuple[list[str], list[int]]:
-    """Tokens written a line each, spaced, and each token's line."""
+def _tokens(*rows: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """Tokens written a line each, spaced, and each token's line (none indented)."""
     tokens = [(word, at) for at, row in enumerate(rows, 1) for word in row.split()]
-    return [w for w, _ in tokens], [at for _, at in tokens]
+    return [w for w, _ in tokens], [(at, 0) for _, at in tokens]
 
 
 def test_lines_aligned_first_carry_what_the_tokens_alone_carry_where_nothing_ties() -> None:

@@ -189,6 +189,7 @@ export function resolveClassifierModel(
 """
 GUARD = """\
   if (config?.dynamicModels?.() === true) {
+    debug(`dynamic routing of "${alias}" (for ${requested})`);
     return config.models.classifierModel(alias, requested);
   }
 
@@ -211,7 +212,8 @@ def test_a_cited_block_keeps_its_closing_brace_when_a_block_is_nested_in_it(
     took new arguments. Lines are their tokens, so every `}` read alike: the shortest
     edit script paired the cited block's closing `}` with the new inner block's, and the
     HEAD span stopped there, without the cited `return resolveModel(...)` and `}`. Git
-    tells the two by their indentation; a line of signs alone is told by its depth."""
+    tells the two by their indentation, and so does watch for a line of signs alone (a
+    template string's `(for ${requested})` is text, not brackets to count)."""
     before = CLASSIFIER.format(guard="", preview="      return PREVIEW_FLASH;\n",
                                args=", preview")  # fmt: skip
     base = upstream.commit("classifier routing", {MODELS: before})

@@ -34,7 +34,7 @@ JUDGE_VERSION = 22  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # the definition renamed with its rarest tokens
 # 20: a scope's neighbours lie apart (not a method of the class above); tokens after the
 # last cited one in its statement are the item's
-# 21: a line of signs alone is told by its depth in brackets (a block's `}`, not its inner
+# 21: a line of signs alone is told by its indentation (a block's `}`, not its inner
 # one's); a string keeps its words in a replacement of another shape
 # 22: replaced lines of a scope pair with their successors first (a deleted import, none)
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.editscript import myers
+from watcher.parse.plain import Marks
 from watcher.parse.syntax import Parsed, Tokens, tokens_between
 
 # The one rule of found, changed or missing: a citation is found in a version where at
@@ -29,7 +30,7 @@ def carry(
     low: int,
     high: int,
     after: Sequence[str],
-    lines: tuple[Sequence[int], Sequence[int]] | None = None,
+    lines: tuple[Marks, Marks] | None = None,
     paired: bool = False,
 ) -> tuple[int, int] | None:
     """`carried`'s span alone."""
@@ -42,7 +43,7 @@ def carried(
     low: int,
     high: int,
     after: Sequence[str],
-    lines: tuple[Sequence[int], Sequence[int]] | None = None,
+    lines: tuple[Marks, Marks] | None = None,
     paired: bool = False,
 ) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
     """Where tokens before[low:high] went in `after`, as git carries lines through the
@@ -50,11 +51,12 @@ def carried(
     replaced stretch maps to its replacement; code inserted between two cited tokens is
     inside, at either edge outside, sliding it there as git slides a hunk when it reads
     as well there), or None when fewer than FOUND_SHARE of them survive. With `lines`
-    (each token's line, in `before` and in `after`) the two are aligned line by line
-    first, and token by token only within the lines that changed (`_opcodes`; `paired`:
-    each changed line with its successor first); where too few survive that, token by
-    token throughout (not `paired`: pairing all lines as one block again carried a
-    rewritten body into the next function).
+    (each token's line and its indentation, `plain.line_marks`, in `before` and in
+    `after`) the two are aligned line by line first, and token by token only within the
+    lines that changed (`_opcodes`; `paired`: each changed line with its successor
+    first); where too few survive that, token by token throughout (not `paired`:
+    pairing all lines as one block again carried a rewritten body into the next
+    function).
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
@@ -99,7 +101,7 @@ Opcode = tuple[str, int, int, int, int]
 def _opcodes(
     before: Sequence[str],
     after: Sequence[str],
-    lines: tuple[Sequence[int], Sequence[int]] | None,
+    lines: tuple[Marks, Marks] | None,
     paired: bool = False,
 ) -> list[Opcode]:
     """The alignment of `before` with `after`, as difflib's opcodes over their tokens.
@@ -263,31 +265,26 @@ MYERS_EDITS = 200  # lines inserted or deleted: a rewrite past it is aligned by 
 
 
 def _rows(
-    tokens: Sequence[str], lines: Sequence[int], ids: dict[tuple[str, ...], int]
+    tokens: Sequence[str], marks: Marks, ids: dict[tuple[str, ...], int]
 ) -> tuple[list[int], list[int]]:
     """Each line's tokens as one number (the same for the same tokens), and where each
     line's tokens start (with the end of the last after them).
 
-    A line of signs alone (`}`, `);`, `) {`) is also told by how deep in brackets it
-    starts, as git tells it by its indentation: the `}` closing a block is not the one
-    closing the block nested in it, so that a shortest edit script cannot pair a cited
-    block's last line with a new inner block's and leave the cited tail behind."""
+    A line of signs alone (`}`, `);`, `) {`) is also told by its indentation, as git tells
+    every line: the `}` closing a block is not the one closing a block nested in it, so
+    that a shortest edit script cannot pair a cited block's last line with a new inner
+    block's and leave the cited tail behind."""
     keys: list[int] = []
     starts: list[int] = []
     for at in range(len(tokens)):
-        if at == 0 or lines[at] != lines[at - 1]:
+        if at == 0 or marks[at][0] != marks[at - 1][0]:
             starts.append(at)
     starts.append(len(tokens))
-    depth = 0
     for first, last in itertools.pairwise(starts):
         line = tuple(tokens[first:last])
-        key = line if any(map(_worded, line)) else (*line, f"\0{depth}")
+        key = line if any(map(_worded, line)) else (*line, f"\0{marks[first][1]}")
         keys.append(ids.setdefault(key, len(ids)))
-        depth += sum(OPENS.get(text, 0) for text in line)
     return keys, starts
-
-
-OPENS = {"{": 1, "(": 1, "[": 1, "}": -1, ")": -1, "]": -1}
 
 
 def _worded(text: str) -> bool:

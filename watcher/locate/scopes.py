@@ -23,6 +23,7 @@ from watcher.locate.anchors import Anchor, Found, trimmed
 from watcher.locate.definitions import Key, Scope, named
 from watcher.locate.editscript import myers
 from watcher.parse.nodes import with_attributes
+from watcher.parse.plain import line_marks
 from watcher.parse.syntax import Parsed, Tokens, parse, tokens_between
 
 if TYPE_CHECKING:
@@ -61,7 +62,10 @@ def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if region is None:
         return None
     low, high, start, end = _within(anchor, parsed, version, region)
-    lines = baseline.start_lines[low:high], version.start_lines[start:end]
+    lines = (
+        line_marks(scope.source, baseline.start_bytes[low:high], baseline.start_lines[low:high]),
+        line_marks(parsed.source, version.start_bytes[start:end], version.start_lines[start:end]),
+    )
     span = carry(before[low:high], at - low, at - low + n, after[start:end], lines, paired=True)
     if span is None:
         return None
