@@ -124,10 +124,14 @@ def citation(
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
         matches = _definitions(mirror, anchor, files, parse)
         if not matches and found_in != ELSEWHERE:
-            matches = _renamed(mirror, anchor, files, parse)
+            matches = [
+                f
+                for f in _renamed(mirror, anchor, files, parse)
+                if _similarity(anchor.tokens, f.tokens) >= needed(SIMILAR_IN_FILE, anchor.tokens)
+            ]
         if matches:
             best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
-            if _alike(candidates) or (
+            if _alike(candidates, len(anchor.tokens)) or (
                 found_in != ELSEWHERE and len(candidates) == 1
                 and not _shared_name(mirror, plan, anchor, found_in, best, parse)
             ):  # fmt: skip
@@ -187,10 +191,24 @@ def twins(plan: Plan, anchor: Anchor, found: Found, parse: Parse) -> tuple[Candi
 COPIES = "followed there, renamed or copied"
 
 
-def _alike(candidates: Sequence[Candidate]) -> bool:
-    """Whether the chosen candidate is like the cited construct (`SIMILAR_ELSEWHERE`)."""
+def _alike(candidates: Sequence[Candidate], size: int) -> bool:
+    """Whether the chosen candidate is like the cited construct of `size` tokens
+    (`SIMILAR_ELSEWHERE`, as `needed` for that size)."""
     chosen = next(c for c in candidates if c.chosen)
-    return chosen.identical or chosen.similarity >= SIMILAR_ELSEWHERE
+    return chosen.identical or chosen.similarity >= needed(SIMILAR_ELSEWHERE, size)
+
+
+def needed(least: float, size: int | Sequence[str]) -> float:
+    """The likeness a construct of `size` tokens must have to be taken for the cited one
+    in another file: `least` for a large one, more as it shrinks (halfway to identical at
+    SMALL tokens). A small construct shares most of its tokens with any other of its kind
+    by its shape alone: typescript-sdk's `type JsonSchema = Record<string, unknown>`
+    against a test's `type JsonSchema = { $defs?: Record<string, ...> }` (0.56), its
+    `type ZodRawShapeCompat = Record<string, AnySchema>` against `type MetaObject =
+    Record<string, unknown>` (0.82), a `const TokenRequestSchema = z.object({grant_type:
+    z.string()})` against a test's `const baseSchema = z.object({ id: z.string() })`."""
+    n = size if isinstance(size, int) else len(size)
+    return least + (1 - least) * SMALL / (SMALL + n)
 
 
 def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[tuple[str, str]]:
@@ -352,6 +370,9 @@ ADDED = "added by "  # and the commit: found in the files it added
 # only when this alike (token similarity): python-sdk's RequestContext, removed, shares
 # its name with an unrelated class of client/streamable_http.py (0.38).
 SIMILAR_ELSEWHERE = 0.5
+# The size (tokens) below which a construct found in another file must be alike beyond
+# that (`needed`): at this size, halfway from the least likeness to identical.
+SMALL = 20
 
 
 def _places(
