@@ -61,7 +61,8 @@ def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if region is None:
         return None
     low, high, start, end = _within(anchor, parsed, version, region)
-    span = carry(before[low:high], at - low, at - low + n, after[start:end])
+    minor = {at - low + i for i in anchor.attributes}
+    span = carry(before[low:high], at - low, at - low + n, after[start:end], minor=minor)
     if span is None:
         return None
     first, last = trimmed(parsed, version, start + span[0], start + span[1], keep=anchor.ragged)
