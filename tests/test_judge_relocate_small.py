@@ -98,3 +98,19 @@ def test_a_small_type_moved_whole_to_another_file_is_still_found(
 
     assert result["verdict"] in {"moved", "fresh"}, result["message"]
     assert result["current"]["path"] == "src/json.ts"
+
+
+def test_a_list_of_names_is_not_another_modules_list_of_other_names(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exports = '"""The server."""\n\nfrom .app import App, Context\n\n__all__ = ["App", "Context", "Image"]\n'
+    caching = '"""Cache hints."""\n\n__all__ = ["CacheHint", "apply_hint", "HINTS"]\n\nHINTS = {}\n'
+    base = upstream.commit("server", {"src/server/__init__.py": exports})
+    project.note("n", f"{base} src/server/__init__.py:5-5")
+    removed = upstream.commit("drop the server package (#14)", {"src/server/__init__.py": None})
+    upstream.commit("cache hints (#15)", {"src/caching.py": caching})
+
+    result = _results(project, capsys)["n:src/server/__init__.py:5-5"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == removed
