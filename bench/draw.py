@@ -61,6 +61,9 @@ WRAPPERS = ("export_statement", "decorated_definition")
 SHAPES = ("type", "const", "member", "import")
 
 
+WHOLE = ("whole", "type", "const")  # the kinds of citation that cite a construct whole
+
+
 @dataclass(frozen=True)
 class Cite:
     kind: str  # "whole" | "range" (functions) or one of SHAPES

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench import differential
+from bench import differential, gittrace
 from tests.conftest import Project
 from tests.support import check_results
 from watcher.gitbuild import Upstream
@@ -256,7 +256,7 @@ def test_merges_get_their_patch_and_edits_before_the_file_was_made_count(
         .split("\n")
         .index("    result: dict[str, JsonValue] = {}")
     )
-    span = differential._log_l(
+    span = gittrace.log_l(
         Path(upstream.path), base, "main", "core/json_utils.py", f"{at + 1},{at + 2}"
     )
     assert list(span) == [second]

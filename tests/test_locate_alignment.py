@@ -101,10 +101,10 @@ def test_a_statement_moved_below_the_call_it_was_cited_with_is_left_behind(
     assert result["introduced_by"]["commit"] == moved
 
 
-def _tokens(*rows: str) -> tuple[list[str], list[int]]:
-    """Tokens written a line each, spaced, and each token's line."""
+def _tokens(*rows: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """Tokens written a line each, spaced, and each token's line (none indented)."""
     tokens = [(word, at) for at, row in enumerate(rows, 1) for word in row.split()]
-    return [w for w, _ in tokens], [at for _, at in tokens]
+    return [w for w, _ in tokens], [(at, 0) for _, at in tokens]
 
 
 def test_lines_aligned_first_carry_what_the_tokens_alone_carry_where_nothing_ties() -> None:
@@ -220,6 +220,35 @@ def test_a_docstring_reflowed_is_all_kept() -> None:
     ).replace("        result = await self.fn(**params)\n", "")
     state, _, first, last = _placed(CREATE, wide, 3, 4)
     assert (state, first, last) == ("changed", 3, 4)
+
+
+CLEANUP = """\
+class MCPServer:
+    async def cleanup(self):
+        async with self._cleanup_lock:
+            try:
+                await self.exit_stack.aclose()
+            except asyncio.CancelledError as e:
+                logger.debug(f"Cleanup cancelled for MCP server '{self.name}': {e}")
+                raise
+"""
+
+
+def test_a_message_rewritten_into_a_helpers_call_keeps_its_words() -> None:
+    """openai-agents-python's `MCPServer.cleanup` (mcp/server.py): the cited `try`'s
+    `logger.debug(f"Cleanup cancelled for MCP server '{self.name}': {e}")` became a call
+    of a logging helper taking "Cleanup cancelled for MCP server". Tokens of another
+    shape replaced the call, and the message, which counts for its six words, kept
+    none of them there: 18 of 40 survived, `missing`, where git keeps the `try` whole.
+    Its words survive in the helper's string: `changed`."""
+    helper = CLEANUP.replace(
+        "                logger.debug(f\"Cleanup cancelled for MCP server '{self.name}': {e}\")\n",
+        "                log_tool_action_debug(\n                    logger,\n"
+        '                    server_message("Cleanup cancelled for MCP server", self),\n'
+        "                    e,\n                )\n",
+    )
+    state, _, first, last = _placed(CLEANUP, helper, 4, 8)
+    assert (state, first, last) == ("changed", 4, 12)
 
 
 def _placed(

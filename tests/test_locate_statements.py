@@ -161,3 +161,74 @@ def test_a_cited_statement_split_in_three_keeps_all_three(
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (3, 7)
     assert [h["commit"] for h in result["history"]] == [split]
+
+
+MODELS = "src/config/models.ts"
+CLASSIFIER = """\
+export function resolveClassifierModel(
+  requested: string,
+  alias: string,
+  preview: boolean = false,
+): string {{
+{guard}  if (alias === ALIAS_FLASH) {{
+    if (
+      requested === DEFAULT_AUTO ||
+      requested === DEFAULT_MODEL
+    ) {{
+      return DEFAULT_FLASH;
+    }}
+    if (
+      requested === PREVIEW_AUTO ||
+      requested === PREVIEW_MODEL
+    ) {{
+{preview}    }}
+    return resolveModel(ALIAS_FLASH{args});
+  }}
+  return resolveModel(requested{args});
+}}
+"""
+GUARD = """\
+  if (config?.dynamicModels?.() === true) {
+    debug(`dynamic routing of "${alias}" (for ${requested})`);
+    return config.models.classifierModel(alias, requested);
+  }
+
+"""
+FLAGGED = """\
+      if (useNextFlash) {
+        return NEXT_FLASH;
+      }
+      return hasPreview
+        ? PREVIEW_FLASH
+        : DEFAULT_FLASH;
+"""
+
+
+def test_a_cited_block_keeps_its_closing_brace_when_a_block_is_nested_in_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gemini-cli's `resolveClassifierModel` (models.ts): the cited `if (alias ===
+    FLASH) { ... }` gained an `if` nested in its second branch, and its last `return`
+    took new arguments. Lines are their tokens, so every `}` read alike: the shortest
+    edit script paired the cited block's closing `}` with the new inner block's, and the
+    HEAD span stopped there, without the cited `return resolveModel(...)` and `}`. Git
+    tells the two by their indentation, and so does watch for a line of signs alone (a
+    template string's `(for ${requested})` is text, not brackets to count)."""
+    before = CLASSIFIER.format(guard="", preview="      return PREVIEW_FLASH;\n",
+                               args=", preview")  # fmt: skip
+    base = upstream.commit("classifier routing", {MODELS: before})
+    lines = before.splitlines()
+    first = lines.index("  if (alias === ALIAS_FLASH) {") + 1
+    project.note("n", f"{base} {MODELS}:{first}-{first + 14}")
+    after = CLASSIFIER.format(guard=GUARD, preview=FLAGGED,
+                              args=", false, hasPreview, config, useNextFlash")  # fmt: skip
+    changed = upstream.commit("next flash behind a flag", {MODELS: after})
+
+    result = check_results(project, capsys)[f"n:{MODELS}:{first}-{first + 14}"]
+
+    head = after.splitlines()
+    start = head.index("  if (alias === ALIAS_FLASH) {") + 1
+    end = head.index("  return resolveModel(requested, false, hasPreview, config, useNextFlash);")
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (start, end)
+    assert [h["commit"] for h in result["history"]] == [changed]

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.editscript import myers
+from watcher.parse.plain import Marks
 from watcher.parse.syntax import Parsed, Tokens, tokens_between
 
 # The one rule of found, changed or missing: a citation is found in a version where at
@@ -29,7 +30,7 @@ def carry(
     low: int,
     high: int,
     after: Sequence[str],
-    lines: tuple[Sequence[int], Sequence[int]] | None = None,
+    lines: tuple[Marks, Marks] | None = None,
     minor: Collection[int] = (),
 ) -> tuple[int, int] | None:
     """`carried`'s span alone."""
@@ -42,7 +43,7 @@ def carried(
     low: int,
     high: int,
     after: Sequence[str],
-    lines: tuple[Sequence[int], Sequence[int]] | None = None,
+    lines: tuple[Marks, Marks] | None = None,
     minor: Collection[int] = (),
 ) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
     """Where tokens before[low:high] went in `after`, as git carries lines through the
@@ -50,9 +51,10 @@ def carried(
     replaced stretch maps to its replacement; code inserted between two cited tokens is
     inside, at either edge outside, sliding it there as git slides a hunk when it reads
     as well there), or None when fewer than FOUND_SHARE of them survive. With `lines`
-    (each token's line, in `before` and in `after`) the two are aligned line by line
-    first, and token by token only within the lines that changed (`_opcodes`); where too
-    few survive that, token by token throughout.
+    (each token's line and its indentation, `plain.line_marks`, in `before` and in
+    `after`) the two are aligned line by line first, and token by token only within the
+    lines that changed (`_opcodes`); where too few survive that, token by token
+    throughout.
 
     A token survives when it is in a stretch both hold that is more than a coincidence
     of punctuation (two tokens, one a word, or three), or is replaced by one that keeps
@@ -86,6 +88,9 @@ def carried(
             if size == width:  # token for token: an edited string may keep its place
                 pairs = ((before[i], after[j1 + i - i1]) for i in range(a, b) if i in counted)
                 kept += sum(_kept(old, new) for old, new in pairs)
+            else:  # a string keeps its words in the replacement's likest string
+                counted_strings = [before[i] for i in range(a, b) if i in counted]
+                kept += _strings_kept(counted_strings, after[j1:j2])
             held.append((j1 + (a - i1) * width // size, j1 + -(-(b - i1) * width // size)))
     mapped.update(moves)
     held += [(j, j + 1) for j in mapped.values()]
@@ -103,7 +108,7 @@ Opcode = tuple[str, int, int, int, int]
 
 
 def _opcodes(
-    before: Sequence[str], after: Sequence[str], lines: tuple[Sequence[int], Sequence[int]] | None
+    before: Sequence[str], after: Sequence[str], lines: tuple[Marks, Marks] | None
 ) -> list[Opcode]:
     """The alignment of `before` with `after`, as difflib's opcodes over their tokens.
 
@@ -159,19 +164,31 @@ MYERS_EDITS = 200  # lines inserted or deleted: a rewrite past it is aligned by 
 
 
 def _rows(
-    tokens: Sequence[str], lines: Sequence[int], ids: dict[tuple[str, ...], int]
+    tokens: Sequence[str], marks: Marks, ids: dict[tuple[str, ...], int]
 ) -> tuple[list[int], list[int]]:
     """Each line's tokens as one number (the same for the same tokens), and where each
-    line's tokens start (with the end of the last after them)."""
+    line's tokens start (with the end of the last after them).
+
+    A line of signs alone (`}`, `);`, `) {`) is also told by its indentation, as git tells
+    every line: the `}` closing a block is not the one closing a block nested in it, so
+    that a shortest edit script cannot pair a cited block's last line with a new inner
+    block's and leave the cited tail behind."""
     keys: list[int] = []
     starts: list[int] = []
     for at in range(len(tokens)):
-        if at == 0 or lines[at] != lines[at - 1]:
+        if at == 0 or marks[at][0] != marks[at - 1][0]:
             starts.append(at)
     starts.append(len(tokens))
     for first, last in itertools.pairwise(starts):
-        keys.append(ids.setdefault(tuple(tokens[first:last]), len(ids)))
+        line = tuple(tokens[first:last])
+        key = line if any(map(_worded, line)) else (*line, f"\0{marks[first][1]}")
+        keys.append(ids.setdefault(key, len(ids)))
     return keys, starts
+
+
+def _worded(text: str) -> bool:
+    """Whether a token holds a letter or a digit (a name, a keyword, a literal)."""
+    return any(c.isalnum() for c in text)
 
 
 def _append(opcodes: list[Opcode], opcode: Opcode) -> None:
@@ -218,6 +235,17 @@ def _kept(old: str, new: str) -> int:
         return int(difflib.SequenceMatcher(None, old, new).ratio() >= FOUND_SHARE)
     words = difflib.SequenceMatcher(None, old.split(), new.split(), autojunk=False)
     return min(weight(old), sum(block.size for block in words.get_matching_blocks()))
+
+
+def _strings_kept(cited: Sequence[str], replacement: Sequence[str]) -> int:
+    """What the strings of words in `cited` keep in a replacement of another shape
+    (`logger.debug(f"Cleanup cancelled for {name}")` rewritten as a helper's call taking
+    "Cleanup cancelled for"): each the most of its words one string there holds. A token
+    of one word (a name) keeps nothing so: only in its place (`_kept`)."""
+    strings = [text for text in replacement if len(text) >= LONG_TOKEN]
+    if not strings:
+        return 0
+    return sum(max(_kept(text, other) for other in strings) for text in cited if weight(text) > 1)
 
 
 def weight(token: str) -> int:

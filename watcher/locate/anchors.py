@@ -22,6 +22,7 @@ from watcher.locate.definitions import (
 )
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
+from watcher.parse.plain import line_marks
 from watcher.parse.syntax import WORD, Parsed, Tokens, tokens_between
 
 if TYPE_CHECKING:
@@ -63,8 +64,9 @@ class Anchor:
     # Whether its first (last) token is punctuation of a construct reaching past its
     # lines: such an edge is its own, never trimmed at HEAD (`alignment.trimmed`).
     ragged: tuple[bool, bool] = field(default=(False, False), compare=False)
-    # Each token of `body`'s line: the alignment is made line by line first (`carry`).
-    body_lines: tuple[int, ...] = field(default=(), compare=False)
+    # Each token of `body`'s line and that line's indentation (`alignment.line_marks`):
+    # the alignment is made line by line first (`carry`).
+    body_lines: tuple[tuple[int, int], ...] = field(default=(), compare=False)
     # Where it lies among the definitions of its file, with the file's bytes: what a
     # version is aligned through when its definition does not carry it (`scopes`).
     scope: Scope | None = field(default=None, compare=False, repr=False)
@@ -160,7 +162,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
     node = enclosing(parsed, cited.start_bytes[0], cited.start_bytes[-1])
     key, share, offset = None, 0.0, 0
     body: tuple[str, ...] = ()
-    body_lines: tuple[int, ...] = ()
+    body_lines: tuple[tuple[int, int], ...] = ()
     statements: tuple[tuple[int, int], ...] = ()
     cited_statements = None
     if node is not None:
@@ -169,7 +171,8 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
                                 starting=True)  # fmt: skip
         parsed.stats.tokens_scanned += len(around.texts)
         key = (node.type, name_path(node, parsed.language))
-        body, body_lines = tuple(around.texts), tuple(around.start_lines)
+        body = tuple(around.texts)
+        body_lines = line_marks(parsed.source, around.start_bytes, around.start_lines)
         share = len(texts) / max(1, len(body))
         offset = bisect.bisect_left(around.start_bytes, cited.start_bytes[0])
         if body[offset : offset + len(texts)] != texts:  # cited lines reach past it

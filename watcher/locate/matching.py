@@ -33,6 +33,7 @@ from watcher.locate.siblings import taken
 from watcher.locate.verbatim import found_at, in_windows, verbatim
 from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
+from watcher.parse.plain import line_marks
 from watcher.parse.syntax import Parsed, Tokens, tokens_between
 
 if TYPE_CHECKING:
@@ -345,8 +346,9 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
         same = texts == anchor.tokens
         return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
     cited = anchor.offset, anchor.offset + len(anchor.tokens)
+    marks = line_marks(parsed.source, body.start_bytes, body.start_lines)
     minor = {anchor.offset + i for i in anchor.attributes}
-    went = carried(anchor.body, *cited, texts, (anchor.body_lines, body.start_lines), minor)
+    went = carried(anchor.body, *cited, texts, (anchor.body_lines, marks), minor)
     if went is None:
         return None
     span = went[0]

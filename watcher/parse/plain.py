@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import sys
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -87,3 +87,20 @@ def indices(texts: list[str], text: str) -> Iterator[int]:
         except ValueError:
             return
         yield at
+
+
+Marks = Sequence[tuple[int, int]]  # each token's line, and how far that line is indented
+
+
+def line_marks(
+    source: bytes, starts: Sequence[int], lines: Sequence[int]
+) -> tuple[tuple[int, int], ...]:
+    """Each token's line (`lines`) and the column its line's first token starts at
+    (`starts`: each token's first byte in `source`)."""
+    marks: list[tuple[int, int]] = []
+    indent = 0
+    for at, (start, line) in enumerate(zip(starts, lines, strict=True)):
+        if at == 0 or line != lines[at - 1]:
+            indent = start - (source.rfind(b"\n", 0, start) + 1)
+        marks.append((line, indent))
+    return tuple(marks)
