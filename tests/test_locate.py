@@ -9,7 +9,7 @@ import random
 import pytest
 from tree_sitter import Node
 
-from watcher.locate import anchors, definitions, matching, probes, windows
+from watcher.locate import anchors, definitions, matching, probes, verbatim, windows
 from watcher.parse import diffs, syntax
 
 BASE = """\
@@ -625,3 +625,64 @@ def test_a_renamed_definition_that_rewrote_its_rarest_tokens_is_found_from_its_b
     # the other function's.
     new = len(syntax.node_tokens(version.tree.root_node.children[1], version.source))
     assert version.stats.tokens_scanned == 2 * new
+
+
+def test_the_match_near_the_cited_lines_is_the_one_a_search_of_the_whole_file_chooses() -> None:
+    """`find` takes the verbatim match whose first line is nearest the cited one (the
+    first of two as near). `verbatim.nearest` looks only around the cited lines first:
+    over copies of the cited lines at random distances, above and below, with comments
+    and blank lines inside a copy, it chooses what a search of the whole file chooses."""
+    chance = random.Random(7)
+    cited = "    let total = scale(input, 8);\n    total + offset\n"
+    spread = "    let total = scale(input, /* a */ 8);\n\n    total // b\n        + offset\n"
+    for _ in range(150):
+        blocks = []
+        for n in range(chance.randrange(2, 9)):
+            body = chance.choice([cited, spread, "    other(input)\n"])
+            blocks.append(f"fn f{n}(input: u64) -> u64 {{\n{body}}}\n" + "\n" * chance.randrange(6))
+        where = chance.randrange(len(blocks))
+        blocks[where] = f"fn target(input: u64) -> u64 {{\n{cited}}}\n"
+        text = "".join(blocks)
+        start = text[: text.index("fn target")].count("\n") + 2
+        anchor = anchors.anchor(_parsed(text), "src/lib.rs", start, start + 1)
+        chance.shuffle(blocks)
+        version = _parsed("".join(blocks).replace("fn target", "fn renamed"))
+        every = verbatim.verbatim(anchor, "src/lib.rs", version)
+        line = anchor.span[0] if anchor.span else 0
+        chosen = min(every, key=lambda f: abs((f.start_line or 0) - line))
+        near = verbatim.nearest(anchor, "src/lib.rs", version)
+        if near is not None:
+            assert (near.start_line, near.end_line) == (chosen.start_line, chosen.end_line)
+        else:
+            assert min(abs((f.start_line or 0) - line) for f in every) > verbatim.RINGS[-1]
+
+
+def test_a_moved_part_of_a_function_is_found_around_its_lines_not_searched_for_in_the_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A partial citation moved a few lines is matched where it was: the bytes searched
+    for its tokens are those of the lines around it, as many in a file of 2,000
+    functions as in one of 10."""
+    searched, real = [], verbatim.starts_in
+
+    def counted(source: bytes, probe: bytes, low: int, high: int) -> list[int]:
+        searched.append(high - low)
+        return real(source, probe, low, high)
+
+    monkeypatch.setattr(verbatim, "starts_in", counted)
+    costs = {}
+    for count in (10, 2000):
+        text = "".join(
+            f"fn step_{n}(input: u64) -> u64 {{\n    let v = input * {n};\n    v + 8\n}}\n\n"
+            for n in range(count)
+        )
+        start = 5 * (count // 2) + 2
+        anchor = anchors.anchor(_parsed(text), "src/lib.rs", start, start + 1)
+        version = _parsed("// moved\n// twice\n" + text)
+        searched.clear()
+        found = matching.find(anchor, [("src/lib.rs", version)])
+        assert found is not None and found.identical
+        assert (found.start_line, found.end_line) == (start + 2, start + 3)
+        costs[count] = sum(searched)
+    assert len(version.source) > 100_000
+    assert max(costs.values()) < 200  # the lines around the cited ones, whatever the file

@@ -8,6 +8,7 @@ by `tokens_scanned` in the searched parse's counters, never by timings.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
 
@@ -230,3 +231,104 @@ def test_tokens_read_without_places_are_the_same_texts_and_nothing_else() -> Non
     texts = syntax.tokens_between(version, low, high, placed=False)
     assert texts.texts == placed.texts == ["let", "n", "=", "2", ";", "n", "}"]
     assert not (texts.start_lines or texts.end_lines or texts.start_bytes)
+
+
+SOURCES = {
+    "rust": (
+        "/// Doc `v8` comment\n#[derive(Debug)]\npub struct S<'a> { name: &'a str }\n"
+        'fn f(x: u8) -> String {\n    let s = "a\\n8b\\x41BC\\u{1F600}8";\n'
+        '    let r = r#"raw 8 "q" 8"#; let b = b\'8\'; /* 8 /* nested 8 */ */\n'
+        '    format!("{x}8{}", 1_8u8, 0x8F) + &r[8..] // 8 tail\n}\n'
+        "macro_rules! m { ($v8:expr) => { $v8 + 8 }; }\n"
+    ),
+    "python": (
+        "# 8 comment\n@deco(8)\ndef f(v8, *a):\n"
+        '    """Doc 8."""\n    s = f"{v8}8\\n8{a!r:>8}" + b"\\x388" + r"8\\8"\n'
+        "    return [v8 for _ in range(8)] or \\\n        8  # 8\n"
+    ),
+    "typescript": (
+        "// 8\nexport const f = (v8: number): string =>\n"
+        "  `${v8}8\\n8${'8' + \"8\"}` + /8+/.source; /* 8 */\n"
+        "class C { #p8 = 8; get v8() { return this.#p8 } }\n"
+    ),
+    "go": (
+        "// 8\npackage p\n\nfunc F(v8 int) string {\n"
+        "\treturn fmt.Sprint(v8, \"8\\n8\", `8\n8`, '8', 0x8, 8.8e8) /* 8 */\n}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(SOURCES))
+def test_a_token_is_told_at_a_place_as_the_cursor_walk_tells_it(language: str) -> None:
+    """`verbatim._token_at` rejects a place where no leaf spans exactly the bytes by one
+    call in C before walking a cursor down: at every place and width, of strings with
+    escapes and interpolations, comments, lifetimes and raw strings, it answers as the
+    walk alone does."""
+    from watcher.locate import verbatim
+
+    raw = SOURCES[language].encode()
+    source = syntax.parse(hashlib.sha1(raw).hexdigest(), language, lambda: raw)
+    for at in range(len(raw)):
+        for size in range(1, 8):
+            quick = verbatim._token_at(source, at, size)
+            walked = verbatim._cursor_at(source, at, size)
+            assert (quick is None) == (walked is None), (at, raw[at : at + size])
+
+
+def test_a_probe_inside_longer_tokens_walks_no_cursor_however_big_the_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rarest cited token's bytes occur inside longer tokens all over a big file (`8`
+    in `v8` and `1048`): those places are told in C, and cursors are walked only where
+    the token is whole, as many in a file of 400 functions as in one of 20."""
+    from watcher.locate import verbatim
+
+    def file(count: int) -> str:
+        others = "".join(
+            f"fn step_{i}(v8: u64) -> u64 {{\n    let w = v8 * 10{i % 10}8;\n    w\n}}\n\n"
+            for i in range(count)
+        )
+        return others + "fn cited(total: u64) -> u64 {\n    let total = total + 8;\n    total\n}\n"
+
+    real, calls = verbatim._cursor_at, []
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(verbatim, "_cursor_at", counted)
+    walks = []
+    for count in (20, 400):
+        text = file(count)
+        start = text.count("\n") - 2
+        anchor = anchors.anchor(parsed(text), "src/lib.rs", start, start)
+        assert anchor.probes[0] == "8"
+        version = parsed("// moved\n" + text)
+        calls.clear()
+        found = verbatim.verbatim(anchor, "src/lib.rs", version)
+        assert [(f.start_line, f.end_line) for f in found] == [(start + 1, start + 1)]
+        assert version.source.count(b"8") > 2 * count
+        walks.append(len(calls))
+    assert walks[0] == walks[1] <= 2
+
+
+def test_a_citations_namesakes_are_read_off_the_files_definitions_grouped_once() -> None:
+    """An anchor lists the other definitions of its kind and last name (`namesakes`):
+    from the file's definitions grouped by kind and last name once per parse, the same
+    as filtering every definition of the file for each citation, which grew with it."""
+    from watcher.locate import definitions
+
+    text = rust_file(30) + "impl S {\n    fn target(&self) -> u32 { 1 }\n}\n"
+    text += "mod m {\n    pub fn target() -> u32 { 2 }\n    fn helper_3() {}\n}\n"
+    source = parsed(text)
+    for start in (1 + 5 * 3, *target_lines(30)[:1]):
+        anchor = anchors.anchor(source, "src/lib.rs", start, start + 3)
+        assert anchor.definition is not None
+        kind, names = anchor.definition
+        every = [
+            (found, tuple(syntax.node_tokens(node, source.source)))
+            for node, (k, found) in definitions.definition_nodes(source)
+            if k == kind and found[-1:] == names[-1:] and found != names
+        ]
+        assert list(anchor.namesakes) == every and every
+    assert ("definitions by last name",) in source.derived

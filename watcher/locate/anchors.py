@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from watcher.locate.definitions import (
     Scope,
     definition_keys,
-    definition_nodes,
     name_path,
+    of_last_name,
     scope_of,
 )
 from watcher.parse.languages import LANGUAGES
@@ -250,8 +250,8 @@ def _namesakes(
     if key is None:
         return ()
     found = []
-    for node, (kind, names) in definition_nodes(parsed):
-        if kind == key[0] and names[-1:] == key[1][-1:] and names != key[1]:
+    for node, names in of_last_name(parsed, key[0], key[1][-1:]):  # grouped once per parse
+        if names != key[1]:
             first = with_attributes(node)
             texts = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
                                    starting=True, placed=False).texts  # fmt: skip

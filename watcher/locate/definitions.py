@@ -200,6 +200,24 @@ def definition_nodes(parsed: Parsed) -> list[tuple[Node, tuple[str, tuple[str, .
     return cast("list[tuple[Node, tuple[str, tuple[str, ...]]]]", parsed.derived[key])
 
 
+def of_last_name(
+    parsed: Parsed, kind: str, last: tuple[str, ...]
+) -> list[tuple[Node, tuple[str, ...]]]:
+    """The definitions of one kind whose name path ends with `last` (a one-name tuple, or
+    empty), in `definition_nodes`' order, with their name paths: the file's definitions
+    are grouped once per parse, so each citation reads its own group, not every
+    definition of its file."""
+    key = ("definitions by last name",)
+    if key not in parsed.derived:
+        groups: dict[tuple[str, tuple[str, ...]], list[tuple[Node, tuple[str, ...]]]] = {}
+        for node, (found, names) in definition_nodes(parsed):
+            groups.setdefault((found, names[-1:]), []).append((node, names))
+        parsed.derived[key] = groups
+    groups = cast("dict[tuple[str, tuple[str, ...]], list[tuple[Node, tuple[str, ...]]]]",
+                  parsed.derived[key])  # fmt: skip
+    return groups.get((kind, last), [])
+
+
 # Definition kinds whose name comes right after a keyword, with nothing but whitespace
 # and comments between (`fn NAME`, `def NAME`, `class NAME`): `may_define` reads them off
 # the bytes.

@@ -30,7 +30,7 @@ from watcher.locate.definitions import (
 )
 from watcher.locate.scopes import through_scope
 from watcher.locate.siblings import taken
-from watcher.locate.verbatim import found_at, in_windows, verbatim
+from watcher.locate.verbatim import found_at, in_windows, nearest, verbatim
 from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
 from watcher.parse.plain import line_marks
@@ -57,7 +57,12 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
         return _whole_file(anchor, files)
     if anchor.whole and (found := _best(anchor, files, _carried)) is not None:
         return found  # a definition cited whole is that definition, wherever it is
-    exact = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
+    # The cited file's match nearest the cited lines is the one chosen: looked for near
+    # them first (`nearest`), then everywhere.
+    near = nearest(anchor, *files[0]) if files and files[0][0] == anchor.path else None
+    exact = (
+        [near] if near else [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
+    )
     if exact:
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         parsed = dict(files)[best.path]

@@ -38,6 +38,41 @@ def verbatim(anchor: Anchor, path: str, parsed: Parsed) -> list[Found]:
     return _matches(anchor, path, parsed, 0, parsed.size)
 
 
+# Lines around the cited line where `nearest` looks for a verbatim match, each in turn,
+# before the whole file is searched.
+RINGS = (3, 24)
+
+
+def nearest(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """The verbatim match of the anchor that `matching.find` chooses in the cited file,
+    found among the lines around the cited line, or None when there is none so near (the
+    whole file then decides). `find` chooses the match whose first line is nearest the
+    cited one (the first of two as near): when one starts within `r` lines of it, every
+    match as near starts with the anchor's first token within those lines, and those are
+    all compared. A citation moved a few lines costs its own lines, not a search of the
+    file for its rarest token."""
+    if parsed.tree is None or anchor.span is None or not anchor.tokens:
+        return None
+    first = anchor.tokens[0]
+    if "\ufffd" in first:
+        return None  # its bytes are not its text
+    needle, line, size = first.encode(), anchor.span[0], len(parsed.source)
+    for radius in RINGS:
+        low, high = parsed.line_bytes(max(1, line - radius), line + radius)
+        found = []
+        # A token starting on the last line may end past it.
+        for at in starts_in(parsed.source, needle, low, min(size, high + len(needle) - 1)):
+            lines = _match_at(parsed, anchor.tokens, 0, at, len(needle))
+            if lines is not None:
+                found.append(Found(path, *lines, True, parsed.lines(*lines), anchor.tokens))
+        best = min(found, key=lambda f: abs((f.start_line or 0) - line), default=None)
+        if best is not None and abs((best.start_line or 0) - line) <= radius:
+            return best
+        if low == 0 and high >= size:
+            return None
+    return None
+
+
 def _matches(anchor: Anchor, path: str, parsed: Parsed, low: int, high: int) -> list[Found]:
     """The verbatim matches of the anchor whose rarest token (its first probe) starts
     within bytes [low, high): each place those bytes start a token is compared token by
@@ -81,6 +116,18 @@ def _token_at(parsed: Parsed, at: int, size: int) -> TreeCursor | None:
     """A cursor on the token at bytes [at, at + size), or None when no token is there (a
     part of a longer token, a comment). Its own cursor each time: a copied cursor is not
     safe to walk backwards with."""
+    assert parsed.tree is not None
+    # Most places of a probe's bytes are inside longer tokens (`49` in `1049`), more of
+    # them the bigger the file: one call in C tells them, before a cursor walks down in
+    # Python. The smallest node spanning the bytes is the leaf the cursor would reach.
+    leaf = parsed.tree.root_node.descendant_for_byte_range(at, at + size)
+    if leaf is None or leaf.child_count or (leaf.start_byte, leaf.end_byte) != (at, at + size):
+        return None
+    return _cursor_at(parsed, at, size)
+
+
+def _cursor_at(parsed: Parsed, at: int, size: int) -> TreeCursor | None:
+    """`_token_at` by a cursor walked down from the root (None in a comment)."""
     assert parsed.tree is not None
     cursor = parsed.tree.walk()
     while cursor.goto_first_child_for_byte(at) is not None:
