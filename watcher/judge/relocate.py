@@ -25,6 +25,7 @@ from watcher.locate.matching import SIMILAR_IN_FILE, find, may_be_alike, renamed
 from watcher.locate.targets import best_target, literals, several, targets
 from watcher.models import Candidate, span
 from watcher.parse import languages, syntax
+from watcher.parse.words import WORD
 
 if TYPE_CHECKING:
     from watcher.inputs.rules import Compiled
@@ -124,10 +125,11 @@ def citation(
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
         matches = _definitions(mirror, anchor, files, parse)
         if not matches and found_in != ELSEWHERE:
-            matches = _renamed(mirror, anchor, files, parse)
+            renamed = _renamed(mirror, anchor, files, parse)
+            matches = [f for f in renamed if alike(anchor.tokens, f.tokens, SIMILAR_IN_FILE)]
         if matches:
             best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
-            if _alike(candidates) or (
+            if _alike(candidates, anchor.tokens, best.tokens) or (
                 found_in != ELSEWHERE and len(candidates) == 1
                 and not _shared_name(mirror, plan, anchor, found_in, best, parse)
             ):  # fmt: skip
@@ -187,10 +189,42 @@ def twins(plan: Plan, anchor: Anchor, found: Found, parse: Parse) -> tuple[Candi
 COPIES = "followed there, renamed or copied"
 
 
-def _alike(candidates: Sequence[Candidate]) -> bool:
-    """Whether the chosen candidate is like the cited construct (`SIMILAR_ELSEWHERE`)."""
+def _alike(candidates: Sequence[Candidate], cited: Sequence[str], found: Sequence[str]) -> bool:
+    """Whether the chosen candidate (its tokens `found`) is like the cited construct
+    (`SIMILAR_ELSEWHERE`, as `alike` asks)."""
     chosen = next(c for c in candidates if c.chosen)
-    return chosen.identical or chosen.similarity >= SIMILAR_ELSEWHERE
+    return chosen.identical or alike(cited, found, SIMILAR_ELSEWHERE)
+
+
+def alike(cited: Sequence[str], found: Sequence[str], least: float) -> bool:
+    """Whether a construct found in another file is the cited one: at least `least` alike
+    (token similarity), and as alike in the tokens that hold a word (names, keywords,
+    strings; punctuation aside) as `needed` asks for so many of them. A small construct
+    shares most of its tokens with any other of its kind by its shape alone:
+    typescript-sdk's `type JsonSchema = Record<string, unknown>` against a test's
+    `type JsonSchema = { $defs?: Record<string, ...> }` (0.56; 0.67 by its words, of five),
+    its `type ZodRawShapeCompat = Record<string, AnySchema>` against `type MetaObject =
+    Record<string, unknown>` (0.82; 0.67), python-sdk's `__all__ = ["FastMCP", ...]`
+    against another module's `__all__` of five other names (0.78, by its quotes and
+    commas; 0.17)."""
+    if _similarity(cited, found) < least:
+        return False
+    words, other = _telling(cited), _telling(found)
+    if not words:
+        return True
+    return _similarity(words, other) >= needed(least, len(words))
+
+
+def _telling(tokens: Sequence[str]) -> tuple[str, ...]:
+    """The tokens that hold a word (a name, a keyword, a string's text)."""
+    return tuple(t for t in tokens if WORD.search(t.encode()))
+
+
+def needed(least: float, words: int) -> float:
+    """The likeness in its words a construct of so many words must have to be taken for
+    the cited one in another file: `least` for a large one, more as it shrinks (halfway
+    from `least` to identical at SMALL words)."""
+    return least + (1 - least) * SMALL / (SMALL + words)
 
 
 def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[tuple[str, str]]:
@@ -352,6 +386,9 @@ ADDED = "added by "  # and the commit: found in the files it added
 # only when this alike (token similarity): python-sdk's RequestContext, removed, shares
 # its name with an unrelated class of client/streamable_http.py (0.38).
 SIMILAR_ELSEWHERE = 0.5
+# A construct found in another file of this many words (tokens holding one) must be
+# halfway from the least likeness to identical in them (`needed`): fewer, more.
+SMALL = 10
 
 
 def _places(

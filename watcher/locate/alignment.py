@@ -10,7 +10,7 @@ import difflib
 import itertools
 import re
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import replace
 
 from watcher.locate.anchors import Anchor, Found
@@ -31,10 +31,12 @@ def carry(
     high: int,
     after: Sequence[str],
     lines: tuple[Marks, Marks] | None = None,
+    *,
     paired: bool = False,
+    minor: Collection[int] = (),
 ) -> tuple[int, int] | None:
     """`carried`'s span alone."""
-    found = carried(before, low, high, after, lines, paired)
+    found = carried(before, low, high, after, lines, paired=paired, minor=minor)
     return None if found is None else found[0]
 
 
@@ -44,7 +46,9 @@ def carried(
     high: int,
     after: Sequence[str],
     lines: tuple[Marks, Marks] | None = None,
+    *,
     paired: bool = False,
+    minor: Collection[int] = (),
 ) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
     """Where tokens before[low:high] went in `after`, as git carries lines through the
     hunks of a diff: the span [start, end) of `after` the aligned tokens occupy (a
@@ -64,7 +68,15 @@ def carried(
     counts for its words (`weight`): a docstring of forty words kept while the three
     statements cited below it were rewritten is most of the citation, as its lines are
     most of the cited lines. With the span, the stretches of `after` that cited tokens
-    went to (kept or replaced; code inserted between them aside)."""
+    went to (kept or replaced; code inserted between them aside).
+
+    The `minor` cited tokens (indices in `before`: attributes and decorators above a
+    cited item, `Anchor.attributes`) do not count in the share: the item's own tokens
+    decide whether it is found, and its attributes, edited or dropped, make it changed.
+    Their punctuation would outweigh a short item (rust-sdk's `pub use io::stdio;`
+    under a `#[cfg(..)]` and a `#[cfg_attr(docsrs, doc(cfg(..)))]` that was dropped)."""
+    own = [i for i in range(low, high) if i not in minor]
+    counted = set(own) if own else set(range(low, high))
     kept, spans, held = 0, [], []
     mapped: dict[int, int] = {}  # a cited token in a stretch both hold: where it is
     moves: dict[int, int] = {}  # cited tokens an insert slid past, to where they go
@@ -74,24 +86,27 @@ def carried(
             if low < i1 < high:
                 spans += _inserted(after, moves, i1, j1, j2, low, high)
         elif a < b and tag == "equal":
-            kept += sum(map(weight, before[a:b])) if substantial(before[i1:i2]) else 0
+            if substantial(before[i1:i2]):
+                kept += sum(weight(before[i]) for i in range(a, b) if i in counted)
             mapped.update((i, j1 + i - i1) for i in range(a, b))
         elif a < b and tag == "replace":  # the part of the replacement for the cited part
             size, width = i2 - i1, j2 - j1
             if size == width:  # token for token: an edited string may keep its place
-                kept += sum(_kept(before[i], after[j1 + i - i1]) for i in range(a, b))
+                pairs = ((before[i], after[j1 + i - i1]) for i in range(a, b) if i in counted)
+                kept += sum(_kept(old, new) for old, new in pairs)
             else:  # a string keeps its words in the replacement's likest string
-                kept += _strings_kept(before[a:b], after[j1:j2])
+                counted_strings = [before[i] for i in range(a, b) if i in counted]
+                kept += _strings_kept(counted_strings, after[j1:j2])
             held.append((j1 + (a - i1) * width // size, j1 + -(-(b - i1) * width // size)))
     mapped.update(moves)
     held += [(j, j + 1) for j in mapped.values()]
     spans += held
     start, end = min((s for s, _ in spans), default=0), max((e for _, e in spans), default=0)
-    if end <= start or kept < FOUND_SHARE * sum(map(weight, before[low:high])):
+    if end <= start or kept < FOUND_SHARE * sum(weight(before[i]) for i in counted):
         # Lines kept by a shortest edit script may tie (a `try:` both versions hold, and
         # a second one added): the one taken can leave a cited line unaligned that the
         # tokens alone align. Gone only where neither alignment keeps enough of it.
-        return None if lines is None or paired else carried(before, low, high, after)
+        return None if lines is None or paired else carried(before, low, high, after, minor=minor)
     return (start, end), held
 
 

@@ -83,6 +83,10 @@ class Anchor:
     namesakes: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = field(
         default=(), compare=False, repr=False
     )
+    # Which cited tokens (their indices) are attributes or decorators written above an
+    # item the citation also cites: they make it changed, never found (`carried`'s minor;
+    # `probes` are drawn from the others).
+    attributes: tuple[int, ...] = field(default=(), compare=False)
 
     @functools.cached_property
     def derived(self) -> dict[object, object]:
@@ -178,6 +182,8 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         starts = [i for i, (a, b) in enumerate(statements) if a == offset]
         if body and starts and ends and len(texts) < len(body):
             cited_statements = (starts[0], ends[-1])
+    # Its probes, which a region found by likeness must hold one of, are its item's own.
+    attributes = _attributes(parsed, cited.start_bytes)
     return Anchor(
         path,
         start,
@@ -187,7 +193,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         share,
         parsed.lines(start, end),
         (cited.start_lines[0], cited.end_lines[-1]),
-        _rarest_bytes(parsed, texts),
+        _rarest_bytes(parsed, tuple(t for i, t in enumerate(texts) if i not in attributes)),
         (),
         tuple(line - cited.start_lines[0] for line in cited.start_lines),
         body,
@@ -200,7 +206,22 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         statements if cited_statements else (),
         cited_statements,
         _namesakes(parsed, key) if body else (),
+        attributes,
     )
+
+
+def _attributes(parsed: Parsed, starts: Sequence[int]) -> tuple[int, ...]:
+    """The indices of the tokens starting at `starts` that are inside an attribute or a
+    decorator (`ATTRIBUTES`); none when every one is (the citation cites attributes)."""
+    assert parsed.tree is not None
+    root, found = parsed.tree.root_node, []
+    for i, start in enumerate(starts):
+        node: Node | None = root.descendant_for_byte_range(start, start)
+        while node is not None and node.type not in ATTRIBUTES:
+            node = node.parent
+        if node is not None:
+            found.append(i)
+    return tuple(found) if len(found) < len(starts) else ()
 
 
 def body_statements(node: Node, starts: Sequence[int]) -> tuple[tuple[int, int], ...]:

@@ -352,7 +352,8 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
         return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
     cited = anchor.offset, anchor.offset + len(anchor.tokens)
     marks = line_marks(parsed.source, body.start_bytes, body.start_lines)
-    went = carried(anchor.body, *cited, texts, (anchor.body_lines, marks))
+    minor = {anchor.offset + i for i in anchor.attributes}
+    went = carried(anchor.body, *cited, texts, (anchor.body_lines, marks), minor=minor)
     if went is None:
         return None
     span = went[0]
@@ -463,6 +464,8 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     start, end = _trimmed(anchor.tokens, window.texts, start, end)
     first, last = window.start_lines[start], window.end_lines[end - 1]
     tokens = tuple(window.texts[start:end])
+    if anchor.attributes and carry(anchor.tokens, 0, n, tokens, minor=anchor.attributes) is None:
+        return None  # like it by the attributes above it: its item's own tokens are gone
     found = Found(path, first, last, False, parsed.lines(first, last), tokens)
     return _renamed(anchor, found, parsed, window.start_bytes[start], window.start_bytes[end - 1])
 

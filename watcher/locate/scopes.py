@@ -66,7 +66,10 @@ def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         line_marks(scope.source, baseline.start_bytes[low:high], baseline.start_lines[low:high]),
         line_marks(parsed.source, version.start_bytes[start:end], version.start_lines[start:end]),
     )
-    span = carry(before[low:high], at - low, at - low + n, after[start:end], lines, paired=True)
+    minor = {at - low + i for i in anchor.attributes}
+    span = carry(
+        before[low:high], at - low, at - low + n, after[start:end], lines, paired=True, minor=minor
+    )
     if span is None:
         return None
     first, last = trimmed(parsed, version, start + span[0], start + span[1], keep=anchor.ragged)
