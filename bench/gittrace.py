@@ -238,16 +238,24 @@ def unbroken(repo: Path, base: str, listed: dict[str, str], rank: dict[str, int]
 def _stretch(repo: Path, rev: str, path: str, code: list[str]) -> tuple[int, int] | None:
     """The first and last line of the first stretch of `path` at `rev` whose lines of code
     (`code_lines`) are `code`, or None."""
-    try:
-        text = git_out(repo, "show", f"{rev}:{path}")
-    except subprocess.CalledProcessError:
+    rows = _code_rows(repo, rev, path)
+    if rows is None:
         return None
-    rows = [(i + 1, c) for i, line in enumerate(text.split("\n"))
-            if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
     for k in range(len(rows) - len(code) + 1):
         if [c for _, c in rows[k : k + len(code)]] == code:
             return rows[k][0], rows[k + len(code) - 1][0]
     return None
+
+
+def _code_rows(repo: Path, rev: str, path: str) -> list[tuple[int, str]] | None:
+    """Each line of `path` at `rev` that holds code: its number and its code, comments
+    and whitespace left out; None when the file is not there."""
+    try:
+        text = git_out(repo, "show", f"{rev}:{path}")
+    except subprocess.CalledProcessError:
+        return None
+    return [(i + 1, c) for i, line in enumerate(text.split("\n"))
+            if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
 
 
 MOVED_SHARE = 0.5  # of a moved and edited stretch's lines of code, found in order
@@ -260,12 +268,9 @@ def _edited_stretch(
     line, last line), its kept lines in order, each one the commit removed, at least
     MOVED_SHARE of `code`, the most kept lines less the lines of the stretch not kept;
     None when there is none."""
-    try:
-        text = git_out(repo, "show", f"{rev}:{path}")
-    except subprocess.CalledProcessError:
+    rows = _code_rows(repo, rev, path)
+    if rows is None:
         return None
-    rows = [(i + 1, c) for i, line in enumerate(text.split("\n"))
-            if (c := "".join(COMMENT.sub("", line).split()))]  # fmt: skip
     codes = [c for _, c in rows]
     blocks = difflib.SequenceMatcher(None, codes, code, autojunk=False).get_matching_blocks()
     blocks = [b for b in blocks if b.size]
