@@ -167,8 +167,8 @@ def test_an_import_deleted_beside_an_edited_one_is_missing(
 TS = "src/client/runner.ts"
 RUNNER = """\
 import { Client } from '../client/index.js';
-import { Transport } from '../shared/transport.js';
-import { RequestOptions } from '../shared/protocol.js';
+import { Transport } from '../common/transport.js';
+import { RequestOptions } from '../common/protocol.js';
 import { CallToolResultSchema } from '../types.js';
 
 export class Runner {
@@ -184,9 +184,9 @@ export class Runner {
 def test_a_typescript_import_deleted_beside_edited_ones_is_missing(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The same in TypeScript: `import { RequestOptions } from '../shared/protocol.js';`
+    """The same in TypeScript: `import { RequestOptions } from '../common/protocol.js';`
     deleted while the import above it moved to a package (`'@mcp/core/...'`) and one
-    was added above that (`import { Logger } from '../shared/logger.js';`): it shares
+    was added above that (`import { Logger } from '../common/logger.js';`): it shares
     `import { } from ;` with both; it pairs with no line, and is `missing`, not
     carried into the new import, nor into a neighbour that has its own predecessor."""
     base = upstream.commit("runner", {TS: RUNNER})
@@ -194,10 +194,10 @@ def test_a_typescript_import_deleted_beside_edited_ones_is_missing(
     moved = upstream.commit(
         "move transport to @mcp/core (#1200)",
         {
-            TS: RUNNER.replace("import { RequestOptions } from '../shared/protocol.js';\n", "")
+            TS: RUNNER.replace("import { RequestOptions } from '../common/protocol.js';\n", "")
             .replace(
-                "import { Transport } from '../shared/transport.js';\n",
-                "import { Logger } from '../shared/logger.js';\n"
+                "import { Transport } from '../common/transport.js';\n",
+                "import { Logger } from '../common/logger.js';\n"
                 "import { Transport } from '@mcp/core/transport.js';\n",
             )
             .replace("options?: RequestOptions", "options?: { timeout?: number }")
