@@ -30,7 +30,7 @@ EVERY_RE = re.compile(r"^@every\s+(\d+)\s*([smhd])$")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Limits(_Strict):
