@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import Project
 from tests.support import check_results
 from watcher.gitbuild import Upstream
+from watcher.locate import matching
 
 GO = "mcp/server.go"
 PY = "src/app/server.py"
@@ -162,3 +163,49 @@ def test_a_missing_function_in_a_file_edited_at_both_ends_is_not_judged(
     # have made it like the item. Searched from the first edit to the last, it was.
     assert project.counts.walk.judged_commits == [drop]
     assert project.counts.walk.quiet == 5
+
+
+def classes(first: str = "Reader", limit: int = 3) -> str:
+    """Two Python classes with a `run` each, much alike; the first's is cited (lines 2-6)."""
+    return (
+        f"class {first}:\n"
+        "    def run(self, items):\n"
+        "        found = [item for item in items if item.ready]\n"
+        f"        if len(found) > {limit}:\n"
+        "            raise OverflowError(len(found))\n"
+        "        return found\n"
+        "\n"
+        "\n"
+        "class Writer:\n"
+        "    def run(self, items):\n"
+        "        found = [item for item in items if item.done]\n"
+        "        if len(found) > 9:\n"
+        "            raise OverflowError(len(found))\n"
+        "        return found\n"
+    )
+
+
+def test_a_namesake_is_compared_with_the_citation_once_however_many_versions_are_judged(
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its class renamed, the cited method is found by its name in another scope
+    (`matching._moved`), where a namesake the baseline had (`Writer.run`) is weighed
+    against it: how much of itself it kept, and of the citation. Each version of the
+    method's edits is judged, and the namesake is the same in all of them."""
+    base = upstream.commit("base (#1)", {PY: classes()})
+    project.note("n", f"{base} {PY}:2-6")
+    upstream.commit("rename the reader (#2)", {PY: classes("Loader")})
+    edits = [upstream.commit(f"limit {n} (#{n})", {PY: classes("Loader", n)}) for n in (4, 5, 6)]
+    compared: list[int] = []
+    kept = matching.kept
+    monkeypatch.setattr(matching, "kept", lambda a, b: compared.append(1) or kept(a, b))
+
+    result = check(project, capsys)[f"n:{PY}:2-6"]
+
+    assert result["verdict"] == "changed"
+    assert result["introduced_by"]["commit"] == edits[0]
+    assert len(project.counts.walk.judged_commits) >= 3
+    assert len(compared) == 2  # once with the citation's tokens, once with its own
