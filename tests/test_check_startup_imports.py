@@ -1,9 +1,10 @@
 """A cold `watch check` (state empty, mirror synced) loads only what its items need.
 
 Start-up is much of a one-item check (bench.shapes' scattered row): the YAML library is
-imported only when a note has to be parsed (not when `notememo` remembers every note), and
-a pydantic model's validator is built only when the run uses the model (`defer_build`), not
-for every model of every module imported. Pinned by what a fresh process has imported and
+imported only when a note has to be parsed (not when `notememo` remembers every note), a
+pydantic model's validator is built only when the run uses the model (`defer_build`), not
+for every model of every module imported, and of the tree-sitter grammars only those of
+the cited files' languages are loaded; GitPython, PyGithub, APScheduler and rich not at all. Pinned by what a fresh process has imported and
 built when the run ends, not by timings.
 """
 
@@ -86,6 +87,10 @@ def test_a_cold_check_of_remembered_notes_imports_no_yaml_and_builds_only_used_m
     modules, built = set(found["modules"]), set(found["built"])
     assert {"watcher.locate.anchors", "watcher.history.attribute"} <= modules
     assert not {"yaml", "watcher.inputs.yamlfront"} & modules
+    # Libraries for other commands stay out; of the grammars, only the cited file's.
+    assert not {m.split(".")[0] for m in modules} & {"git", "github", "apscheduler", "rich"}
+    grammars = {m.split(".")[0] for m in modules if m.startswith("tree_sitter_")}
+    assert grammars == {"tree_sitter_rust"}
     assert {"watcher.config.Config", "watcher.models.Note", "watcher.models.Result"} <= built
     assert not set(UNUSED) & built
 
