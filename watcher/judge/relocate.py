@@ -241,12 +241,23 @@ def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[
     found = {p: at_head[p] for p in sorted(touched) if p in at_head and p not in followed}
     # A file the commit added or changed that a later commit moved (fastmcp's
     # client/resources.py, made client/mixins/resources.py): where it is at HEAD.
-    for path in sorted(touched):
-        if path not in at_head and path.endswith(suffixes):
-            for moved, blob in mirror.paths.where(commit, plan.head, path).files:
-                if moved not in followed:
-                    found.setdefault(moved, blob)
+    for path in moved_since(mirror, plan, anchor, commit):
+        for moved, blob in mirror.paths.where(commit, plan.head, path).files:
+            if moved not in followed:
+                found.setdefault(moved, blob)
     return sorted(found.items())
+
+
+def moved_since(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[str]:
+    """The files of the citation's language that `commit` added or changed and that are
+    not at HEAD: `hint_files` asks where each went (`Paths.prepare` answers many at once)."""
+    language = languages.for_path(plan.item.path)
+    if anchor.definition is None or language is None:
+        return []
+    suffixes = languages.LANGUAGES[language].extensions
+    at_head = mirror.files(plan.head, suffixes)
+    touched = mirror.paths.touched([commit])[commit]
+    return [p for p in sorted(touched) if p not in at_head and p.endswith(suffixes)]
 
 
 def hints(
