@@ -1,9 +1,9 @@
 """`python -m bench.gitlog --upstream PATH`: the history walk against `git log -L`, for real.
 
-Cites whole functions of one much-edited file of PATH (a full git repository, e.g. a
-mirror of openai/codex) at the commit that made its `--back`th version before the
-branch's head (functions whose signature line is still in the file at the head), runs
-`watch check` over `file://` (a first run builds the mirror), then:
+Cites whole functions of one much-edited file (any language watch reads) of PATH (a full
+git repository, e.g. a mirror of openai/codex) at the commit that made its `--back`th
+version before the branch's head (functions whose signature line is still in the file at
+the head), runs `watch check` over `file://` (a first run builds the mirror), then:
 
 - the attribution stage of `watch check` (state cleared, mirror kept: the blobs are
   there, as they are for git), fastest of `--repeat`, against one `git log
@@ -50,6 +50,26 @@ def functions(text: str, least: int = 4, most: int = 80) -> list[tuple[int, int]
     return found
 
 
+def definitions(text: str, path: str, least: int = 4, most: int = 80) -> list[tuple[int, int]]:
+    """The lines (1-based, inclusive) of each function or method, `least` to `most` lines
+    long, found as watch finds definitions (tree-sitter): for a file in another language
+    than Rust (`functions` reads Rust the way it always has, so the codex row keeps its
+    draw)."""
+    from bench.scale import FUNCTION_KINDS
+    from watcher.parse import languages, syntax
+
+    language = languages.for_path(path)
+    if language is None:
+        raise SystemExit(f"{path}: watch reads no language from this file name")
+    source = text.encode()
+    parsed = syntax.parse(f"bench:{path}", language, lambda: source)
+    return sorted(
+        (d.start_line, d.end_line)
+        for d in parsed.definitions
+        if d.kind in FUNCTION_KINDS and least <= d.end_line - d.start_line + 1 <= most
+    )
+
+
 def generate(upstream: Path, out: Path, path: str, branch: str, back: int, items: int) -> str:
     """Write the site under `out/site` citing `items` functions of `path`, spread through
     the file, at its `back`th version before the head; return that commit."""
@@ -65,7 +85,8 @@ def generate(upstream: Path, out: Path, path: str, branch: str, back: int, items
     # follows lines within a file, and has nothing to say of one that left it.
     head = set(checked([*git, "show", f"{branch}:{path}"]).stdout.splitlines())
     lines = text.splitlines()
-    spans = [(start, end) for start, end in functions(text) if lines[start - 1] in head]
+    found = functions(text) if path.endswith(".rs") else definitions(text, path)
+    spans = [(start, end) for start, end in found if lines[start - 1] in head]
     step = max(1, len(spans) // items)
     cited = [(path, start, end) for start, end in spans[::step][:items]]
     write_site(out / "site", upstream, base, cited)

@@ -6,6 +6,7 @@ other version: its state, lines, tokens, and the bytes around them that decide i
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from watcher.history import follow
 from watcher.judge import classify
@@ -19,6 +20,9 @@ from watcher.models import Result, Verdict
 from watcher.parse.languages import LANGUAGES
 from watcher.parse.nodes import definition_names, is_definition, with_attributes
 from watcher.parse.syntax import WORD, Parsed, tokens_between
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 CONTEXT_BYTES = 256  # bytes first read on each side of an item for the code around it
 
@@ -98,43 +102,64 @@ def _names(anchor: Anchor) -> tuple[str, ...]:
 def _guards(parsed: Parsed, anchor: Anchor) -> tuple[str, ...]:
     """What must occur as often in the version before for the item's place to be followed
     there (`walk.Place.guards`): the name of the definition that holds it, counted where
-    it may name a definition (after `fn`, `def`, ...: `follow.defining`; a kind written
-    without a keyword, every whole word), and, for the definitions around that one (a
-    Rust `impl`, a Python class), the first line of each, which names it. A commit that
-    renamed one of them, or gave another definition of the same name the same path,
-    changed how often its name or that line occurs; one that only used the names (`Config`
-    in codex's 6,000-line `config/mod.rs`, in a commit out of eight, or called `build`)
-    did not, and the version is followed, not judged. Where the definition is not found
-    once, or its lines do not name it, its names are the guards."""
+    it may name a definition (after `fn`, `def`, ..., after a Go method's receiver:
+    `follow.defining`; a kind written without a keyword, every whole word), and, for the
+    definitions around that one (a Rust `impl`, a Python class), the first line of each,
+    which names it. A commit that renamed one of them, or gave another definition of the
+    same name the same path, changed how often its name or that line occurs; one that only
+    used the names (`Config` in codex's 6,000-line `config/mod.rs`, in a commit out of
+    eight, or called `build`) did not, and the version is followed, not judged. Overloads
+    (several definitions of the path, fastmcp's `tool`) count together, when they share the
+    definitions around them. Where the definition is not found, or its lines do not name
+    it, its names are the guards."""
     names = _names(anchor)
     if anchor.definition is None or parsed.tree is None:
         return names
     nodes = named(parsed, *anchor.definition)
-    if len(nodes) != 1:
+    scopes = {_scope_lines(parsed, node) for node in nodes}
+    if len(scopes) != 1:
+        return names
+    lines = scopes.pop()
+    if lines is None:
         return names
     own = definition_names(nodes[0])
-    word = keyword(parsed.language, anchor.definition[0])
-    if word is not None and len(own) == 1 and WORD.fullmatch(own[0].encode()):
-        own = (follow.defining(word.decode(), own[0]),)
+    word = _keyword(parsed.language, anchor.definition[0])
+    if word is not None and WORD.fullmatch(own[-1].encode()):
+        # A Go method's receiver type is on its own first line, which the item's holds.
+        own = (follow.defining(word.decode(), own[-1]),)
+    return (*lines, *own)
+
+
+def _keyword(language: str, kind: str) -> bytes | None:
+    """What a definition's name follows (`definitions.keyword`); for a Go method, the
+    parenthesis that closes its receiver."""
+    if (language, kind) == ("go", "method_declaration"):
+        return b")"
+    return keyword(language, kind)
+
+
+def _scope_lines(parsed: Parsed, node: Node) -> tuple[str, ...] | None:
+    """The first line of each definition around `node`, outermost first; None where one
+    of those lines does not name its definition."""
     kinds, source = LANGUAGES[parsed.language].definitions, parsed.source
     lines: list[str] = []
-    node = nodes[0].parent
-    while node is not None:
-        if is_definition(node, kinds):
-            low = source.rfind(b"\n", 0, node.start_byte) + 1
-            high = source.find(b"\n", node.start_byte)
+    parent = node.parent
+    while parent is not None:
+        if is_definition(parent, kinds):
+            low = source.rfind(b"\n", 0, parent.start_byte) + 1
+            high = source.find(b"\n", parent.start_byte)
             line = source[low : len(source) if high < 0 else high]
             held = set(WORD.findall(line))
             if not line.strip() or not all(
-                w in held for n in definition_names(node) for w in WORD.findall(n.encode())
+                w in held for n in definition_names(parent) for w in WORD.findall(n.encode())
             ):
-                return names
+                return None
             try:
                 lines.append(line.decode())
             except UnicodeDecodeError:
-                return names
-        node = node.parent
-    return (*lines[::-1], *own)
+                return None
+        parent = parent.parent
+    return tuple(lines[::-1])
 
 
 def _with_definition(parsed: Parsed, anchor: Anchor, low: int, high: int) -> tuple[int, int]:

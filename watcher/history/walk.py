@@ -45,6 +45,7 @@ from watcher.judge.plan import Plan
 from watcher.judge.pool import Last
 from watcher.locate import probes
 from watcher.locate.targets import best_target, literals, targets
+from watcher.locate.windows import Stretches
 from watcher.mirror import objects
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
@@ -55,14 +56,13 @@ from watcher.parse.diffs import common_ends, differing
 AHEAD = 16  # versions asked of git ahead of the one being read
 SPLIT_BYTES = 65_536  # bytes searched in the time `differing` takes to find a stretch
 PROBES = 3  # searches a changed item's probes make, for `_weight`
+MISSING = 64  # a missing item's `_weight`: cutting what differs costs less than a parse
 
 
 # Whether a changed item stays without a verbatim match in the older of two versions: the
 # file's language, the newer version, the older, the bytes both hold at the item's place,
 # and where the two differ (`_Sources.stretches`).
-Unmatched = Callable[
-    [str, syntax.Parsed, syntax.Parsed, bytes, list[tuple[int, int, int, int]]], bool
-]
+Unmatched = Callable[[str, syntax.Parsed, syntax.Parsed, bytes, Stretches], bool]
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ class Place:
     tokens: tuple[str, ...] | None = None
     # Missing here: whether it is missing in an older version too, told from the two
     # versions' bytes without parsing the older one (None: judge it). Called with the
-    # file's language, the newer version and the older one.
-    stays: Callable[[str, syntax.Parsed, syntax.Parsed], bool] | None = field(
+    # file's language, the newer version, the older one, and where the two differ.
+    stays: Callable[[str, syntax.Parsed, syntax.Parsed, Stretches], bool] | None = field(
         default=None, compare=False
     )
     # The bytes followed for it, [low, high) (None: not told): its lines and the code
@@ -300,9 +300,12 @@ def _step(
 
 def _weight(item: _Tracked) -> int:
     """How many times following an item searches what differs: its lines, each guard, and
-    a changed item's probes (a few)."""
+    a changed item's probes (a few). A missing item is searched around each stretch for
+    what could bring it back, where one stretch from a commit's first edit to its last
+    would take in code that neither edit touched and have the version parsed: its weight
+    has what differs cut wherever it is more than a few KB (MISSING)."""
     if item.region is None:
-        return 0
+        return MISSING if item.state == "missing" and item.judged.stays is not None else 0
     return 1 + len(item.judged.guards) + (PROBES if item.state == "changed" else 0)
 
 
@@ -404,7 +407,12 @@ def _stays(read: _Sources, place: Place, after: Files, before: Files) -> bool:
     newer = dict(after)
     return all(
         blob == newer[path]
-        or stays(read.language(path), read.unparsed(newer[path]), read.unparsed(blob))
+        or stays(
+            read.language(path),
+            read.unparsed(newer[path]),
+            read.unparsed(blob),
+            read.stretches(newer[path], blob),
+        )
         for path, blob in before
     )
 

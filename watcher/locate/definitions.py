@@ -262,16 +262,17 @@ def keyword(language: str, kind: str) -> bytes | None:
 
 
 def after_keyword(source: bytes, at: int, keyword: bytes) -> bool:
-    """Whether what precedes `at`, spaces aside, is `keyword` (a whole word), a line
-    break or a `/`: anything else is a token of the code, and the name there no
-    definition's."""
+    """Whether what precedes `at`, spaces aside, is `keyword` (a whole word when it is a
+    word; a Go method's name follows its receiver's `)`), a line break or a `/`: anything
+    else is a token of the code, and the name there no definition's."""
     before = at - 1
     while before >= 0 and source[before] in _SPACE:
         before -= 1
     if before < 0 or source[before] in b"\n/":
         return True
     start = before + 1 - len(keyword)
-    return source[start : before + 1] == keyword and not (start and is_word_byte(source[start - 1]))
+    bounded = start > 0 and is_word_byte(keyword[0]) and is_word_byte(source[start - 1])
+    return source[start : before + 1] == keyword and not bounded
 
 
 @functools.cache

@@ -19,7 +19,13 @@ from watcher.parse.languages import BLOCK_COMMENT, LANGUAGES
 from watcher.parse.syntax import TEXT, WORD, Parsed
 
 
-def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -> bool:
+def stays_missing(
+    anchor: Anchor,
+    language: str,
+    newer: Parsed,
+    older: Parsed,
+    stretches: Stretches | None = None,
+) -> bool:
     """Whether `place` finds the anchor in `older` (a file in `language`) no more than in
     `newer`, where it is missing, told from their bytes alone (no parse). `place` reads
     the windows around its rarest token's occurrences (for a verbatim match) and around
@@ -27,7 +33,8 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
     by name: each window of `older` must be one of `newer`'s, or lack what a match needs
     there (every probe for a verbatim match, one of the rarest tokens for a similar
     region: `IDENTITY`), and `older` must not hold the definition: some word of its name
-    is not there, or no occurrence of the name can be a definition's (`may_define`)."""
+    is not there, or no occurrence of the name can be a definition's (`may_define`).
+    `stretches`: where the two differ (`differing(older, newer, ...)`), when found already."""
     if anchor.start_line is None or anchor.context or not anchor.token_lines:
         return False
     if any("\ufffd" in t for t in anchor.probes):
@@ -38,7 +45,7 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
         named = all(p is None for p in places)
         if named and may_define(older.source, language, anchor.definition, older.stats):
             return False  # the definition may be there
-    if _may_be_renamed(anchor, language, newer, older):
+    if _may_be_renamed(anchor, language, newer, older, stretches):
         return False  # its definition renamed, its rarest tokens rewritten, may be there
     probes = [t.encode() for t in anchor.probes or anchor.tokens]
     identity = probes[:IDENTITY]
@@ -51,20 +58,41 @@ def stays_missing(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -
     return all(w in seen_votes or not any(p in w for p in identity) for w in vote_windows)
 
 
-def _may_be_renamed(anchor: Anchor, language: str, newer: Parsed, older: Parsed) -> bool:
+def _may_be_renamed(
+    anchor: Anchor,
+    language: str,
+    newer: Parsed,
+    older: Parsed,
+    stretches: Stretches | None = None,
+) -> bool:
     """Whether `older` may hold the anchor's definition renamed where `newer` does not:
     `matching.renamed_definition` needs none of the rarest tokens (a rename rewrites them
     with the name, python-sdk's `_try_create_model_and_schema`), only a definition of its
     kind, of a name the baseline file had no such definition of, as like it as
     SIMILAR_IN_FILE. Such a definition is not the same in `newer`, so it lies within
-    reach of the bytes that differ (its name, after its keyword, too), which must hold
-    enough of its definition's tokens for it (`matching.may_be_alike`)."""
+    reach of one of the stretches that differ (its name, after its keyword, too), which
+    must hold enough of its definition's tokens for it (`matching.may_be_alike`). A commit
+    that edited a file in several places is searched around each, not from its first edit
+    to its last (`stretches`, when told; else one stretch)."""
     if anchor.definition is None or not anchor.body:
         return False
     source = older.source
-    start, end = common_ends(newer.source, source)
+    if stretches is None:
+        start, end = common_ends(newer.source, source)
+        stretches = [(start, max(start, len(source) - end), 0, 0)]
     reach = 3 * sum(len(t.encode()) for t in anchor.body) + 1024  # its definition, and more
-    low, high = max(0, start - reach), min(len(source), max(start, len(source) - end) + reach)
+    windows: list[tuple[int, int]] = []
+    for low, high, _, _ in stretches:
+        low, high = max(0, low - reach), min(len(source), high + reach)
+        if windows and low <= windows[-1][1]:
+            low = windows.pop()[0]
+        windows.append((low, high))
+    return any(_renamed_near(anchor, language, source, low, high) for low, high in windows)
+
+
+def _renamed_near(anchor: Anchor, language: str, source: bytes, low: int, high: int) -> bool:
+    """`_may_be_renamed`, within bytes [low, high) of the older version."""
+    assert anchor.definition is not None
     if not may_be_alike(anchor, source, low, high, SIMILAR_IN_FILE):
         return False
     kind = anchor.definition[0]
