@@ -302,7 +302,7 @@ def _definitions(
         if source is None or name not in source:
             continue
         if other_class:
-            parsed = _defining_elsewhere(mirror, parse, path, blob, key)
+            parsed = _defining_elsewhere(mirror, parse, path, blob, source, key)
         else:
             parsed = defining(mirror, parse, path, blob, source, key)
         if parsed is not None and (found := find(anchor, [(path, parsed)])) is not None:
@@ -311,14 +311,19 @@ def _definitions(
 
 
 def _defining_elsewhere(
-    mirror: Mirror, parse: Parse, path: str, blob: str, key: Key
+    mirror: Mirror, parse: Parse, path: str, blob: str, source: bytes, key: Key
 ) -> Parsed | None:
     """`defining`, for a definition of this kind and last name at the same depth in
-    another container (the file's bytes hold the name): the parse of the file when it
-    has one. Its definitions are listed once per run, as there."""
+    another container (the file's bytes, `source`, hold the name): the parse of the file
+    when it has one. Its definitions are listed once per run, as there, and a file whose
+    bytes cannot define the last name (`may_define`, which reads only the kind and the
+    last name) is not parsed: on codex, most files a big commit touched only call it."""
     kind, names = key
     at = (blob, languages.for_path(path) or "")
     keys = mirror.session.defined.get(at)
+    if keys is None and not may_define(source, at[1], key, mirror.session.counts.parse):
+        mirror.session.counts.search.unparsed += 1
+        return None
     if keys is None:
         mirror.session.counts.search.keys += 1
         keys = mirror.session.defined[at] = definition_keys(parse(path, blob))
