@@ -13,7 +13,9 @@ import pytest
 from tests.conftest import Project
 from tests.support import check_results
 from watcher.gitbuild import Upstream
-from watcher.locate import matching
+from watcher.history import candidates
+from watcher.locate import anchors, matching
+from watcher.parse import diffs, syntax
 
 GO = "mcp/server.go"
 PY = "src/app/server.py"
@@ -209,3 +211,100 @@ def test_a_namesake_is_compared_with_the_citation_once_however_many_versions_are
     assert result["introduced_by"]["commit"] == edits[0]
     assert len(project.counts.walk.judged_commits) >= 3
     assert len(compared) == 2  # once with the citation's tokens, once with its own
+
+
+def services(kept: bool = True, other: int = 0, similar: bool = False) -> str:
+    """Python classes with a `run` each; `Cache.run` (lines 2-6) is cited; `kept`: with
+    it; `other`: a constant of `Queue.run`, far below; `similar`: `Queue.run` rewritten
+    into the cited one's likeness but for its last line, whose words are its rarest."""
+    shared = (
+        "    def run(self, size):\n"
+        "        self.size = size\n"
+        "        self.used = size\n"
+        "        self.slots = size\n"
+    )
+    cited = shared + "        self.journal = Journal(size, 7)\n"
+    queue = (
+        shared
+        if similar
+        else f"    def run(self, size):\n        return len(self.pending) + {other}\n"
+    )
+    filler = "".join(
+        f"\n    def step_{n}(self):\n        return self.size + self.used + self.slots + {n}\n"
+        for n in range(40)
+    )
+    cache = f"class Cache:\n{cited if kept else '    size = 3'}\n"
+    return f"{cache}\n\nclass Queue:\n{queue}{filler}"
+
+
+def test_a_missing_method_whose_name_other_classes_define_is_judged_only_near_them(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every version holds a `run`, which `locate` weighs for the missing one: told from
+    the bytes, any could be it. Known from the version judged, the places of the
+    definitions it could be found in are carried through the commits that edit far from
+    them (the filler's constants), and a commit that edits one of them is judged."""
+    base = upstream.commit("base (#1)", {PY: services()})
+    project.note("n", f"{base} {PY}:2-6")
+    drop = upstream.commit("drop the cache's constructor (#2)", {PY: services(kept=False)})
+    filler = services(kept=False)
+    for n in range(3):  # far from both `__init__`s
+        filler = filler.replace(f"slots + {10 + n}\n", f"slots + {100 + n}\n")
+        upstream.commit(f"tune step {10 + n} (#{3 + n})", {PY: filler})
+    near = upstream.commit(
+        "tune the queue (#6)", {PY: filler.replace("pending) + 0", "pending) + 1")}
+    )
+
+    result = check(project, capsys)[f"n:{PY}:2-6"]
+
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == drop
+    assert project.counts.walk.judged_commits == [near, drop]
+    assert project.counts.walk.quiet == 3
+
+
+def test_a_namesake_rewritten_into_the_missing_methods_likeness_is_judged(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {PY: services()})
+    project.note("n", f"{base} {PY}:2-6")
+    drop = upstream.commit("drop the cache's constructor (#2)", {PY: services(kept=False)})
+    upstream.commit(
+        "tune step 10 (#3)", {PY: services(kept=False).replace("slots + 10\n", "slots + 99\n")}
+    )
+    alike = upstream.commit("the queue sizes (#4)", {PY: services(kept=False, similar=True)})
+    again = upstream.commit("the queue, as it was (#5)", {PY: services(kept=False)})
+    upstream.commit(
+        "tune step 11 (#6)", {PY: services(kept=False).replace("slots + 11\n", "slots + 98\n")}
+    )
+
+    result = check(project, capsys)[f"n:{PY}:2-6"]
+
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == again
+    assert [c["commit"] for c in result["history"]] == [drop, alike, again]
+
+
+def test_the_places_a_missing_item_could_be_found_in_are_carried_only_past_other_code() -> None:
+    """`candidates.carried` on two versions' bytes: a stretch far from every place shifts
+    them; one inside a place, at its edge, in the blank lines a parse may give it, or
+    writing a definition's line anywhere, leaves them untold."""
+    newer = services(kept=False).encode()
+    anchor = anchors.anchor(syntax.parse("b", "python", lambda: services().encode()), PY, 2, 6)
+    places = candidates.extents(anchor, syntax.parse("n", "python", lambda: newer))
+    assert places is not None and len(places) == 1  # Queue.run: a namesake by its name
+    (start, end), run = places[0], newer.index(b"    def run")
+    assert (start, newer[end:].startswith(b"    def step_0")) == (run, True)
+
+    def carried(older: bytes) -> candidates.Extents | None:
+        stretches = diffs.differing(older, newer, 0, len(older), 0, len(newer))
+        return candidates.carried(places, stretches, newer, older)
+
+    far = newer.replace(b"slots + 30\n", b"slots + 31\n")
+    above = newer.replace(b"size = 3\n", b"size = 30\n")
+    assert carried(far) == places
+    assert carried(above) == ((start + 1, end + 1),)
+    assert carried(newer.replace(b"pending) + 0", b"pending) + 1")) is None
+    assert carried(newer.replace(b"+ 0\n\n", b"+ 0\n\n        self.size = 0\n")) is None
+    written = newer.replace(b"    def step_30(self)", b"    def run_later(self)")
+    assert carried(written) is None

@@ -30,7 +30,7 @@ EVERY_RE = re.compile(r"^@every\s+(\d+)\s*([smhd])$")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Limits(_Strict):
@@ -250,12 +250,11 @@ def _check_folders(config: Config, explicit: set[str], text: str) -> None:
     for key in ("notes", "rules", "state", "cache"):
         folder: Path = getattr(config, key)
         shown = config.display(folder)
-        line = key_line(text, (key,)) if key in explicit else None
         if folder.exists() and not folder.is_dir():
             raise ConfigError(
                 config.file,
                 f"key {key}: {shown} is a file, not a folder; point {key} at a folder",
-                line=line,
+                line=_folder_line(text, key, explicit),
             )
         # notes must be there; rules only when named (a site may have none yet);
         # state and cache are made on first use.
@@ -265,8 +264,14 @@ def _check_folders(config: Config, explicit: set[str], text: str) -> None:
                 config.file,
                 f"key {key}: folder {shown} does not exist; create it, or fix the path "
                 "(relative to config.toml)",
-                line=line,
+                line=_folder_line(text, key, explicit),
             )
+
+
+def _folder_line(text: str, key: str, explicit: set[str]) -> int | None:
+    """The line of a top-level key the file sets, for an error about it: looked up only
+    then, as finding it compiles a pattern."""
+    return key_line(text, (key,)) if key in explicit else None
 
 
 def _explain(exc: ValidationError) -> str:

@@ -32,7 +32,7 @@ log = logging.getLogger("watch")
 
 
 class CheckOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     upstream: str | None = None
     note: tuple[str, ...] = ()  # only these notes (`--note`, repeatable); () = all

@@ -32,12 +32,13 @@ memcmp speed: its lines, its guards counted (`follow.moved`), and a changed item
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from watcher.history import follow, spots
+from watcher.history import candidates, follow, spots
 from watcher.inputs import quotes
 from watcher.judge import classify
 from watcher.judge.claims import claims
@@ -82,8 +83,9 @@ class Place:
     tokens: tuple[str, ...] | None = None
     # Missing here: whether it is missing in an older version too, told from the two
     # versions' bytes without parsing the older one (None: judge it). Called with the
-    # file's language, the newer version, the older one, and where the two differ.
-    stays: Callable[[str, syntax.Parsed, syntax.Parsed, Stretches], bool] | None = field(
+    # file's language, the newer version, the older one, where the two differ, and whether
+    # the definitions it could be found in by name are the same in both (`candidates`).
+    stays: Callable[[str, syntax.Parsed, syntax.Parsed, Stretches, bool], bool] | None = field(
         default=None, compare=False
     )
     # The bytes followed for it, [low, high) (None: not told): its lines and the code
@@ -94,6 +96,11 @@ class Place:
     # match either, which `locate` would prefer to them (None: judge it). Called as `stays`,
     # and with the bytes both versions hold at the item's place (its followed lines).
     unmatched: Unmatched | None = field(default=None, compare=False)
+    # Missing here: where, in each file, the definitions lie that `locate` could find it in
+    # by name (`candidates.extents`; None: not told).
+    extents: tuple[tuple[str, candidates.Extents | None], ...] | None = field(
+        default=None, compare=False
+    )
 
 
 Read = Callable[[str], bytes]  # a blob's bytes
@@ -284,9 +291,10 @@ def _step(
         item = _follow(read, after, before) if _alone(after, files, before) else None
         if item is not None and not _unmatched(read, item, files, before):
             item = None  # its lines are there, and maybe the cited tokens themselves too
-        if item is None and _stays(read, after.judged, files, before):
+        quiet = _stays(read, after.judged, files, before) if item is None else None
+        if quiet is not None:
             read.stats.quiet += 1
-            item = after
+            item = dataclasses.replace(after, judged=quiet)
         elif item is None:
             read.stats.judged += 1
             read.stats.judged_commits.append(commit)
@@ -397,24 +405,34 @@ def _alone(item: _Tracked, after: Files, before: Files) -> bool:
     ]
 
 
-def _stays(read: _Sources, place: Place, after: Files, before: Files) -> bool:
-    """Whether a missing item is missing in `before` too, told without parsing it: every
-    file the commit changed holds, in `before`, the same bytes where `locate` would look
-    for the item as in `after` (`Place.stays`). A rename or a new file is judged."""
+def _stays(read: _Sources, place: Place, after: Files, before: Files) -> Place | None:
+    """A missing item's place in `before` when it is missing there too, told without
+    parsing it: every file the commit changed holds, in `before`, the same bytes where
+    `locate` would look for the item as in `after` (`Place.stays`), and the definitions
+    it could be found in by name are carried there (`candidates`). None: judge it. A
+    rename or a new file is judged."""
     stays = place.stays
     if place.state != "missing" or stays is None or [p for p, _ in before] != [p for p, _ in after]:
-        return False
-    newer = dict(after)
-    return all(
-        blob == newer[path]
-        or stays(
-            read.language(path),
-            read.unparsed(newer[path]),
-            read.unparsed(blob),
-            read.stretches(newer[path], blob),
-        )
-        for path, blob in before
-    )
+        return None
+    newer, known = dict(after), dict(place.extents or ())
+    carried: list[tuple[str, candidates.Extents | None]] = []
+    for path, blob in before:
+        places = known.get(path)
+        if blob != newer[path]:
+            stretches = read.stretches(newer[path], blob)
+            if places is not None:
+                places = candidates.carried(places, stretches, read(newer[path]), read(blob))
+            language = read.language(path)
+            if not stays(
+                language,
+                read.unparsed(newer[path]),
+                read.unparsed(blob),
+                stretches,
+                places is not None,
+            ):
+                return None
+        carried.append((path, places))
+    return dataclasses.replace(place, extents=tuple(carried) if place.extents else None)
 
 
 def _unmatched(read: _Sources, item: _Tracked, after: Files, before: Files) -> bool:
@@ -477,8 +495,12 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
 
         def citation(files: Files, read: Read) -> Place:
             parse = functools.partial(classify.parse_at, mirror, read=read)
+            told = (anchor, files) in mirror.session.spots  # at HEAD: not parsed here
             state, path, start, end, tokens, span, guards = spots.spot(mirror, anchor, files, parse)
-            return Place(state, path, start, end, guards, tokens, stays, span, unmatched)
+            extents = None
+            if state == "missing" and not told:  # the parses are at hand
+                extents = tuple((p, candidates.extents(anchor, parse(p, b))) for p, b in files)
+            return Place(state, path, start, end, guards, tokens, stays, span, unmatched, extents)
 
         return functools.cache(citation)
     base = classify.rule_baseline(mirror, plan, rule)

@@ -21,7 +21,7 @@ HEX = r"^[0-9a-fA-F]{4,40}$"
 class Source(BaseModel):
     """One entry of `sources`: a code citation, an issue/PR citation, or a plain link."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     url: str | None = Field(
         None,
@@ -45,7 +45,7 @@ class Source(BaseModel):
 class FrontMatter(BaseModel):
     """The YAML block between the two `---` lines at the top of a note."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     id: str = Field(
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",

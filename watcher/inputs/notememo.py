@@ -12,6 +12,7 @@ error are remembered; an unreadable or damaged memo only costs parsing again.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +29,14 @@ from watcher.state import store
 FILE = "notes.json"
 SCHEMA = "watch.notes-memo/1"
 # The parsing code's own source: a new watch never reads an older one's notes (None when
-# it cannot be read: then nothing is remembered).
-CODE = fingerprint.code(m.__file__ for m in (notes, frontmatter, quotes, languages, models))
+# it cannot be read: then nothing is remembered). `yamlfront` is found, not imported: a run
+# whose notes are all remembered imports no YAML.
+CODE = fingerprint.code(
+    [
+        *(m.__file__ for m in (notes, frontmatter, quotes, languages, models)),
+        getattr(importlib.util.find_spec("watcher.inputs.yamlfront"), "origin", None),
+    ]
+)
 
 
 def site_notes(config: Config) -> notes.Notes:

@@ -8,9 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
-
-import yaml
+from typing import Any
 
 from watcher.config import Limits, display_path
 from watcher.errors import NoteError
@@ -18,26 +16,6 @@ from watcher.inputs import frontmatter, inside, quotes, walk
 from watcher.models import CodeCitation, IssueCitation, Note
 
 log = logging.getLogger("watcher.notes")  # the name users see in log lines
-_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
-# YAML 1.1 reads `commit: 010022777` (a real short id) as the octal number 2106879,
-# `12345678` as a number and `2026-08-22` as a date: a plain scalar is text here, and the
-# front matter's model says what is a date.
-_TEXT_ONLY = {
-    "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool",
-}  # fmt: skip
-
-
-class _Loader(_BASE):  # type: ignore[misc,valid-type]
-    """The safe loader, with no plain scalar resolved to a number, a boolean or a date."""
-
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag not in _TEXT_ONLY]
-        for first, resolvers in _BASE.yaml_implicit_resolvers.items()
-    }
-
-
-_LOADER = _Loader
 
 REPO_URL = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 # A file on GitHub: /blob/REF/PATH, an optional query (`?plain=1`), an optional
@@ -46,7 +24,6 @@ PERMALINK = re.compile(
     r"^https?://github\.com/([\w.-]+)/([\w.-]+)/blob/([^/?#]+)/([^#?]+)(?:\?[^#]*)?(?:#(.*))?$"
 )
 FRAGMENT = re.compile(r"^L(\d+)(?:C\d+)?(?:-L(\d+)(?:C\d+)?)?$")
-MAX_DEPTH = 64  # nesting of front matter; notes need 3, libyaml crashes near 100,000
 # An issue or pull request, also as linked from one of its comments or tabs
 # (`#issuecomment-N`, `/files`): the citation is of the thread.
 ISSUE_URL = re.compile(
@@ -167,6 +144,8 @@ def parse_note(
     raw: bytes, file: str, *, max_nodes: int = 10_000, extra_keys: Iterable[str] = ()
 ) -> tuple[Note, list[NoteError]]:
     """Parse one note. Raises for a note that cannot be read at all; returns source errors."""
+    from watcher.inputs import yamlfront  # YAML only when a note is parsed: see yamlfront
+
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")  # editors may save a BOM
     except UnicodeDecodeError as exc:
@@ -179,7 +158,7 @@ def parse_note(
             line=line,
         ) from None
     front, offset = _front_matter(text, file)
-    node, data = load_yaml(front, file, offset, max_nodes)
+    node, data = yamlfront.load_yaml(front, file, offset, max_nodes)
     if not isinstance(data, dict):
         raise NoteError(file, "front matter must be a YAML mapping of fields", line=offset + 1)
     note_id = data.get("id")
@@ -187,7 +166,7 @@ def parse_note(
         raise NoteError(
             file,
             "missing or malformed `id`: add `id: some-kebab-case-id` to the front matter",
-            line=_key_line(node, "id", offset) or offset,
+            line=yamlfront.key_line(node, "id", offset) or offset,
         )
     note, errors = _build(note_id, data, node, file, offset)
     key_errors = _key_errors(data, node, file, offset, extra_keys)
@@ -208,105 +187,6 @@ def _body(text: str) -> tuple[str, int]:
     return "\n".join(lines[end + 1 :]), end + 2
 
 
-def load_yaml(text: str, file: str, offset: int, max_nodes: int) -> tuple[Any, Any]:
-    """Compose the YAML once, refuse it if it nests or expands past the bounds (an alias
-    bomb composes to a few nodes and expands to billions), then build the data from
-    the same node graph: one parse, and the nodes still give each key's line."""
-    if (depth := _flow_depth(text)) > MAX_DEPTH:
-        raise NoteError(
-            file,
-            f"front matter nests {depth} levels deep (at most {MAX_DEPTH}); flatten it",
-            line=offset,
-        )
-    loader = _LOADER(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, None
-        if "&" in text or 2 * len(text) + 1 > max_nodes:
-            # Without an anchor there is no alias: a tree, whose every node but a null
-            # value (which follows a key) takes a character, so a short text is small.
-            _check_expansion(node, max_nodes, file, offset)
-        return node, loader.construct_document(node)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = offset + mark.line + 1 if mark else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise NoteError(file, f"front matter is not valid YAML: {problem}", line=line) from None
-    finally:
-        loader.dispose()
-
-
-_BRACKETS = re.compile(r"[\[\]{}]")
-
-
-def _flow_depth(text: str) -> int:
-    """The deepest nesting of [ and { (quoted text included: an overestimate is safe)."""
-    depth = deepest = 0
-    for bracket in _BRACKETS.finditer(text):  # only the brackets: most notes have none
-        char = bracket.group()
-        if char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}" and depth:
-            depth -= 1
-    return deepest
-
-
-def _check_expansion(root: Any, max_nodes: int, file: str, offset: int) -> None:
-    """Count the nodes the data would have with every alias expanded, without expanding."""
-    sizes: dict[int, int] = {}
-    open_: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, children_done = stack.pop()
-        key = id(node)
-        if key in sizes:
-            continue
-        children = _children(node)
-        if not children_done:
-            if key in open_:
-                raise NoteError(
-                    file,
-                    "front matter refers to itself (a recursive alias); remove the alias",
-                    line=offset + node.start_mark.line + 1,
-                )
-            open_.add(key)
-            stack.append((node, True))
-            stack.extend((child, False) for child in children if id(child) not in sizes)
-            continue
-        open_.discard(key)
-        sizes[key] = 1 + sum(sizes[id(child)] for child in children)
-        if sizes[key] > max_nodes:
-            raise NoteError(file, _too_many(max_nodes, aliased=len(sizes) < sizes[key]),
-                            line=offset + node.start_mark.line + 1)  # fmt: skip
-
-
-def _too_many(max_nodes: int, *, aliased: bool) -> str:
-    """Why front matter past [limits] yaml_nodes is refused: what counts, and the fix."""
-    if aliased:  # some node is counted more than once: an alias repeats it
-        return (
-            f"front matter expands to more than {max_nodes:,} values (aliases repeat "
-            "what they name); write it out without aliases, or raise [limits] yaml_nodes"
-        )
-    # Every key, value and list or mapping counts: a source with url, title, commit,
-    # path and date is 11, so the default admits about 900 such sources in one note.
-    return (
-        f"front matter holds more than {max_nodes:,} YAML values ([limits] yaml_nodes: "
-        f"each key, value, list and mapping counts, about 11 per source, so about "
-        f"{max_nodes // 11:,} sources); split the note, or raise [limits] yaml_nodes "
-        "in config.toml"
-    )
-
-
-def _children(node: Any) -> list[Any]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return []
-
-
 def _front_matter(text: str, file: str) -> tuple[str, int]:
     """The YAML between the opening `---` and the next `---`, and its first line's offset."""
     lines = text.splitlines()
@@ -321,11 +201,15 @@ def _front_matter(text: str, file: str) -> tuple[str, int]:
 def _build(
     note_id: str, data: dict[str, Any], node: Any, file: str, offset: int
 ) -> tuple[Note, list[NoteError]]:
+    from watcher.inputs import yamlfront
+
     sources = data.get("sources") or []
     errors: list[NoteError] = []
     if not isinstance(sources, list):
         errors.append(
-            NoteError(file, "`sources` must be a list", line=_key_line(node, "sources", offset))
+            NoteError(
+                file, "`sources` must be a list", line=yamlfront.key_line(node, "sources", offset)
+            )
         )
         sources = []
     code: list[CodeCitation] = []
@@ -334,13 +218,13 @@ def _build(
     # Looked up by place and id, not compared pairwise: 900 sources took a second.
     placed: dict[tuple[str, str, int | None, int | None], list[CodeCitation]] = {}
     ids: set[str] = set()
-    source_nodes = _value(node, "sources")
+    source_nodes = yamlfront.value(node, "sources")
     for index, source in enumerate(sources):
-        line = _item_line(source_nodes, index, offset)
-        item = source_nodes.value[index] if line is not None else None
+        line = yamlfront.item_line(source_nodes, index, offset)
+        item = yamlfront.item(source_nodes, index)
 
         def at(key: str, item: Any = item, line: int | None = line) -> int | None:
-            return _name_line(item, key, offset) or line  # the key's own line
+            return yamlfront.name_line(item, key, offset) or line  # the key's own line
 
         try:
             kind = _source(note_id, index, source, file, at)
@@ -517,48 +401,23 @@ def _key_errors(
     data: dict[str, Any], node: Any, file: str, offset: int, extra_keys: Iterable[str]
 ) -> list[NoteError]:
     """Unknown keys (with a suggestion) and values of the wrong type, one error each."""
+    from watcher.inputs import yamlfront
+
     errors: list[NoteError] = []
     seen: set[tuple[str | int, ...]] = set()
     for loc, message in frontmatter.problems(data, extra_keys):
         if loc in seen or (loc[:1] == ("sources",) and len(loc) <= 2):
             continue  # a duplicate, or a bad `sources` shape, which _build reports
         seen.add(loc)
-        line = _name_line(node, str(loc[0]), offset) if loc else None
+        line = yamlfront.name_line(node, str(loc[0]), offset) if loc else None
         if len(loc) > 1 and loc[0] == "sources" and isinstance(loc[1], int):
-            sources = _value(node, "sources")
-            line = _item_line(sources, loc[1], offset) or line
-            if len(loc) > 2 and isinstance(sources, yaml.SequenceNode):  # the key's own line
-                item = sources.value[loc[1]] if loc[1] < len(sources.value) else None
-                line = _name_line(item, str(loc[2]), offset) or line
+            sources = yamlfront.value(node, "sources")
+            line = yamlfront.item_line(sources, loc[1], offset) or line
+            if len(loc) > 2:  # the key's own line
+                item = yamlfront.item(sources, loc[1])
+                line = yamlfront.name_line(item, str(loc[2]), offset) or line
         errors.append(NoteError(file, message, line=line))
     return errors
-
-
-def _value(node: Any, key: str) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if getattr(k, "value", None) == key:
-                return v
-    return None
-
-
-def _key_line(node: Any, key: str, offset: int) -> int | None:
-    value = _value(node, key)
-    return offset + value.start_mark.line + 1 if value is not None else None
-
-
-def _name_line(node: Any, key: str, offset: int) -> int | None:
-    if isinstance(node, yaml.MappingNode):
-        for k, _v in node.value:
-            if getattr(k, "value", None) == key:
-                return offset + int(k.start_mark.line) + 1
-    return None
-
-
-def _item_line(seq: Any, index: int, offset: int) -> int | None:
-    if isinstance(seq, yaml.SequenceNode) and index < len(seq.value):
-        return offset + int(seq.value[index].start_mark.line) + 1
-    return None
 
 
 def _id_line(file: Path) -> int | None:

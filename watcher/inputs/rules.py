@@ -32,7 +32,7 @@ COMPILED = "compiled-queries.json"  # in the cache folder: see Compiles
 
 
 class _RawClaim(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     capture: str = Field(description="a capture name of the query, without @")
     equals: str | None = Field(None, description="the capture's text, whitespace collapsed")
     matches: str | None = Field(None, description="a regular expression the text must contain")
@@ -66,7 +66,7 @@ class _RawClaim(BaseModel):
 
 
 class _RawTest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     name: str = Field(description="what the case shows, for the test report")
     code: str | None = Field(None, description="a source snippet in the rule's language")
     file: str | None = Field(
@@ -109,7 +109,7 @@ class _RawTest(BaseModel):
 
 
 class _RawRule(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     id: str = Field(description="unique, kebab-case")
     note: str = Field(description="id of the note the rule protects")
     path: str = Field(description="upstream file, as the note cites it")
@@ -145,12 +145,12 @@ class _RawRule(BaseModel):
 class RuleFile(BaseModel):
     """A rule file: `[[rule]]` tables."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     rule: list[_RawRule] = Field([], description="the rules; see docs/rules.md")
 
 
 class _RawFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     rule: list[dict[str, object]] = []
 
 

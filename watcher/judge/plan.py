@@ -40,7 +40,7 @@ JUDGE_VERSION = 24  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # 23: a small construct found in another file must be more alike the smaller it is;
 # attributes above a cited item do not decide whether it is found
 # 24: a walk's guards: a Go method's name after its receiver, overloads together; a missing
-# item searched around each stretch a commit edited
+# item searched around each stretch a commit edited, its namesakes' places carried (Python)
 
 
 @dataclass(frozen=True)

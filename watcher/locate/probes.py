@@ -25,6 +25,7 @@ def stays_missing(
     newer: Parsed,
     older: Parsed,
     stretches: Stretches | None = None,
+    apart: bool = False,
 ) -> bool:
     """Whether `place` finds the anchor in `older` (a file in `language`) no more than in
     `newer`, where it is missing, told from their bytes alone (no parse). `place` reads
@@ -34,18 +35,20 @@ def stays_missing(
     there (every probe for a verbatim match, one of the rarest tokens for a similar
     region: `IDENTITY`), and `older` must not hold the definition: some word of its name
     is not there, or no occurrence of the name can be a definition's (`may_define`).
-    `stretches`: where the two differ (`differing(older, newer, ...)`), when found already."""
+    `stretches`: where the two differ (`differing(older, newer, ...)`), when found already;
+    `apart`: the definitions it could be found in by name or renamed are known to be the
+    same in both (`history.candidates`), so neither is looked for."""
     if anchor.start_line is None or anchor.context or not anchor.token_lines:
         return False
     if any("\ufffd" in t for t in anchor.probes):
         return False
-    if anchor.definition is not None:
+    if anchor.definition is not None and not apart:
         own = anchor.definition[1][-1].encode()
         places = [few_word_places(older.source, w, 0, older.stats) for w in WORD.findall(own)]
         named = all(p is None for p in places)
         if named and may_define(older.source, language, anchor.definition, older.stats):
             return False  # the definition may be there
-    if _may_be_renamed(anchor, language, newer, older, stretches):
+    if not apart and _may_be_renamed(anchor, language, newer, older, stretches):
         return False  # its definition renamed, its rarest tokens rewritten, may be there
     probes = [t.encode() for t in anchor.probes or anchor.tokens]
     identity = probes[:IDENTITY]

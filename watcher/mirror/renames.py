@@ -384,13 +384,15 @@ class Paths:
     def _candidates(self, commit: str, path: str) -> dict[str, str]:
         """The files `commit` added that `path` may have gone (or been copied) to
         (languages.family)."""
+        added = self.added(commit)
+        if not added:  # most commits add no file: the path's kind is not even asked
+            return {}
         same = kin(path)
         # By (commit, kind): a commit's followed paths share them, and on a big site the
         # kinds of a commit's added files were told again for each (43,000 times, a
         # second of a cold run of 1,000 codex citations).
         if (commit, same) not in self._kin:
-            added = self.added(commit).items()
-            self._kin[(commit, same)] = {p: b for p, b in added if kin(p) == same}
+            self._kin[(commit, same)] = {p: b for p, b in added.items() if kin(p) == same}
         return self._kin[(commit, same)]
 
     def _compared(self, commit: str, path: str, old_blob: str) -> list[str]:
