@@ -701,6 +701,49 @@ def test_a_file_whose_bytes_cannot_define_the_name_is_not_parsed(
     assert (project.counts.search.unparsed, project.counts.search.keys) == (20, 1)
 
 
+def test_a_hint_in_another_class_parses_no_file_that_only_calls_the_name(
+    project: Project, upstream: Upstream
+) -> None:
+    # A method leaves its class for a mixin in a new file, in a commit that also makes a
+    # dozen files call it. Its missing citation's hint looks for a method of that name in
+    # another class among the files the commit touched: the callers hold the name, but no
+    # `def` before it, so none is parsed; the mixin is, and is the hint.
+    client = (
+        "class Client:\n    def __init__(self, transport: Transport) -> None:\n"
+        "        self.transport = transport\n\n"
+        "    async def read_resource(self, uri: str) -> list[Content]:\n"
+        "        result = await self.session.read_resource(uri)\n"
+        "        return result.contents\n"
+    )
+    mixin = (
+        "class ResourcesMixin:\n    async def read_resource(self, uri: str) -> list[Content]:\n"
+        "        result = await self.session.read_resource(uri, timeout=self.timeout)\n"
+        "        return result.contents\n"
+    )
+    base = upstream.commit("client (#1)", {"src/client.py": client})
+    project.note("n", f"{base} src/client.py:5-7")
+    callers = {
+        f"src/app/use{i}.py": f"async def use_{i}(client: Client) -> None:\n"
+        f"    await client.read_resource('res://{i}')\n"
+        for i in range(12)
+    }
+    kept = client[: client.index("\n    async def")] + "\n"
+    head = upstream.commit(
+        "split resources out (#2)", {"src/client.py": kept, "src/mixins.py": mixin, **callers}
+    )
+    publish(upstream)
+    project.counts.search.reset()
+
+    report = check(project)
+
+    (result,) = report.results
+    assert result.verdict is Verdict.MISSING
+    assert [(c.path, c.chosen) for c in result.candidates] == [("src/mixins.py", False)]
+    blobs = {upstream.git("rev-parse", f"{head}:{p}").strip() for p in callers}
+    assert blobs.isdisjoint(project.counts.parse.parsed_blobs)  # all 12 parsed without the check
+    assert project.counts.search.unparsed >= len(callers)
+
+
 def test_the_files_each_removing_commit_touched_come_from_one_git_call(
     project: Project, upstream: Upstream, trace: Trace
 ) -> None:

@@ -184,6 +184,17 @@ def _candidates(
         and not result.candidates
     }
     mirror.paths.touched(removed.values())  # what each commit touched: one batch for all
+    # Where the files they touched that HEAD lacks went: every such file's chain followed
+    # a link at a time for all of them, not one item at a time (a fetch each).
+    from watcher.judge.relocate import moved_since
+
+    moves: dict[str, list[tuple[str, str]]] = {}
+    for index, commit in removed.items():
+        plan = judged[index][0]
+        moved = moved_since(mirror, plan, classify.anchor_of(mirror, plan), commit)
+        moves.setdefault(plan.head, []).extend((commit, path) for path in moved)
+    for head, wanted in moves.items():
+        mirror.paths.prepare(head, wanted)
     looked = {i: classify.hint_files(mirror, judged[i][0], c) for i, c in removed.items()}
     mirror.prefetch(blob for files in looked.values() for _, blob in files)
     found = spread(

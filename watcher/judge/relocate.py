@@ -241,12 +241,23 @@ def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[
     found = {p: at_head[p] for p in sorted(touched) if p in at_head and p not in followed}
     # A file the commit added or changed that a later commit moved (fastmcp's
     # client/resources.py, made client/mixins/resources.py): where it is at HEAD.
-    for path in sorted(touched):
-        if path not in at_head and path.endswith(suffixes):
-            for moved, blob in mirror.paths.where(commit, plan.head, path).files:
-                if moved not in followed:
-                    found.setdefault(moved, blob)
+    for path in moved_since(mirror, plan, anchor, commit):
+        for moved, blob in mirror.paths.where(commit, plan.head, path).files:
+            if moved not in followed:
+                found.setdefault(moved, blob)
     return sorted(found.items())
+
+
+def moved_since(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[str]:
+    """The files of the citation's language that `commit` added or changed and that are
+    not at HEAD: `hint_files` asks where each went (`Paths.prepare` answers many at once)."""
+    language = languages.for_path(plan.item.path)
+    if anchor.definition is None or language is None:
+        return []
+    suffixes = languages.LANGUAGES[language].extensions
+    at_head = mirror.files(plan.head, suffixes)
+    touched = mirror.paths.touched([commit])[commit]
+    return [p for p in sorted(touched) if p not in at_head and p.endswith(suffixes)]
 
 
 def hints(
@@ -291,7 +302,7 @@ def _definitions(
         if source is None or name not in source:
             continue
         if other_class:
-            parsed = _defining_elsewhere(mirror, parse, path, blob, key)
+            parsed = _defining_elsewhere(mirror, parse, path, blob, source, key)
         else:
             parsed = defining(mirror, parse, path, blob, source, key)
         if parsed is not None and (found := find(anchor, [(path, parsed)])) is not None:
@@ -300,14 +311,19 @@ def _definitions(
 
 
 def _defining_elsewhere(
-    mirror: Mirror, parse: Parse, path: str, blob: str, key: Key
+    mirror: Mirror, parse: Parse, path: str, blob: str, source: bytes, key: Key
 ) -> Parsed | None:
     """`defining`, for a definition of this kind and last name at the same depth in
-    another container (the file's bytes hold the name): the parse of the file when it
-    has one. Its definitions are listed once per run, as there."""
+    another container (the file's bytes, `source`, hold the name): the parse of the file
+    when it has one. Its definitions are listed once per run, as there, and a file whose
+    bytes cannot define the last name (`may_define`, which reads only the kind and the
+    last name) is not parsed: on codex, most files a big commit touched only call it."""
     kind, names = key
     at = (blob, languages.for_path(path) or "")
     keys = mirror.session.defined.get(at)
+    if keys is None and not may_define(source, at[1], key, mirror.session.counts.parse):
+        mirror.session.counts.search.unparsed += 1
+        return None
     if keys is None:
         mirror.session.counts.search.keys += 1
         keys = mirror.session.defined[at] = definition_keys(parse(path, blob))

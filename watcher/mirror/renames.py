@@ -185,14 +185,16 @@ class Paths:
                 since, paths, links = self._origin(base, path, head)
                 groups.setdefault(since, []).append((f"{base}:{path}", paths, links))
         removals: list[tuple[str, str, str]] = []  # (commit, path, blob before)
+        # One log per starting point (a path alone is logged as `where` would), then what
+        # every listed commit added, in one batch for all of them.
+        logs: dict[str, list[Entry]] = {}
         for since, members in groups.items():
-            if len(members) < 2:
-                continue  # `where` does it: one log either way
             every = list(dict.fromkeys(p for _, paths, _ in members for p in paths))
-            logged = self._shared(since, head, every)
-            self._diff_all(c for c, _, _, old in logged if _existed(old))
+            logs[since] = self._shared(since, head, every)
+        self._diff_all(c for logged in logs.values() for c, _, _, old in logged if _existed(old))
+        for since, members in groups.items():
             # Removed, or changed by a commit that added a file of its kind (a copy, maybe).
-            gone = [(c, path, old) for c, path, blob, old in logged if _existed(old)
+            gone = [(c, path, old) for c, path, blob, old in logs[since] if _existed(old)
                     and (blob is None or self._candidates(c, path))]  # fmt: skip
             removals += gone
             removed = {path for _, path, _ in gone}
@@ -216,7 +218,9 @@ class Paths:
                     if (commit, link.new) not in chased:
                         chased.add((commit, link.new))
                         found = self._log(commit, head, [link.new])
-                        later += [(c, p, before) for c, p, after, before in found if after is None]
+                        # Each change of the new path too, as `follow` asks of it: one
+                        # that added a file of its kind may have copied it.
+                        later += [(c, p, before) for c, p, _, before in found if _existed(before)]
             removals = later
 
     def prelog(self, head: str, wanted: Iterable[tuple[str, str]]) -> None:
