@@ -982,11 +982,9 @@ def leaver(i: int, extra: str = "") -> str:
     )
 
 
-def test_hints_for_many_missing_citations_come_in_one_fetch(
-    project: Project, upstream: Upstream, trace: Trace
-) -> None:
-    # Four files each lose a function, each by a commit of its own that puts it, edited,
-    # into a new file: each missing citation's hint is read in that new file.
+def leave_files(project: Project, upstream: Upstream) -> None:
+    """Four files each lose a function, each by a commit of its own that puts it, edited,
+    into a new file (`src/newN.rs`): each missing citation's hint is in that new file."""
     base = upstream.commit(
         "base (#1)", {p: keeper(i) + "\n" + leaver(i) for i, p in enumerate(FILES)}
     )
@@ -996,6 +994,12 @@ def test_hints_for_many_missing_citations_come_in_one_fetch(
             f"move leaving_{i} out of {path} (#{i + 20})",
             {path: keeper(i), f"src/new{i}.rs": leaver(i, ", cursor: u32")},
         )
+
+
+def test_hints_for_many_missing_citations_come_in_one_fetch(
+    project: Project, upstream: Upstream, trace: Trace
+) -> None:
+    leave_files(project, upstream)
     publish(upstream)
 
     trace.start()

@@ -14,7 +14,7 @@ from tests.test_commands_check_costs import (
     NAMES,
     check,
     cite_everything,
-    keeper,
+    leave_files,
     leaver,
     module,
     publish,
@@ -63,19 +63,10 @@ def test_a_renamed_files_later_changes_are_looked_at_for_copies_with_every_other
 def test_where_the_files_of_many_missing_citations_hints_went_is_found_in_one_batch(
     project: Project, upstream: Upstream, trace: Trace
 ) -> None:
-    # Four files each lose a function, each by a commit of its own that puts it, edited,
-    # into a new file; each new file is then renamed with an edit. Each missing
+    # Each new file `leave_files` writes is then renamed with an edit. Each missing
     # citation's hint is in the new file where it is at HEAD: followed there one
     # citation at a time, each cost a fetch of its own.
-    base = upstream.commit(
-        "base (#1)", {p: keeper(i) + "\n" + leaver(i) for i, p in enumerate(FILES)}
-    )
-    project.note("leaving", *(f"{base} {p}:5-8" for p in FILES))
-    for i, path in enumerate(FILES):
-        upstream.commit(
-            f"move leaving_{i} out of {path} (#{i + 20})",
-            {path: keeper(i), f"src/new{i}.rs": leaver(i, ", cursor: u32")},
-        )
+    leave_files(project, upstream)
     for i in range(len(FILES)):
         moved = leaver(i, ", cursor: u32").replace("enabled", "visible")
         upstream.commit(
