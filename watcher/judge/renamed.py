@@ -10,8 +10,8 @@ tells a file's rename, not between the baseline and HEAD: where the history walk
 the item gone (the commit its `missing` is blamed on), a definition of its kind, in the
 same scope, that the commit wrote and the version before did not have, at least
 SIMILAR_IN_FILE alike the definition that held the item just before, is that definition
-renamed. The item is then looked for under the new name, in HEAD's verdict and in every
-version of its walk after the one its old name fails in (`variant`).
+renamed. The item is then looked for under the new name wherever its own finds nothing,
+in HEAD's verdict and in each version of its walk (`Session.renamed`).
 """
 
 from __future__ import annotations
