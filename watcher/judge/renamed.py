@@ -9,9 +9,10 @@ and was `missing`. A rename is a change between the two versions its commit join
 tells a file's rename, not between the baseline and HEAD: where the history walk finds
 the item gone (the commit its `missing` is blamed on), a definition of its kind, in the
 same scope, that the commit wrote and the version before did not have, at least
-SIMILAR_IN_FILE alike the definition that held the item just before, is that definition
-renamed. The item is then looked for under the new name wherever its own finds nothing,
-in HEAD's verdict and in each version of its walk (`Session.renamed`).
+SIMILAR_IN_FILE alike the definition that held the item just before (and no other the
+commit removed as alike it), is that definition renamed. The item is then looked for
+under the new name wherever its own finds nothing, in HEAD's verdict and in each version
+of its walk (`Session.renamed`).
 """
 
 from __future__ import annotations
@@ -77,10 +78,13 @@ def _taken(
     ratio: float,
     tokens: tuple[str, ...],
 ) -> bool:
-    """Whether the new definition (its `tokens`, `ratio` alike the item's) is more alike
-    another definition of its kind and scope that the commit removed: a rename is one to
-    one, and several alike functions folded into one are the rename of the most alike
-    (fastmcp's task handlers, made one `submit_to_docket`); the others are gone."""
+    """Whether the new definition (its `tokens`, `ratio` alike the item's) may as well be
+    another definition of its kind and scope that the commit removed: one as alike it as
+    SIMILAR_IN_FILE. A rename is one to one, and several alike functions folded into one
+    are no rename of any of them: fastmcp's tool, prompt and resource task handlers, made
+    one `submit_to_docket`, 87-88% alike it each. Under its own name's rules the tool's
+    handler, which git's diff pairs with it, is found there (`matching`); the others are
+    gone."""
     assert anchor.definition is not None
     kind, names = anchor.definition
     for path, blob in before:
@@ -88,7 +92,7 @@ def _taken(
         for key, node in of_kind(parsed, kind):
             if key[:-1] != names[:-1] or key == names or (kind, key) in now:
                 continue
-            if likeness(_tokens(parsed, node), tokens) > ratio:
+            if likeness(_tokens(parsed, node), tokens) >= min(ratio, SIMILAR_IN_FILE):
                 return True
     return False
 
