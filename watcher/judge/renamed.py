@@ -7,12 +7,12 @@ and then renamed fell between the two: mcphost's `initConfig`, edited three time
 exported as `InitConfig` with nothing else changed, keeps 63% of its cited form at HEAD
 and was `missing`. A rename is a change between the two versions its commit joins, as git
 tells a file's rename, not between the baseline and HEAD: where the history walk finds
-the item gone (the commit its `missing` is blamed on), a definition of its kind, in the
-same scope, that the commit wrote and the version before did not have, at least
-SIMILAR_IN_FILE alike the definition that held the item just before (and no other the
-commit removed as alike it), is that definition renamed. The item is then looked for
-under the new name wherever its own finds nothing, in HEAD's verdict and in each version
-of its walk (`Session.renamed`).
+the item gone (the commit its `missing` is blamed on) and its definition's name with it,
+a definition of its kind, in the same scope, that the commit wrote and the version before
+did not have, at least SIMILAR_IN_FILE alike the definition that held the item just before
+(and no other the commit removed as alike it), is that definition renamed. The item is
+then looked for under the new name wherever its own finds nothing, in HEAD's verdict and
+in each version of its walk (`Session.renamed`).
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ def found(mirror: Mirror, plan: Plan, before: Files, after: Files) -> Anchor | N
         return None
     had = {k for path, blob in before for k in definition_keys(_parse(mirror, path, blob))}
     now = {k for path, blob in after for k in definition_keys(_parse(mirror, path, blob))}
+    if anchor.definition in now:  # still there, its body moved out (gemini-cli's
+        return None  # `filterFiles`, whose body went to a new `_shouldIgnore`): no rename
     best: tuple[float, tuple[str, ...], tuple[str, ...]] | None = None
     for path, blob in after:
         parsed = _parse(mirror, path, blob)
