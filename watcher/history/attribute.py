@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from watcher.errors import TooLarge, WatchError
 from watcher.history import walk
-from watcher.judge import classify
+from watcher.judge import classify, renamed
 from watcher.judge.plan import Plan
 from watcher.judge.pool import LEAST_WALKS, Pool, lockstep, spread
 from watcher.locate import definitions
@@ -102,6 +102,14 @@ def attribute(
                     "released_in": mirror.first_release(commit, release_tags),
                 }
             out[index] = out[index].model_copy(update=update)
+    for index, commit in list(introduced.items()):
+        if out[index].verdict is Verdict.MISSING and out[index].kind == "citation":
+            again = _renamed(mirror, judged[index][0], out[index], commit, release_tags)
+            if again is not None:  # renamed by that commit: found under its new name
+                out[index] = again[0]
+                judged[index] = (judged[index][0], again[0])
+                if again[0].verdict is not Verdict.MISSING:
+                    del introduced[index]  # found: no hints
     for index, candidates in _candidates(mirror, judged, introduced, pool).items():
         out[index] = out[index].model_copy(update={"candidates": candidates})
     mirror.session.walked()  # the spots of walks that started elsewhere (in other files)
@@ -147,24 +155,67 @@ def history(mirror: Mirror, changes: Iterable[tuple[str, str]], tags: str) -> tu
 def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change, ...]:
     """Every first-parent commit since the baseline that changed the item, oldest first
     (`watch log`): the walk `check` gives stale results, for any item."""
-    judge = walk.judge_function(mirror, plan)
-    if judge is None:
+    if walk.judge_function(mirror, plan) is None:
         raise WatchError(f"{plan.item.id}: the rule does not hold at its baseline; run "
                          "`watch rules lint`")  # fmt: skip
     mirror.prefetch(plan.blobs)
     judged = classify.judge(mirror, plan)
-    start, steps = versions(mirror, plan, judged)
-    walked = [(step.commit, step.files) for step in steps]
-    walks = walk.changes(mirror, start, walked, [judge])
-    try:
-        while True:
-            mirror.prefetch(walks.send(None))
-    except StopIteration as stop:
-        ((_, changes),) = stop.value
+    first, changes = _walked(mirror, plan, judged)
+    if judged.verdict is Verdict.MISSING and judged.kind == "citation":
+        commit = walk.introduced(first, changes, "missing")
+        again = _renamed(mirror, plan, judged, commit, release_tags) if commit else None
+        if again is not None:  # as `check` tells it
+            judged, changes = again
     cut = _written_later(mirror, plan, judged, changes)
     changes = changes if cut is None else changes[:cut]  # as `check` tells it
     mirror.releases(release_tags, (c for c, _ in changes))
     return history(mirror, changes, release_tags)
+
+
+def _walked(mirror: Mirror, plan: Plan, judged: Result) -> tuple[str, Changes]:
+    """One item's walk, alone: its state at the baseline and its changes."""
+    judge = walk.judge_function(mirror, plan)
+    assert judge is not None
+    start, steps = versions(mirror, plan, judged)
+    walks = walk.changes(mirror, start, [(step.commit, step.files) for step in steps], [judge])
+    try:
+        while True:
+            mirror.prefetch(walks.send(None))
+    except StopIteration as stop:
+        ((first, changes),) = stop.value
+    return first, changes
+
+
+def _renamed(
+    mirror: Mirror, plan: Plan, result: Result, commit: str, release_tags: str
+) -> tuple[Result, Changes] | None:
+    """A missing citation's result and changes where `commit`, which it is blamed on,
+    renamed its definition (`judge.renamed`): judged and walked again under the new name,
+    as many renames as follow one another (up to `renamed.ROUNDS`). None: not renamed."""
+    found: tuple[Result, Changes] | None = None
+    for _ in range(renamed.ROUNDS):
+        start, steps = versions(mirror, plan, result)
+        at = next((n for n, step in enumerate(steps) if step.commit == commit), None)
+        if at is None:
+            break
+        before = steps[at - 1].files if at else start
+        if renamed.found(mirror, plan, before, steps[at].files) is None:
+            break
+        result = classify.judge(mirror, plan)
+        first, changes = _walked(mirror, plan, result)
+        blamed = walk.introduced(first, changes, _category(result.verdict))
+        mirror.releases(release_tags, [c for c, _ in changes])
+        update: dict[str, object] = {"history": history(mirror, changes, release_tags)}
+        if blamed is not None:
+            update |= {
+                "introduced_by": attribution(mirror, blamed),
+                "released_in": mirror.first_release(blamed, release_tags),
+            }
+        found = (result.model_copy(update=update), changes)
+        if result.verdict is not Verdict.MISSING or blamed is None:
+            break
+        commit = blamed
+    return found
 
 
 def _candidates(

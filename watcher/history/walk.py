@@ -37,6 +37,7 @@ import functools
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from watcher.history import candidates, follow, spots
 from watcher.inputs import quotes
@@ -45,6 +46,7 @@ from watcher.judge.claims import claims
 from watcher.judge.plan import Plan
 from watcher.judge.pool import Last
 from watcher.locate import probes
+from watcher.locate.anchors import Anchor
 from watcher.locate.targets import best_target, literals, targets
 from watcher.locate.windows import Stretches
 from watcher.mirror import objects
@@ -472,6 +474,29 @@ def _line_aligned(source: bytes, region: bytes) -> Iterable[int]:
         at = source.find(region, at + 1)
 
 
+def _renamed(
+    mirror: Mirror,
+    anchor: Anchor,
+    renamed: Sequence[Anchor],
+    files: Files,
+    parse: Callable[[str, str], syntax.Parsed],
+) -> Place:
+    """The item's place in a version where its own name finds nothing: under the names its
+    definition was renamed to. Missing there, it is missing under every name, told from
+    the bytes for each (`probes.stays_missing`)."""
+    for other in renamed:
+        state, path, start, end, tokens, span, guards = spots.spot(mirror, other, files, parse)
+        if state != "missing":
+            stays = functools.partial(probes.stays_missing, other)
+            unmatched = functools.partial(probes.stays_unmatched, other)
+            return Place(state, path, start, end, guards, tokens, stays, span, unmatched)
+
+    def everywhere(*args: Any) -> bool:
+        return all(probes.stays_missing(one, *args) for one in (anchor, *renamed))
+
+    return Place("missing", tokens=(), stays=everywhere)
+
+
 def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
     """The item's state and lines in one version of its files; None for a rule that does
     not hold at its baseline. Each distinct set of files is judged once."""
@@ -493,11 +518,15 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
         stays = functools.partial(probes.stays_missing, anchor)
         unmatched = functools.partial(probes.stays_unmatched, anchor)
 
+        renamed = mirror.session.renamed.get(anchor, ())  # its new names (`judge.renamed`)
+
         def citation(files: Files, read: Read) -> Place:
             parse = functools.partial(classify.parse_at, mirror, read=read)
             told = (anchor, files) in mirror.session.spots  # at HEAD: not parsed here
             state, path, start, end, tokens, span, guards = spots.spot(mirror, anchor, files, parse)
             extents = None
+            if state == "missing" and renamed:
+                return _renamed(mirror, anchor, renamed, files, parse)
             if state == "missing" and not told:  # the parses are at hand
                 extents = tuple((p, candidates.extents(anchor, parse(p, b))) for p, b in files)
             return Place(state, path, start, end, guards, tokens, stays, span, unmatched, extents)

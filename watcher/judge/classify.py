@@ -237,6 +237,10 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     item = plan.item
     anchor = anchor_of(mirror, plan)
     found = find_citation(mirror, anchor, plan.files)
+    for renamed in mirror.session.renamed.get(anchor, ()) if found is None else ():
+        found = find_citation(mirror, renamed, plan.files)  # under a new name: `judge.renamed`
+        if found is not None:
+            break
     candidates: tuple[Candidate, ...] = ()
     if found is None and (plan.search_repo or plan.removals):
         found, candidates = relocate.citation(mirror, plan, anchor, _parser(mirror))

@@ -104,6 +104,9 @@ class Session:
         self.searches: dict[tuple[str, str], HeadSearch] = {}
         # What each candidate blob defines, by (blob, language) (`judge.relocate`).
         self.defined: dict[tuple[str, str], frozenset[Key]] = {}
+        # A citation's anchor under each name its definition was renamed to, in order
+        # (`judge.renamed`): looked for under those where its own name finds nothing.
+        self.renamed: dict[Anchor, tuple[Anchor, ...]] = {}
 
     def anchor(self, key: AnchorKey) -> Anchor | None:
         """The anchor made for this key, if any (kept as the most recently used)."""
