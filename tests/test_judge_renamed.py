@@ -76,3 +76,19 @@ def test_a_definition_deleted_beside_an_unlike_new_one_stays_missing(
 
     assert result["verdict"] == "missing"
     assert result["introduced_by"]["commit"] == drop
+
+
+def test_backtest_follows_the_rename_as_check_does(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {GO: root()})
+    project.note("n", f"{base} {GO}:5-14")
+    first = upstream.commit("edit (#2)", {GO: root(edited=3)})
+    upstream.commit("export it (#3)", {GO: root("InitConfig", 3)})
+
+    _, out, _ = project.run("backtest", "--note", "n", capsys=capsys)
+
+    assert out.splitlines()[0].endswith(f"fresh at {base[:12]}"), out
+    assert [line.split()[1:4] for line in out.splitlines()[1:]] == [[first[:10], "fresh", "->"]], (
+        out
+    )

@@ -15,7 +15,7 @@ from watcher.judge import classify
 from watcher.judge.plan import Plan
 from watcher.judge.session import Counts, Session
 from watcher.mirror.mirrors import Mirror
-from watcher.models import Result
+from watcher.models import Result, Verdict
 from watcher.pipeline import CheckOptions, gather, group
 
 
@@ -62,8 +62,7 @@ def replay(
     mirror: Mirror, planned: Plan, since: str | None, tags: str
 ) -> tuple[str, list[Transition]]:
     """The item's state at the start, and every commit after it where that state changed."""
-    judge = walk.judge_function(mirror, planned)
-    if judge is None:
+    if walk.judge_function(mirror, planned) is None:
         raise WatchError(
             f"{planned.item.id}: the rule does not hold at its baseline; run `watch rules lint`"
         )
@@ -71,9 +70,17 @@ def replay(
     if start is None:
         raise WatchError(f"--since {since}: no such commit in {mirror.upstream.repo}")
     mirror.prefetch(planned.blobs)
+    judged = classify.judge(mirror, planned)
+    if judged.verdict is Verdict.MISSING and judged.kind == "citation":
+        # As `watch check` does: a definition renamed by the commit that lost it is
+        # followed under its new name (`judge.renamed`), learnt from its history.
+        attribute.item_history(mirror, planned, tags)
+        judged = classify.judge(mirror, planned)
+    judge = walk.judge_function(mirror, planned)
+    assert judge is not None
     # The same engine as `watch check`: its verdict at HEAD says which files to follow,
     # and only the commits that touched the item's lines are judged.
-    initial, steps = attribute.versions(mirror, planned, classify.judge(mirror, planned), start)
+    initial, steps = attribute.versions(mirror, planned, judged, start)
     walked = [(step.commit, step.files) for step in steps]
     first, found = walk.transitions(mirror, initial, walked, judge)
     changes = [
