@@ -5,12 +5,10 @@ the removing commit added) with another body is not it, and the construct is mis
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from tests.conftest import Project
+from tests.support import check_results as _results
 from watcher.gitbuild import Upstream
 
 COMPAT = """\
@@ -45,11 +43,6 @@ export interface Result {
     _meta?: MetaObject;
 }
 """
-
-
-def _results(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    return {r["id"]: r for r in json.loads(out)["results"]}
 
 
 def test_a_small_type_is_not_its_namesake_with_another_body_elsewhere(
