@@ -5,12 +5,10 @@ punctuation was most of the cited tokens; the item rewritten under kept attribut
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from tests.conftest import Project
+from tests.support import check_results
 from watcher.gitbuild import Upstream
 
 TRANSPORT = """\
@@ -30,12 +28,6 @@ pub mod auth;
 PLAIN = TRANSPORT.replace('#[cfg_attr(docsrs, doc(cfg(feature = "transport-io")))]\n', "")
 
 
-def _result(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    (result,) = [r for r in json.loads(out)["results"] if r["id"] == "n:src/transport.rs:6-8"]
-    return result
-
-
 def test_an_item_whose_attribute_was_dropped_is_changed_not_missing(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -44,7 +36,7 @@ def test_an_item_whose_attribute_was_dropped_is_changed_not_missing(
     dropped = upstream.commit("remove unnecessary doc-cfg (#61)", {"src/transport.rs": PLAIN})
     upstream.commit("auth", {"src/transport.rs": PLAIN + "pub use auth::AuthClient;\n"})
 
-    result = _result(project, capsys)
+    result = check_results(project, capsys)["n:src/transport.rs:6-8"]
 
     assert result["verdict"] == "changed", result["message"]
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (5, 6)
@@ -62,7 +54,7 @@ def test_an_item_rewritten_under_its_attributes_is_missing(
         {"src/transport.rs": TRANSPORT.replace("pub use io::stdio;", "pub mod prelude;")},
     )
 
-    result = _result(project, capsys)
+    result = check_results(project, capsys)["n:src/transport.rs:6-8"]
 
     assert result["verdict"] == "missing", result["message"]
     assert result["introduced_by"]["commit"] == gone
@@ -89,8 +81,7 @@ def test_a_definition_cited_whole_with_an_attribute_dropped_is_changed(
         "config: exhaustive (#63)", {"src/config.rs": CONFIG.replace("#[non_exhaustive]\n", "")}
     )
 
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
-    (result,) = [r for r in json.loads(out)["results"] if r["id"] == "n:src/config.rs:3-8"]
+    result = check_results(project, capsys)["n:src/config.rs:3-8"]
 
     assert result["verdict"] == "changed", result["message"]
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (3, 7)
