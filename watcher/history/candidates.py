@@ -65,7 +65,7 @@ def carried(places: Extents, stretches: Stretches, newer: bytes, older: bytes) -
     older's bytes, then the newer's) touches one of them in the newer version and none
     writes or removes a definition's line; else None (judge it)."""
     shifted, shift, index = [], 0, 0
-    ordered = sorted(stretches, key=lambda s: s[2])
+    ordered = stretches  # in the order of the bytes, as `diffs.differing` finds them
     for start, end in places:
         while index < len(ordered) and ordered[index][3] < start:
             old_lo, old_hi, new_lo, new_hi = ordered[index]
