@@ -282,7 +282,9 @@ def place(
         best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
         parsed = dict(files)[best.path]
         return _placed(completed(anchor, parsed, _with_margins(anchor, parsed, best)))
-    return _placed(_best(anchor, files, _carried) or _first(anchor, files, _elsewhere))
+    if not anchor.whole:  # a whole definition was looked for by name above, in vain
+        found = _best(anchor, files, _carried)
+    return _placed(found or _first(anchor, files, _elsewhere))
 
 
 def _placed(found: Found | None) -> tuple[str, str | None, int | None, int | None]:
@@ -318,35 +320,36 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
     `Result<T, E>` impl's header when the two were folded into one, keeping its body."""
     assert anchor.definition is not None
     kind, name = anchor.definition[0], anchor.definition[1][-1:]
-    namesakes = dict(anchor.namesakes)
-    found = []
+    namesakes, found = dict(anchor.namesakes), []
     for names, node in of_kind(parsed, kind):
-        own = namesakes.get(names)
-        if names[-1:] != name or ((kind, names) in anchor.known and own is None):
+        if names[-1:] != name or ((kind, names) in anchor.known and names not in namesakes):
             continue  # another name, or a definition the baseline had: not the citation
         head = with_attributes(node)
-        texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
-                               starting=True, placed=False).texts  # fmt: skip
-        parsed.stats.tokens_scanned += len(texts)
-        # The tokens both hold, order aside, bound how many can survive the alignment.
-        if not could_survive(anchor.body, texts):
-            continue
-        if own is not None and _kept_more(anchor, own, texts):
-            continue  # a namesake the baseline had, still more itself than the citation
-        if carry(anchor.body, 0, len(anchor.body), texts) is not None:
+        low, high = head.start_byte, max(node.end_byte, head.end_byte)
+        # Told once per anchor for each namesake's bytes: a history walk asks at every
+        # version it judges, and a namesake is mostly unchanged (fastmcp's server.py: the
+        # 92 `__init__`s of 604 asks, 6.3 s of difflib).
+        key = ("moved", names, parsed.source[low:high])
+        if key not in anchor.derived:
+            anchor.derived[key] = _moved_here(anchor, namesakes.get(names), parsed, low, high)
+        if anchor.derived[key] is True:
             found.append(node)
     return found
 
 
-def _kept_more(anchor: Anchor, own: Sequence[str], texts: Sequence[str]) -> bool:
-    """Whether a namesake (its tokens now: `texts`) keeps at least as much of its own
-    baseline tokens (`own`) as of the citation's definition's, told once per anchor for
-    each distinct namesake: a history walk asks it of every version it judges, and the
-    namesake is mostly unchanged (fastmcp's server.py: 604 asks of 92, 6.3 s of difflib)."""
-    key = ("kept more", tuple(own), tuple(texts))
-    if key not in anchor.derived:
-        anchor.derived[key] = kept(anchor.body, texts) <= kept(own, texts)
-    return anchor.derived[key] is True
+def _moved_here(
+    anchor: Anchor, own: Sequence[str] | None, parsed: Parsed, low: int, high: int
+) -> bool:
+    """Whether the definition at bytes [low, high) of `parsed` is the citation's, moved
+    there (`_moved`); `own`: its tokens in the baseline file, when it had it."""
+    texts = tokens_between(parsed, low, high, starting=True, placed=False).texts
+    parsed.stats.tokens_scanned += len(texts)
+    # The tokens both hold, order aside, bound how many can survive the alignment.
+    if not could_survive(anchor.body, texts):
+        return False
+    if own is not None and kept(anchor.body, texts) <= kept(own, texts):
+        return False  # a namesake the baseline had, still more itself than the citation
+    return carry(anchor.body, 0, len(anchor.body), texts) is not None
 
 
 def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found | None:
