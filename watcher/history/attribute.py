@@ -104,10 +104,14 @@ def attribute(
             out[index] = out[index].model_copy(update=update)
     for index, commit in list(introduced.items()):
         if out[index].verdict is Verdict.MISSING and out[index].kind == "citation":
-            again = _renamed(mirror, judged[index][0], out[index], commit, release_tags)
+            plan = judged[index][0]
+            again = _renamed(mirror, plan, out[index], commit, release_tags)
+            moved = None if again else _relocated(mirror, plan, out[index], commit, release_tags)
+            if moved is not None and moved[0].introduced_by is not None:
+                again, introduced[index] = moved, moved[0].introduced_by.commit  # gone later
             if again is not None:  # renamed by that commit: found under its new name
                 out[index] = again[0]
-                judged[index] = (judged[index][0], again[0])
+                judged[index] = (plan, again[0])
                 if again[0].verdict is not Verdict.MISSING:
                     del introduced[index]  # found: no hints
     for index, candidates in _candidates(mirror, judged, introduced, pool).items():
@@ -164,6 +168,8 @@ def item_history(mirror: Mirror, plan: Plan, release_tags: str) -> tuple[Change,
     if judged.verdict is Verdict.MISSING and judged.kind == "citation":
         commit = walk.introduced(first, changes, "missing")
         again = _renamed(mirror, plan, judged, commit, release_tags) if commit else None
+        if again is None and commit:
+            again = _relocated(mirror, plan, judged, commit, release_tags)
         if again is not None:  # as `check` tells it
             judged, changes = again
     cut = _written_later(mirror, plan, judged, changes)
@@ -204,18 +210,47 @@ def _renamed(
         result = classify.judge(mirror, plan)
         first, changes = _walked(mirror, plan, result)
         blamed = walk.introduced(first, changes, _category(result.verdict))
-        mirror.releases(release_tags, [c for c, _ in changes])
-        update: dict[str, object] = {"history": history(mirror, changes, release_tags)}
-        if blamed is not None:
-            update |= {
-                "introduced_by": attribution(mirror, blamed),
-                "released_in": mirror.first_release(blamed, release_tags),
-            }
-        found = (result.model_copy(update=update), changes)
+        found = (_told(mirror, result, changes, blamed, release_tags), changes)
         if result.verdict is not Verdict.MISSING or blamed is None:
             break
         commit = blamed
     return found
+
+
+def _relocated(
+    mirror: Mirror, plan: Plan, result: Result, commit: str, release_tags: str
+) -> tuple[Result, Changes] | None:
+    """A missing citation's result and changes where `commit`, which it is blamed on,
+    removed a file it was followed in and moved its definition into a file it added
+    (`relocate.moved_by`): HEAD no longer has it there, so it went missing later, from
+    that file, which its walks now follow too (`Session.moved_into`). None: not moved."""
+    from watcher.judge import relocate  # only where a followed file was removed
+
+    anchor = classify.anchor_of(mirror, plan)
+    path = relocate.moved_by(mirror, plan, anchor, commit, classify.parser(mirror))
+    if path is None:
+        return None
+    mirror.session.moved_into[plan.item.id] = (path,)
+    first, changes = _walked(mirror, plan, result)
+    blamed = walk.introduced(first, changes, "missing")
+    if blamed is None:  # there at HEAD after all (that file moved since): not told
+        del mirror.session.moved_into[plan.item.id]
+        return None
+    return _told(mirror, result, changes, blamed, release_tags), changes
+
+
+def _told(
+    mirror: Mirror, result: Result, changes: Changes, blamed: str | None, release_tags: str
+) -> Result:
+    """`result` with the history and blame its walk found."""
+    mirror.releases(release_tags, [c for c, _ in changes])
+    update: dict[str, object] = {"history": history(mirror, changes, release_tags)}
+    if blamed is not None:
+        update |= {
+            "introduced_by": attribution(mirror, blamed),
+            "released_in": mirror.first_release(blamed, release_tags),
+        }
+    return result.model_copy(update=update)
 
 
 def _candidates(
@@ -333,7 +368,8 @@ def following(mirror: Mirror, plan: Plan, result: Result, since: str | None = No
         earlier = mirror.paths.follow(plan.base, start, paths).at_head
         paths = [p for p, _ in earlier] or paths
     followed = mirror.paths.follow(start, plan.head, paths)
-    extra = [p for p in _paths(plan, result) if p not in paths]
+    moved = mirror.session.moved_into.get(plan.item.id, ())  # `_relocated`
+    extra = [p for p in [*_paths(plan, result), *moved] if p not in paths]
     if extra and not {p for p, _ in followed.at_head} >= set(extra):
         # Found in a file it was not followed to: follow that file back to where it came
         # from, so that a construct moved between files is blamed where it changed.

@@ -243,9 +243,9 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
             break
     candidates: tuple[Candidate, ...] = ()
     if found is None and (plan.search_repo or plan.removals):
-        found, candidates = relocate.citation(mirror, plan, anchor, _parser(mirror))
+        found, candidates = relocate.citation(mirror, plan, anchor, parser(mirror))
     elif found is not None:  # identical in a copy too: say where
-        candidates = relocate.twins(plan, anchor, found, _parser(mirror))
+        candidates = relocate.twins(plan, anchor, found, parser(mirror))
     baseline = _baseline(plan, item.start_line, item.end_line)
     code = anchor.text
     if found is None:
@@ -283,10 +283,11 @@ def missing_hints(
     """Candidates for a missing citation in the files `hint_files` named."""
     from watcher.judge import relocate
 
-    return relocate.hints(mirror, plan, anchor_of(mirror, plan), commit, files, _parser(mirror))
+    return relocate.hints(mirror, plan, anchor_of(mirror, plan), commit, files, parser(mirror))
 
 
-def _parser(mirror: Mirror) -> relocate.Parse:
+def parser(mirror: Mirror) -> relocate.Parse:
+    """Parse a candidate file through the run's parse cache (`relocate.Parse`)."""
     return lambda path, blob: parse_at(mirror, path, blob)
 
 

@@ -114,8 +114,9 @@ def citation(
     """The cited construct in files that could have taken it over, and every candidate.
     A definition of its kind and name is the construct when it is like it, or when it is
     the only one of that name in the files the commit that removed the construct added,
-    where that commit removed no other (python-sdk's LATEST_PROTOCOL_VERSION, moved and
-    rewritten; not a `main` when the commit removed several). Anywhere at HEAD, or
+    in the file that commit moved it into (`moved_by`: python-sdk's
+    LATEST_PROTOCOL_VERSION, moved and rewritten; not a `main` when the commit removed
+    several, nor one written there later). Anywhere at HEAD, or
     among several in those files, an unlike one is a namesake (codex's and
     typescript-sdk's many `main` functions): listed but not chosen, and the next place is
     searched. With none chosen, the construct is missing."""
@@ -131,7 +132,7 @@ def citation(
             best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
             if _alike(candidates, anchor.tokens, best.tokens) or (
                 found_in != ELSEWHERE and len(candidates) == 1
-                and not _shared_name(mirror, plan, anchor, found_in, best, parse)
+                and moved_by(mirror, plan, anchor, _removal(plan, found_in), parse) == best.path
             ):  # fmt: skip
                 return best, candidates
             listed = {where(c) for c in namesakes}  # a file added then is at HEAD too
@@ -139,6 +140,42 @@ def citation(
                 c.model_copy(update={"chosen": False}) for c in candidates if where(c) not in listed
             ]
     return None, tuple(namesakes)
+
+
+def moved_by(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str, parse: Parse) -> str | None:
+    """The file that `commit`, which removed a file the citation was followed in, added
+    and moved the cited definition into, as the commit wrote it (chosen as `citation`
+    chooses in the files it added: like it, or the only one of its name where the commit
+    removed no other); None when there is none. Where HEAD no longer has it there, the
+    citation went missing later, from that file: mcp-proxy's `create_starlette_app`,
+    moved into the new `mcp_server.py` with the split that deleted `sse_server.py`, and
+    removed from it two commits later."""
+    language = languages.for_path(plan.item.path)
+    if anchor.definition is None or language is None or commit not in plan.removals:
+        return None
+    suffixes = languages.LANGUAGES[language].extensions
+    followed = {p for p, _ in plan.files} | {plan.item.path}
+    added = sorted(mirror.paths.added(commit).items())
+    files = [(p, b) for p, b in added if p.endswith(suffixes) and p not in followed]
+    mirror.prefetch(b for _, b in files)
+    matches = _definitions(mirror, anchor, files, parse)
+    if not matches:
+        renamed = _renamed(mirror, anchor, files, parse)
+        matches = [f for f in renamed if alike(anchor.tokens, f.tokens, SIMILAR_IN_FILE)]
+    if not matches:
+        return None
+    found_in = f"{ADDED}{commit[:12]}"
+    best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
+    if _alike(candidates, anchor.tokens, best.tokens) or (
+        len(candidates) == 1 and not _shared_name(mirror, plan, anchor, found_in, best, parse)
+    ):
+        return best.path
+    return None
+
+
+def _removal(plan: Plan, found_in: str) -> str:
+    """The commit whose added files a candidate was `found_in`."""
+    return next(c for c in plan.removals if found_in == f"{ADDED}{c[:12]}")
 
 
 def _shared_name(
@@ -149,7 +186,7 @@ def _shared_name(
     one namesake it added (`best`) is no sign of where this one went. A removed file that
     holds `best` as it is was only moved with it."""
     assert anchor.definition is not None
-    commit = next(c for c in plan.removals if found_in == f"{ADDED}{c[:12]}")
+    commit = _removal(plan, found_in)
     language = languages.for_path(plan.item.path)
     if language is None:
         return False

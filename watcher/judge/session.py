@@ -107,6 +107,9 @@ class Session:
         # A citation's anchor under each name its definition was renamed to, in order
         # (`judge.renamed`): looked for under those where its own name finds nothing.
         self.renamed: dict[Anchor, tuple[Anchor, ...]] = {}
+        # The files a citation's definition was moved into by a commit that removed a file
+        # it was followed in, by item id (`judge.relocate.moved_by`): its walks follow them.
+        self.moved_into: dict[str, tuple[str, ...]] = {}
 
     def anchor(self, key: AnchorKey) -> Anchor | None:
         """The anchor made for this key, if any (kept as the most recently used)."""

@@ -1,0 +1,113 @@
+"""A definition moved into a file the commit that deleted its own file added, and later
+removed from there (`relocate.moved_by`): it is missing from that later commit on, and a
+namesake written afterwards in another file that commit added is not it. The shape of
+mcp-proxy's `create_starlette_app`: `sse_server.py` deleted by the split that added
+`mcp_server.py` and a test module, the function removed from `mcp_server.py` two commits
+later, and a test helper of that name written in the test module."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Project
+from tests.support import check_results
+from watcher.gitbuild import Upstream
+
+OLD = "src/proxy/sse_server.py"
+NEW = "src/proxy/mcp_server.py"
+TESTS = "tests/test_mcp_server.py"
+
+CREATE = """\
+def create_app(server, origins=None, debug=False):
+    transport = SseTransport("/messages/")
+    routes = [Route("/sse", endpoint=transport.handle), Mount("/messages/", app=transport)]
+    middleware = [Middleware(CorsMiddleware, allow_origins=origins or [])]
+    return Starlette(debug=debug, routes=routes, middleware=middleware)
+"""
+
+SSE = (
+    '"""Serve a stdio server over SSE."""\n\nimport logging\n\n'
+    "logger = logging.getLogger(__name__)\n\n\n"
+    + CREATE
+    + "\n\nasync def run_sse_server(params, settings):\n"
+    "    async with stdio_client(params) as streams:\n"
+    "        app = create_app(await proxy(streams), settings.origins)\n"
+    "        await serve(app, settings.host, settings.port)\n"
+)
+
+
+def mcp_server(stateless: bool = False, with_create: bool = True) -> str:
+    """The module the split added: `create_app` edited on the way (a status route), with
+    much new code around it, so that git pairs it with no deleted file."""
+    create = CREATE.replace(
+        "    routes = [",
+        "    status = {'last_activity': now()}\n"
+        + ("    logger.debug('stateless: %s', stateless)\n" if stateless else "")
+        + "    routes = [Route('/status', endpoint=lambda r: status), ",
+    )
+    if not with_create:
+        create = (
+            "def create_routes(server, status):\n"
+            "    return [Route('/status', endpoint=lambda r: status)]\n"
+        )
+    handlers = "".join(
+        f"\n\nasync def handle_{n}(request):\n"
+        f"    session = await sessions.open(request, kind={n!r})\n"
+        f"    return await session.reply(request.query_params.get({n!r}))\n"
+        for n in ("sse", "http", "status", "health", "metrics", "shutdown")
+    )
+    return (
+        '"""Serve a stdio server over SSE or streamable HTTP."""\n\n'
+        "import contextlib\nimport logging\n\nlogger = logging.getLogger(__name__)\n\n\n"
+        + create
+        + handlers
+    )
+
+
+TEST_MODULE = (
+    "import pytest\n\n\n"
+    "async def test_create_app():\n"
+    "    app = make_app(server=None)\n"
+    "    assert app.routes\n"
+)
+
+HELPER = (
+    "\n\ndef create_app(servers, origins=None):\n"
+    "    routes = [route for server in servers for route in create_routes(server, {})]\n"
+    "    return Starlette(routes=routes)\n"
+)
+
+
+def test_a_definition_moved_into_a_new_file_then_removed_from_it_is_missing_from_then(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("sse server (#1)", {OLD: SSE})
+    project.note("n", f"{base} {OLD}:8-12")
+    split = upstream.commit(
+        "support streamable http (#60)", {OLD: None, NEW: mcp_server(), TESTS: TEST_MODULE}
+    )
+    edit = upstream.commit("pass stateless (#62)", {NEW: mcp_server(stateless=True)})
+    removed = upstream.commit("serve several servers (#65)", {NEW: mcp_server(with_create=False)})
+    upstream.commit("test helper (#66)", {TESTS: TEST_MODULE + HELPER})
+    assert SSE.splitlines()[7].startswith("def create_app(")
+
+    result = check_results(project, capsys)[f"n:{OLD}:8-12"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == removed
+    assert [(c["commit"], c["state"]) for c in result["history"]] == [
+        (split, "changed"),
+        (edit, "changed"),
+        (removed, "missing"),
+    ]
+    # The test helper of that name is listed where to look, not chosen.
+    assert [(c["path"], c["chosen"]) for c in result["candidates"]] == [(TESTS, False)]
+    _, out, _ = project.run("log", f"n:{OLD}:8-12", "--offline", capsys=capsys)
+    assert [line.split()[1] for line in out.splitlines()[1:]] == [
+        c[:10] for c in (split, edit, removed)
+    ]
+    _, out, _ = project.run("backtest", "--note", "n", "--offline", capsys=capsys)
+    assert [line.split()[1:5] for line in out.splitlines()[1:]] == [
+        [split[:10], "fresh", "->", "changed"],
+        [removed[:10], "changed", "->", "missing"],
+    ]
