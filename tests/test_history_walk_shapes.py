@@ -291,20 +291,67 @@ def test_the_places_a_missing_item_could_be_found_in_are_carried_only_past_other
     writing a definition's line anywhere, leaves them untold."""
     newer = services(kept=False).encode()
     anchor = anchors.anchor(syntax.parse("b", "python", lambda: services().encode()), PY, 2, 6)
-    places = candidates.extents(anchor, syntax.parse("n", "python", lambda: newer))
-    assert places is not None and len(places) == 1  # Queue.run: a namesake by its name
-    (start, end), run = places[0], newer.index(b"    def run")
+    known = candidates.extents(anchor, syntax.parse("n", "python", lambda: newer))
+    assert known is not None and len(known.places) == 1  # Queue.run: a namesake by its name
+    (start, end), run = known.places[0], newer.index(b"    def run")
     assert (start, newer[end:].startswith(b"    def step_0")) == (run, True)
 
-    def carried(older: bytes) -> candidates.Extents | None:
+    def carried(older: bytes) -> tuple[tuple[int, int], ...] | None:
         stretches = diffs.differing(older, newer, 0, len(older), 0, len(newer))
-        return candidates.carried(places, stretches, newer, older)
+        found = candidates.carried(known, stretches, newer, older)
+        return None if found is None else found.places
 
     far = newer.replace(b"slots + 30\n", b"slots + 31\n")
     above = newer.replace(b"size = 3\n", b"size = 30\n")
-    assert carried(far) == places
+    assert carried(far) == known.places
     assert carried(above) == ((start + 1, end + 1),)
     assert carried(newer.replace(b"pending) + 0", b"pending) + 1")) is None
     assert carried(newer.replace(b"+ 0\n\n", b"+ 0\n\n        self.size = 0\n")) is None
     written = newer.replace(b"    def step_30(self)", b"    def run_later(self)")
     assert carried(written) is None
+
+
+def test_definitions_written_where_the_missing_one_cannot_be_are_carried_past() -> None:
+    """With the missing method's class gone, a method added or removed whole elsewhere,
+    or a signature edited, changes no place it could be found in; one of its name, or a
+    header whose body runs on past the stretch (a method renamed), may."""
+    newer = services(kept=False).replace("class Cache:\n    size = 3\n", "").encode()
+    anchor = anchors.anchor(syntax.parse("b", "python", lambda: services().encode()), PY, 2, 6)
+    known = candidates.extents(anchor, syntax.parse("n", "python", lambda: newer))
+    assert known is not None and known.names == ("Cache", "run")
+
+    def carried(older: bytes) -> bool:
+        stretches = diffs.differing(older, newer, 0, len(older), 0, len(newer))
+        return candidates.carried(known, stretches, newer, older) is not None
+
+    step = b"\n    def step_30(self):\n        return self.size + self.used + self.slots + 30\n"
+    assert step in newer
+    assert carried(newer.replace(step, b""))  # removed whole
+    assert carried(newer.replace(step, step + step.replace(b"step_30", b"step_99")))  # added
+    assert carried(newer.replace(b"def step_30(self)", b"def step_30(self, n)"))  # signature
+    assert not carried(newer.replace(b"def step_30(self)", b"def other(self)"))  # renamed
+    assert not carried(newer.replace(step, step + step.replace(b"step_30", b"run")))
+    with_class = newer + b"\n\nclass Cache:\n    size = 3\n"
+    assert not carried(with_class.replace(step, b""))  # its class is there: in its scope
+
+
+def test_a_missing_method_of_a_class_gone_is_not_judged_for_methods_added_elsewhere(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = upstream.commit("base (#1)", {PY: services()})
+    project.note("n", f"{base} {PY}:2-6")
+    gone = services(kept=False).replace("class Cache:\n    size = 3\n", "")
+    drop = upstream.commit("drop the cache (#2)", {PY: gone})
+    for n in range(3):  # a method added to the queue, whole
+        gone += f"\n    def extra_{n}(self):\n        return self.size * {n}\n"
+        upstream.commit(f"add extra {n} (#{3 + n})", {PY: gone})
+    near = upstream.commit(
+        "tune the queue (#6)", {PY: gone.replace("pending) + 0", "pending) + 1")}
+    )
+
+    result = check(project, capsys)[f"n:{PY}:2-6"]
+
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == drop
+    assert project.counts.walk.judged_commits == [near, drop]
+    assert project.counts.walk.quiet == 3

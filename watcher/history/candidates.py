@@ -10,14 +10,17 @@ most versions that once held it (python-sdk's `__init__`, a method of another cl
 helper added since): told from the bytes alone, any of those could be it, and each
 version was judged. Known from the last version judged, and carried back through each
 commit's stretches as a line range is, these places are the same bytes in the version
-before, in the same scopes, unless a stretch touched one of them or wrote or removed a
-definition's line (`def`, `class`: what could also change a definition's scope). For
-Python, whose scopes are its lines' indentation.
+before, in the same scopes, unless a stretch touched one of them or changed which
+definitions there are (`_redefines`). For Python, whose scopes are its lines'
+indentation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections import Counter
+from dataclasses import dataclass
 
 from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import of_kind
@@ -25,11 +28,22 @@ from watcher.locate.windows import Stretches
 from watcher.parse.nodes import with_attributes
 from watcher.parse.syntax import Parsed
 
-Extents = tuple[tuple[int, int], ...]  # bytes [start, end) of one version of a file
-
 LANGUAGES = frozenset({"python"})
-_DEFINING = re.compile(rb"^[ \t]*(?:async[ \t]+)?(?:def|class)\b", re.MULTILINE)
+# A definition's line: its indentation, its keyword and its name.
+_HEADER = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(def|class)\b[ \t]*(\w*)", re.MULTILINE)
 _CODE = re.compile(rb"^[ \t]*[^ \t\r\n#]", re.MULTILINE)
+_SCOPED = frozenset({"function_definition", "class_definition"})
+
+
+@dataclass(frozen=True)
+class Extents:
+    """Where, in one version of a file, the missing item could be found by name: bytes
+    [start, end) of each definition `locate` would weigh for it; and the item's kind and
+    name path, which tell the definitions a commit wrote that could be it."""
+
+    places: tuple[tuple[int, int], ...]
+    kind: str
+    names: tuple[str, ...]
 
 
 def extents(anchor: Anchor, parsed: Parsed) -> Extents | None:
@@ -46,7 +60,7 @@ def extents(anchor: Anchor, parsed: Parsed) -> Extents | None:
             head = with_attributes(node)
             start = parsed.source.rfind(b"\n", 0, head.start_byte) + 1
             found.append((start, _next_code(parsed.source, max(node.end_byte, head.end_byte))))
-    return tuple(sorted(found))
+    return Extents(tuple(sorted(found)), kind, tuple(names))
 
 
 def _next_code(source: bytes, end: int) -> int:
@@ -60,30 +74,86 @@ def _next_code(source: bytes, end: int) -> int:
     return len(source) if code is None else code.start()
 
 
-def carried(places: Extents, stretches: Stretches, newer: bytes, older: bytes) -> Extents | None:
+def carried(known: Extents, stretches: Stretches, newer: bytes, older: bytes) -> Extents | None:
     """The places in the older version, where no stretch (where the two differ: the
     older's bytes, then the newer's) touches one of them in the newer version and none
-    writes or removes a definition's line; else None (judge it)."""
+    changes which definitions there are (`_redefines`); else None (judge it)."""
     shifted, shift, index = [], 0, 0
     ordered = stretches  # in the order of the bytes, as `diffs.differing` finds them
-    for start, end in places:
-        while index < len(ordered) and ordered[index][3] < start:
-            old_lo, old_hi, new_lo, new_hi = ordered[index]
-            if _defining(older, old_lo, old_hi) or _defining(newer, new_lo, new_hi):
+    for start, end in known.places:
+        # A stretch on the line that ends before it or the one it ends at touches it too:
+        # what a commit wrote there may be aligned with either (a decorator added above,
+        # a statement appended below, read as written after the next line's indentation).
+        while index < len(ordered) and ordered[index][3] < start - 1:
+            if _redefines(known, ordered[index], newer, older):
                 return None
+            old_lo, old_hi, new_lo, new_hi = ordered[index]
             shift += (old_hi - old_lo) - (new_hi - new_lo)
             index += 1
-        if index < len(ordered) and ordered[index][2] <= end:
-            return None  # a stretch touches it (or starts right where it ends)
+        line_end = newer.find(b"\n", end)
+        if index < len(ordered) and ordered[index][2] <= (len(newer) if line_end < 0 else line_end):
+            return None  # a stretch touches it
         shifted.append((start + shift, end + shift))
-    for old_lo, old_hi, new_lo, new_hi in ordered[index:]:
-        if _defining(older, old_lo, old_hi) or _defining(newer, new_lo, new_hi):
-            return None
-    return tuple(shifted)
+    if any(_redefines(known, stretch, newer, older) for stretch in ordered[index:]):
+        return None
+    return dataclasses.replace(known, places=tuple(shifted))
 
 
-def _defining(source: bytes, low: int, high: int) -> bool:
-    """Whether the lines that bytes [low, high) touch hold a definition's line."""
+def _redefines(
+    known: Extents, stretch: tuple[int, int, int, int], newer: bytes, older: bytes
+) -> bool:
+    """Whether a stretch may change which definitions `locate` could find the item in,
+    other than those at its places (which it does not touch): where the definitions'
+    lines it touches differ in the two versions (an edit of a signature leaves them as
+    they were), one of them may be the item under its own name, or renamed in its
+    scope, or take code after the stretch into its scope. None can when they have other
+    names, the definition the item was in is nowhere in either version (fastmcp's
+    `MountedServer`, gone with its `__init__`), and each one's scope ends within the
+    stretch (a method added or removed whole)."""
+    old_lo, old_hi, new_lo, new_hi = stretch
+    before, after = _headers(older, old_lo, old_hi), _headers(newer, new_lo, new_hi)
+    if [h[1:] for h in before] == [h[1:] for h in after]:
+        return False
+    if known.kind not in _SCOPED or len(known.names) < 2:
+        return True
+    own = known.names[-1].encode()
+    if any(name == own for _, _, _, name in before + after):
+        return True
+    scope = re.compile(rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+%s\b" % re.escape(
+        known.names[-2].encode()), re.MULTILINE)  # fmt: skip
+    if scope.search(older) or scope.search(newer):
+        return True
+    return _reaching(before, after, older, old_hi) or _reaching(after, before, newer, new_hi)
+
+
+def _headers(source: bytes, low: int, high: int) -> list[tuple[int, int, bytes, bytes]]:
+    """The definitions' lines among the lines that bytes [low, high) touch: where each
+    starts, and its indentation, keyword and name."""
     start = source.rfind(b"\n", 0, low) + 1
     end = source.find(b"\n", high)
-    return _DEFINING.search(source, start, len(source) if end < 0 else end) is not None
+    end = len(source) if end < 0 else end
+    found = _HEADER.finditer(source, start, end)
+    return [(m.start(), len(m[1]), m[2], m[3]) for m in found]
+
+
+def _reaching(
+    own: list[tuple[int, int, bytes, bytes]],
+    other: list[tuple[int, int, bytes, bytes]],
+    source: bytes,
+    high: int,
+) -> bool:
+    """Whether a definition's line of one version's stretch (`own`, in `source`, the
+    stretch ending at byte `high`) that the other's does not have opens a scope that
+    runs on past the stretch: the first line of code after it that is no deeper starts
+    after `high`."""
+    unmatched = Counter(h[1:] for h in other)
+    for at, indent, keyword, name in own:
+        if unmatched[(indent, keyword, name)] > 0:
+            unmatched[(indent, keyword, name)] -= 1
+            continue
+        line = source.find(b"\n", at)
+        closing = re.compile(rb"^[ \t]{0,%d}[^ \t\r\n#]" % indent, re.MULTILINE)
+        found = closing.search(source, len(source) if line < 0 else line + 1)
+        if (len(source) if found is None else found.start()) > high:
+            return True
+    return False
