@@ -3,7 +3,6 @@ where a version differs from the one before (`watcher.parse.diffs`)."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -79,25 +78,23 @@ def word_places(
     source: bytes, word: bytes, low: int = 0, high: int | None = None, stats: Stats | None = None
 ) -> Iterator[tuple[int, int]]:
     """The byte ranges within [low, high) where `word` occurs as a whole word (no byte
-    `is_word_byte` takes on either side). The pattern starts with the word itself, which
-    the regex engine finds at `bytes.find` speed; a pattern starting with a look-behind is
-    tried at every byte (6-40x slower on a 450 KB file)."""
+    `is_word_byte` takes on either side; `high` counts as the end). Found with
+    `bytes.find`, which ran at 1.6 times the speed of a compiled pattern starting with
+    the word through a 116 KB file, and in the same order: an occurrence whole at its
+    end is passed over whole (as a pattern's match would be), any other by one byte."""
     high = len(source) if high is None else high
     if stats is not None:
         stats.placed += high - low
-    if source.find(word, low, high) < 0:  # most stretches of an edited version lack it
-        return
-    for match in _whole_word(word).finditer(source, low, high):
-        at = match.start()
+    size, find = len(word), source.find
+    at = find(word, low, high)
+    while at >= 0:
+        end = at + size
+        if end < high and is_word_byte(source[end]):
+            at = find(word, at + 1, high)
+            continue
         if not (at and is_word_byte(source[at - 1])):
-            yield match.span()
-
-
-@functools.lru_cache(maxsize=4096)
-def _whole_word(word: bytes) -> re.Pattern[bytes]:
-    """The pattern `word_places` searches with, made once per word: a walk searches each
-    stretch of each version for the same few words."""
-    return re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])")
+            yield at, end
+        at = find(word, end, high)
 
 
 def _whole_words(regions: Edits, old: bytes, new: bytes) -> Edits:
