@@ -109,7 +109,7 @@ def attribute(
             moved = None if again else _relocated(mirror, plan, out[index], commit, release_tags)
             if moved is not None and moved[0].introduced_by is not None:
                 again, introduced[index] = moved, moved[0].introduced_by.commit  # gone later
-            if again is not None:  # renamed by that commit: found under its new name
+            if again is not None:  # renamed by that commit, or moved and gone later
                 out[index] = again[0]
                 judged[index] = (plan, again[0])
                 if again[0].verdict is not Verdict.MISSING:
