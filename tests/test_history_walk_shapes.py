@@ -6,6 +6,7 @@ commit that did not touch the item is followed, not parsed: pinned by the run's 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -237,22 +238,42 @@ def services(kept: bool = True, other: int = 0, similar: bool = False) -> str:
     return f"{cache}\n\nclass Queue:\n{queue}{filler}"
 
 
+def _tune_step(text: str, n: int) -> str:
+    return text.replace(f"slots + {10 + n}\n", f"slots + {100 + n}\n")
+
+
+def _add_method(text: str, n: int) -> str:
+    return text + f"\n    def extra_{n}(self):\n        return self.size * {n}\n"
+
+
+@pytest.mark.parametrize(
+    ("dropped", "edit"),
+    [
+        (services(kept=False), _tune_step),
+        (services(kept=False).replace("class Cache:\n    size = 3\n", ""), _add_method),
+    ],
+    ids=["edits far from them", "methods added elsewhere, its class gone"],
+)
 def test_a_missing_method_whose_name_other_classes_define_is_judged_only_near_them(
-    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    dropped: str,
+    edit: Callable[[str, int], str],
 ) -> None:
     """Every version holds a `run`, which `locate` weighs for the missing one: told from
     the bytes, any could be it. Known from the version judged, the places of the
     definitions it could be found in are carried through the commits that edit far from
-    them (the filler's constants), and a commit that edits one of them is judged."""
+    them (the filler's constants), or, its class gone, add a method whole elsewhere, and
+    a commit that edits one of them is judged."""
     base = upstream.commit("base (#1)", {PY: services()})
     project.note("n", f"{base} {PY}:2-6")
-    drop = upstream.commit("drop the cache's constructor (#2)", {PY: services(kept=False)})
-    filler = services(kept=False)
-    for n in range(3):  # far from both `__init__`s
-        filler = filler.replace(f"slots + {10 + n}\n", f"slots + {100 + n}\n")
-        upstream.commit(f"tune step {10 + n} (#{3 + n})", {PY: filler})
+    drop = upstream.commit("drop the cache's constructor (#2)", {PY: dropped})
+    for n in range(3):
+        dropped = edit(dropped, n)
+        upstream.commit(f"edit {n} (#{3 + n})", {PY: dropped})
     near = upstream.commit(
-        "tune the queue (#6)", {PY: filler.replace("pending) + 0", "pending) + 1")}
+        "tune the queue (#6)", {PY: dropped.replace("pending) + 0", "pending) + 1")}
     )
 
     result = check(project, capsys)[f"n:{PY}:2-6"]
@@ -333,25 +354,3 @@ def test_definitions_written_where_the_missing_one_cannot_be_are_carried_past() 
     assert not carried(newer.replace(step, step + step.replace(b"step_30", b"run")))
     with_class = newer + b"\n\nclass Cache:\n    size = 3\n"
     assert not carried(with_class.replace(step, b""))  # its class is there: in its scope
-
-
-def test_a_missing_method_of_a_class_gone_is_not_judged_for_methods_added_elsewhere(
-    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
-) -> None:
-    base = upstream.commit("base (#1)", {PY: services()})
-    project.note("n", f"{base} {PY}:2-6")
-    gone = services(kept=False).replace("class Cache:\n    size = 3\n", "")
-    drop = upstream.commit("drop the cache (#2)", {PY: gone})
-    for n in range(3):  # a method added to the queue, whole
-        gone += f"\n    def extra_{n}(self):\n        return self.size * {n}\n"
-        upstream.commit(f"add extra {n} (#{3 + n})", {PY: gone})
-    near = upstream.commit(
-        "tune the queue (#6)", {PY: gone.replace("pending) + 0", "pending) + 1")}
-    )
-
-    result = check(project, capsys)[f"n:{PY}:2-6"]
-
-    assert result["verdict"] == "missing"
-    assert result["introduced_by"]["commit"] == drop
-    assert project.counts.walk.judged_commits == [near, drop]
-    assert project.counts.walk.quiet == 3
