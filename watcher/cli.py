@@ -564,12 +564,9 @@ def main(argv: Sequence[str] | None = None, *, counts: Counts | None = None) -> 
     Everything the command prints passes the redaction point (watcher/redact.py). A bug
     (any other exception) prints its traceback and exits 2 as well: never 1, which
     means "stale notes found" and would pass for success. What a `check` did is counted
-    in `counts` when given (`watcher.judge.session`: tests and the bench read it).
-    """
+    in `counts` when given (`watcher.judge.session`: tests and the bench read it)."""
     argv = sys.argv[1:] if argv is None else argv
-    # watch's models use no pydantic plugin: without this, the first model validated
-    # reads every installed package's entry points for one (40 ms a run).
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # no 40 ms plugin scan
     args = build_parser(_only(argv)).parse_args(argv)
     args.counts = counts
     out, err = sys.stdout, sys.stderr
