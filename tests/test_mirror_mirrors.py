@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import Project
 from watcher.config import Upstream as UpstreamConfig
+from watcher.errors import UpstreamError
 from watcher.gitbuild import Upstream
 from watcher.mirror import clone, objects
 from watcher.mirror.mirrors import Mirror
@@ -86,6 +87,26 @@ def test_prefetch_is_one_round_trip_per_batch(upstream: Upstream, tmp_path: Path
     mirror.close()
 
 
+def test_a_blob_the_upstream_lacks_is_an_error_that_names_the_upstream(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """A copy of a repository that lacks some of its blobs (or a history rewritten since
+    the mirror read its trees) answers a fetch with git's "not our ref": the error names
+    the upstream and what to check."""
+    upstream.commit("lib", {LIB: "pub fn a() {}\n"})
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+
+    with pytest.raises(UpstreamError) as raised:
+        mirror.prefetch(["1" * 40])
+
+    message = str(raised.value)
+    assert message.startswith("acme/client (")
+    assert "not our ref 1111111111111111111111111111111111111111" in message
+    assert "the upstream does not have them" in message and "config.toml" in message
+    mirror.close()
+
+
 def test_files_by_ending_are_listed_once_per_commit_and_kept_apart(
     upstream: Upstream, tmp_path: Path
 ) -> None:
@@ -108,8 +129,6 @@ def test_files_by_ending_are_listed_once_per_commit_and_kept_apart(
 def test_git_commands_run_side_by_side_answer_in_order_and_a_failure_is_an_error(
     upstream: Upstream, tmp_path: Path
 ) -> None:
-    from watcher.errors import UpstreamError
-
     for n in range(6):
         upstream.commit(f"change {n}", {f"src/m{n}.rs": f"pub fn f{n}() {{}}\n"})
     mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")

@@ -453,19 +453,30 @@ class Mirror:
         self.round_trips += 1
         # Sending no "have" lines matters: a server with reachability bitmaps leaves out
         # every object reachable from what the client has, blobs of a partial clone included.
-        self._network(
-            "-c",
-            "fetch.negotiationAlgorithm=noop",
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--recurse-submodules=no",
-            "--filter=blob:none",
-            "--stdin",
-            "origin",
-            stdin="\n".join(missing) + "\n",
-        )
+        try:
+            self._network(
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                "--stdin",
+                "origin",
+                stdin="\n".join(missing) + "\n",
+            )
+        except GitTimeout:
+            raise
+        except UpstreamError as exc:
+            lacks = "not our ref" in str(exc)  # the server has no such object
+            raise UpstreamError(
+                f"{self.upstream.repo} ({self.upstream.display_url}): fetching "
+                f"{len(missing)} object(s) the run reads failed: {exc}"
+                + ("; the upstream does not have them: its history was rewritten, or the url "
+                   "in config.toml is a copy that lacks them" if lacks else "")
+            ) from exc  # fmt: skip
 
     def files(self, commit: str, suffixes: Sequence[str]) -> dict[str, str]:
         """Every file at `commit` with one of the suffixes: path -> blob id (one `ls-tree`
