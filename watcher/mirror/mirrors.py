@@ -454,19 +454,9 @@ class Mirror:
         # Sending no "have" lines matters: a server with reachability bitmaps leaves out
         # every object reachable from what the client has, blobs of a partial clone included.
         try:
-            self._network(
-                "-c",
-                "fetch.negotiationAlgorithm=noop",
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--recurse-submodules=no",
-                "--filter=blob:none",
-                "--stdin",
-                "origin",
-                stdin="\n".join(missing) + "\n",
-            )
+            self._network("-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
+                          "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none",
+                          "--stdin", "origin", stdin="\n".join(missing) + "\n")  # fmt: skip
         except GitTimeout:
             raise
         except UpstreamError as exc:
