@@ -111,3 +111,26 @@ def test_a_definition_moved_into_a_new_file_then_removed_from_it_is_missing_from
         [split[:10], "fresh", "->", "changed"],
         [removed[:10], "changed", "->", "missing"],
     ]
+
+
+def test_a_moved_into_file_grown_past_the_size_limit_tells_no_later_removal(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file the definition went to grew past `[limits] file_bytes` before it lost
+    the definition: its walk cannot read it, so the removal there is not told, and the
+    citation stays missing from the commit that deleted its own file."""
+    project.config(extra="[limits]\nfile_bytes = 4000\n")
+    base = upstream.commit("sse server (#1)", {OLD: SSE})
+    project.note("n", f"{base} {OLD}:8-12")
+    split = upstream.commit(
+        "support streamable http (#60)", {OLD: None, NEW: mcp_server(), TESTS: TEST_MODULE}
+    )
+    padding = "".join(f"\nLIMIT_{n} = {n}  # a constant\n" for n in range(200))
+    upstream.commit("constants (#61)", {NEW: mcp_server() + padding})
+    upstream.commit("serve several servers (#65)", {NEW: mcp_server(with_create=False) + padding})
+    assert len(mcp_server()) < 4000 < len(mcp_server() + padding)
+
+    result = check_results(project, capsys)[f"n:{OLD}:8-12"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == split

@@ -231,9 +231,12 @@ def _relocated(
     if path is None:
         return None
     mirror.session.moved_into[plan.item.id] = (path,)
-    first, changes = _walked(mirror, plan, result)
+    try:
+        first, changes = _walked(mirror, plan, result)
+    except TooLarge:  # a version of that file above [limits] file_bytes: not told
+        first, changes = "missing", []
     blamed = walk.introduced(first, changes, "missing")
-    if blamed is None:  # there at HEAD after all (that file moved since): not told
+    if blamed is None:  # there at HEAD after all (that file moved since), or not told
         del mirror.session.moved_into[plan.item.id]
         return None
     return _told(mirror, result, changes, blamed, release_tags), changes
