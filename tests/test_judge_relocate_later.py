@@ -134,3 +134,46 @@ def test_a_moved_into_file_grown_past_the_size_limit_tells_no_later_removal(
 
     assert result["verdict"] == "missing", result["message"]
     assert result["introduced_by"]["commit"] == split
+
+
+LAUNCHER = "".join(
+    f"    if (arg === '--{flag}') {{ options.{flag} = argv[++i]; continue; }}\n"
+    for flag in ("port", "host", "env", "config", "server", "transport", "header", "timeout")
+)
+
+
+def test_an_unlike_namesake_the_deleting_commit_added_is_not_followed(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shape of inspector's CLI build: the commit that deleted the compiled `bin/cli.js`
+    added a web client's launcher with a `main` of its own, 15% alike the cited one, the
+    only `main` there. That is no sign of where the cited one went: its later edits and
+    deletion are not the citation's, which is missing from the commit that deleted its
+    file."""
+    cli = (
+        "function parseArgs() { return { cli: process.argv.includes('--cli') }; }\n"
+        "async function main() {\n"
+        "  const args = parseArgs();\n"
+        "  if (args.cli) { runCli(args); } else { await runWebClient(args); }\n"
+        "}\n"
+        "main();\n"
+    )
+    start = (
+        "async function main() {\n  const options = {};\n  const argv = process.argv;\n"
+        "  for (let i = 2; i < argv.length; i++) {\n  const arg = argv[i];\n"
+        + LAUNCHER
+        + "  }\n  await launch(options);\n}\nmain();\n"
+    )
+    base = upstream.commit("cli (#300)", {"bin/cli.js": cli})
+    project.note("n", f"{base} bin/cli.js:2-5")
+    deleted = upstream.commit(
+        "fix the cli build (#316)", {"bin/cli.js": None, "client/bin/start.js": start}
+    )
+    upstream.commit("auto open (#276)", {"client/bin/start.js": start.replace("2;", "3;")})
+    upstream.commit("v2 (#1830)", {"client/bin/start.js": None})
+
+    result = check_results(project, capsys)["n:bin/cli.js:2-5"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == deleted
+    assert [c["commit"] for c in result["history"]] == [deleted]

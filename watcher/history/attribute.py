@@ -227,7 +227,8 @@ def _relocated(
     from watcher.judge import relocate  # only where a followed file was removed
 
     anchor = classify.anchor_of(mirror, plan)
-    path = relocate.moved_by(mirror, plan, anchor, commit, classify.parser(mirror))
+    parse = classify.parser(mirror)
+    path = relocate.moved_by(mirror, plan, anchor, commit, parse, relocate.SIMILAR_MOVED)
     if path is None:
         return None
     mirror.session.moved_into[plan.item.id] = (path,)
@@ -371,15 +372,20 @@ def following(mirror: Mirror, plan: Plan, result: Result, since: str | None = No
         earlier = mirror.paths.follow(plan.base, start, paths).at_head
         paths = [p for p, _ in earlier] or paths
     followed = mirror.paths.follow(start, plan.head, paths)
-    moved = mirror.session.moved_into.get(plan.item.id, ())  # `_relocated`
-    extra = [p for p in [*_paths(plan, result), *moved] if p not in paths]
+    extra = [p for p in _paths(plan, result) if p not in paths]
+    came_from: list[str] = []
     if extra and not {p for p, _ in followed.at_head} >= set(extra):
         # Found in a file it was not followed to: follow that file back to where it came
         # from, so that a construct moved between files is blamed where it changed.
-        came_from: list[str] = []
         for path in extra:
             came_from += yield from mirror.paths.origins(start, plan.head, path)
-        wanted = list(dict.fromkeys([*paths, *came_from, *extra]))
+    else:
+        extra = []
+    # Moved into a file by the commit that removed its own (`_relocated`): that file from
+    # there on, not where it came from (a rename of another file, which never held it).
+    moved = [p for p in mirror.session.moved_into.get(plan.item.id, ()) if p not in paths]
+    if extra or moved:
+        wanted = list(dict.fromkeys([*paths, *came_from, *extra, *moved]))
         followed = mirror.paths.follow(start, plan.head, wanted)
     return followed.start, list(followed.steps)
 

@@ -142,14 +142,22 @@ def citation(
     return None, tuple(namesakes)
 
 
-def moved_by(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str, parse: Parse) -> str | None:
+def moved_by(
+    mirror: Mirror, plan: Plan, anchor: Anchor, commit: str, parse: Parse, least: float = 0.0
+) -> str | None:
     """The file that `commit`, which removed a file the citation was followed in, added
     and moved the cited definition into, as the commit wrote it (chosen as `citation`
-    chooses in the files it added: like it, or the only one of its name where the commit
-    removed no other); None when there is none. Where HEAD no longer has it there, the
-    citation went missing later, from that file: mcp-proxy's `create_starlette_app`,
-    moved into the new `mcp_server.py` with the split that deleted `sse_server.py`, and
-    removed from it two commits later."""
+    chooses in the files it added: like it, or the only one of its name, at least `least`
+    alike); None when there is none. Where HEAD no longer has it there, the citation went
+    missing later, from that file: mcp-proxy's `create_starlette_app`, moved into the new
+    `mcp_server.py` with the split that deleted `sse_server.py` (0.36 alike), and
+    removed from it two commits later.
+
+    Where the commit also removed another definition of the name, the one it added is no
+    sign of where this one went (inspector's v2 removed three files, each with its own
+    `main`), unless that file held it as it is: it was moved with it (python-sdk's
+    `LATEST_PROTOCOL_VERSION`, moved into `shared/version.py`, then that file into a
+    package of its own)."""
     language = languages.for_path(plan.item.path)
     if anchor.definition is None or language is None or commit not in plan.removals:
         return None
@@ -164,13 +172,13 @@ def moved_by(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str, parse: Par
         matches = [f for f in renamed if alike(anchor.tokens, f.tokens, SIMILAR_IN_FILE)]
     if not matches:
         return None
-    found_in = f"{ADDED}{commit[:12]}"
-    best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
-    if _alike(candidates, anchor.tokens, best.tokens) or (
-        len(candidates) == 1 and not _shared_name(mirror, plan, anchor, found_in, best, parse)
-    ):
+    best, candidates = _choose(plan.item.path, anchor.tokens, matches, f"{ADDED}{commit[:12]}")
+    if _alike(candidates, anchor.tokens, best.tokens):
         return best.path
-    return None
+    others = _removed_namesakes(mirror, plan, anchor, commit, suffixes, parse)
+    shared = any(other.tokens != best.tokens for other in others)
+    alone = len(candidates) == 1 and not shared
+    return best.path if alone and _similarity(anchor.tokens, best.tokens) >= least else None
 
 
 def _removal(plan: Plan, found_in: str) -> str:
@@ -178,25 +186,21 @@ def _removal(plan: Plan, found_in: str) -> str:
     return next(c for c in plan.removals if found_in == f"{ADDED}{c[:12]}")
 
 
-def _shared_name(
-    mirror: Mirror, plan: Plan, anchor: Anchor, found_in: str, best: Found, parse: Parse
-) -> bool:
-    """Whether the commit that removed the construct removed other definitions of its kind
-    and name too (inspector's v2 removed three files, each with its own `main`): then the
-    one namesake it added (`best`) is no sign of where this one went. A removed file that
-    holds `best` as it is was only moved with it."""
-    assert anchor.definition is not None
-    commit = _removal(plan, found_in)
-    language = languages.for_path(plan.item.path)
-    if language is None:
-        return False
-    suffixes = languages.LANGUAGES[language].extensions
+def _removed_namesakes(
+    mirror: Mirror,
+    plan: Plan,
+    anchor: Anchor,
+    commit: str,
+    suffixes: tuple[str, ...],
+    parse: Parse,
+) -> list[Found]:
+    """The cited construct's namesakes in the other files of its language that `commit`
+    removed (its own file and its renames aside)."""
     after, own = mirror.files(commit, suffixes), {plan.item.path, plan.removed_path}
     removed = [(p, b) for p, b in sorted(mirror.files(f"{commit}^1", suffixes).items())
                if p not in after and p not in own]  # fmt: skip
     mirror.prefetch(b for _, b in removed)
-    others = _definitions(mirror, anchor, removed, parse)
-    return any(found.tokens != best.tokens for found in others)
+    return _definitions(mirror, anchor, removed, parse)
 
 
 def twins(plan: Plan, anchor: Anchor, found: Found, parse: Parse) -> tuple[Candidate, ...]:
@@ -439,6 +443,11 @@ ADDED = "added by "  # and the commit: found in the files it added
 # only when this alike (token similarity): python-sdk's RequestContext, removed, shares
 # its name with an unrelated class of client/streamable_http.py (0.38).
 SIMILAR_ELSEWHERE = 0.5
+# A definition moved into a file the removing commit added is followed there, after it
+# left that file too, when it is the only one of its name there and this alike
+# (`moved_by`): mcp-proxy's `create_starlette_app` is 0.36 alike; the web client's
+# launcher that inspector's CLI build added beside the deleted `bin/cli.js`, 0.15.
+SIMILAR_MOVED = 0.25
 # A construct found in another file of this many words (tokens holding one) must be
 # halfway from the least likeness to identical in them (`needed`): fewer, more.
 SMALL = 10
