@@ -51,13 +51,12 @@ def found(mirror: Mirror, plan: Plan, before: Files, after: Files) -> Anchor | N
     held = _held(mirror, anchor, before)
     if held is None:
         return None
-    had = {k for path, blob in before for k in definition_keys(_parse(mirror, path, blob))}
-    now = {k for path, blob in after for k in definition_keys(_parse(mirror, path, blob))}
+    had, now = _keys(mirror, before), _keys(mirror, after)
     if anchor.definition in now:  # still there, its body moved out (gemini-cli's
         return None  # `filterFiles`, whose body went to a new `_shouldIgnore`): no rename
     best: tuple[float, tuple[str, ...], tuple[str, ...]] | None = None
     for path, blob in after:
-        parsed = _parse(mirror, path, blob)
+        parsed = classify.parse_at(mirror, path, blob)
         for key, node in of_kind(parsed, kind):
             if key[:-1] != names[:-1] or (kind, key) in had:
                 continue
@@ -90,7 +89,7 @@ def _taken(
     assert anchor.definition is not None
     kind, names = anchor.definition
     for path, blob in before:
-        parsed = _parse(mirror, path, blob)
+        parsed = classify.parse_at(mirror, path, blob)
         for key, node in of_kind(parsed, kind):
             if key[:-1] != names[:-1] or key == names or (kind, key) in now:
                 continue
@@ -103,7 +102,7 @@ def _held(mirror: Mirror, anchor: Anchor, files: Files) -> tuple[str, ...] | Non
     """The tokens of the definition that holds the item in `files` under the anchor's
     name (its whole text, attributes included), or None where it is not there so."""
     assert anchor.definition is not None
-    parsed = [(path, _parse(mirror, path, blob)) for path, blob in files]
+    parsed = [(path, classify.parse_at(mirror, path, blob)) for path, blob in files]
     spot = find(anchor, parsed)
     if spot is None or spot.start_line is None:
         return None
@@ -120,5 +119,8 @@ def _tokens(parsed: Parsed, node: Node) -> tuple[str, ...]:
     return tuple(tokens_between(parsed, head.start_byte, end, starting=True).texts)
 
 
-def _parse(mirror: Mirror, path: str, blob: str) -> Parsed:
-    return classify.parse_at(mirror, path, blob)
+def _keys(mirror: Mirror, files: Files) -> set[tuple[str, tuple[str, ...]]]:
+    """Every definition (kind and name path) of the files."""
+    return {
+        k for path, blob in files for k in definition_keys(classify.parse_at(mirror, path, blob))
+    }
