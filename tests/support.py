@@ -1,5 +1,6 @@
-"""Helpers several test files share: git in a work tree, a check's results by id, git's
-own trace of the processes a run started, and a lock held by another process."""
+"""Helpers several test files share: git in a work tree, a check's results by id, a
+command run in a fresh process, git's own trace of the processes a run started, and a
+lock held by another process."""
 
 from __future__ import annotations
 
@@ -29,6 +30,16 @@ def check_results(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[
     """`watch check --format json`'s results, by id."""
     _, out, _ = project.run("check", "--format", "json", capsys=capsys)
     return {r["id"]: r for r in json.loads(out)["results"]}
+
+
+def in_fresh_process(project: Project, probe: str, out: Path, *args: str) -> Any:
+    """Run `probe` (a Python script given the path `out` and a `watch` command line) in a
+    fresh interpreter on the project's config, and read back the JSON it wrote to `out`:
+    what only a process that starts cold can tell (modules imported, validators built)."""
+    command = [sys.executable, "-c", probe, str(out), *args, "--config", str(project.config_file)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert out.exists(), done.stderr
+    return json.loads(out.read_text())
 
 
 class Trace:

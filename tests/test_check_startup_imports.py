@@ -10,16 +10,14 @@ built when the run ends, not by timings.
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import Project
+from tests.support import in_fresh_process
 from watcher.gitbuild import Upstream
 
 PROBE = """\
@@ -60,16 +58,8 @@ UNUSED = (
 def cold_check(project: Project, tmp_path: Path) -> dict[str, Any]:
     """`watch check --offline` in a fresh process with the state folder emptied first."""
     shutil.rmtree(project.root / "state", ignore_errors=True)
-    out = tmp_path / "probe.json"
     args = ["check", "--offline", "--no-issues", "--format", "json"]
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(out), *args, "--config", str(project.config_file)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert out.exists(), done.stderr
-    found: dict[str, Any] = json.loads(out.read_text())
+    found: dict[str, Any] = in_fresh_process(project, PROBE, tmp_path / "probe.json", *args)
     return found
 
 

@@ -8,12 +8,10 @@ when the run ends, not by timings.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import Project
+from tests.support import in_fresh_process
 from watcher.gitbuild import Upstream
 
 HEAVY = ("tree_sitter", "git", "gitdb", "github", "apscheduler", "rich", "markdown_it")
@@ -64,15 +62,7 @@ says = "beta returns its name"
 
 
 def run_in_fresh_process(project: Project, tmp_path: Path, *args: str) -> tuple[int, list[str]]:
-    out = tmp_path / "modules.json"
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(out), *args, "--config", str(project.config_file)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert out.exists(), done.stderr
-    data = json.loads(out.read_text())
+    data = in_fresh_process(project, PROBE, tmp_path / "modules.json", *args)
     return data["code"], data["modules"]
 
 
