@@ -217,25 +217,28 @@ fn make_session_and_context(config: &Config, client: Client) -> (Session, TurnCo
 """
 
 
-def test_a_field_inserted_into_a_literal_a_later_commit_split_is_explained(
+def test_a_field_inserted_into_a_literal_a_later_commit_split_stays_in_the_span(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """codex's make_session_and_context: a field added to the cited `Session` literal,
-    whose other fields a later commit moves into a `SessionServices` literal, where the
-    HEAD span follows them: git's trace of those lines never passes the inserted one."""
+    whose other fields a later commit moves into a `SessionServices` literal. Carried in
+    one jump from the baseline, the HEAD span followed the moved fields and ended with
+    the `SessionServices` literal, and git's trace of those lines never passed the
+    inserted field. Carried commit by commit, the field is inside the citation from the
+    commit that added it, and stays in the `Session` literal: the HEAD span reaches it,
+    and git, tracing that span, lists what watch lists."""
     base = upstream.commit("session (#1)", {CODEX: SESSION})
     project.note("n", f"{base} {CODEX}:2-16")
     field = "        next_internal_sub_id: AtomicU64::new(0),\n"
     added = upstream.commit("tokio mutex (#3850)", {CODEX: SESSION.replace(
         "reasoning,\n    };", "reasoning,\n" + field + "    };")})  # fmt: skip
-    upstream.commit("session services (#4100)", {CODEX: SPLIT})
+    split = upstream.commit("session services (#4100)", {CODEX: SPLIT})
 
     rows = _compare(project, upstream, capsys, base,
                     {f"n:{CODEX}:2-16": ("range", "make_session_and_context")})  # fmt: skip
 
     result = check_results(project, capsys)[f"n:{CODEX}:2-16"]
     assert result["introduced_by"]["commit"] == added
-    row = rows[f"n:{CODEX}:2-16"]
-    assert row.explained, row.classes
-    assert any(added[:10] in c and "inserts code between two cited lines" in c
-               for c in row.classes)  # fmt: skip
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (2, 20)
+    assert [h["commit"] for h in result["history"]] == [added, split]
+    assert rows[f"n:{CODEX}:2-16"].classes == []

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from watcher.errors import TooLarge, WatchError
-from watcher.history import walk
+from watcher.history import stepwise, walk
 from watcher.judge import classify, renamed
 from watcher.judge.plan import Plan
 from watcher.judge.pool import LEAST_WALKS, Pool, lockstep, spread
 from watcher.locate import definitions
+from watcher.locate.anchors import Found
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files, Step
 from watcher.models import Attribution, Candidate, Change, Result, Verdict
@@ -47,6 +48,9 @@ class Told:
 
     commits: list[str | None]
     changes: list[Changes | None]
+    # A changed citation's place at HEAD, carried commit by commit (`stepwise`; None: as
+    # judged).
+    found: list[Found | None] = field(default_factory=list)
 
 
 # A walk yields the blobs it needs next (the driver fetches them) and returns what it found.
@@ -88,11 +92,17 @@ def attribute(
     for members, told in zip(groups.values(), found, strict=True):
         if not told.commits:  # the walk was stopped: nothing told
             told = Told([None] * len(members), [None] * len(members))
-        for index, commit, changes in zip(members, told.commits, told.changes, strict=True):
+        carried = told.found or [None] * len(members)
+        for index, commit, changes, stepped in zip(
+            members, told.commits, told.changes, carried, strict=True
+        ):
             cut = _written_later(mirror, *judged[index], changes or [])
             if cut is not None:  # another construct, written after the cited one was gone
                 changes, commit = (changes or [])[:cut], (changes or [])[cut - 1][0]
                 out[index] = classify.gone(judged[index][0], out[index])
+                judged[index] = (judged[index][0], out[index])
+            elif stepped is not None:  # carried commit by commit: still changed, elsewhere
+                out[index] = _carried(mirror, judged[index][0], out[index], stepped)
                 judged[index] = (judged[index][0], out[index])
             update: dict[str, object] = {"history": history(mirror, changes or (), release_tags)}
             if commit is not None:
@@ -118,6 +128,14 @@ def attribute(
         out[index] = out[index].model_copy(update={"candidates": candidates})
     mirror.session.walked()  # the spots of walks that started elsewhere (in other files)
     return out
+
+
+def _carried(mirror: Mirror, plan: Plan, result: Result, found: Found) -> Result:
+    """A changed citation's result placed where `stepwise` carried it: changed still,
+    whatever the last step's tokens."""
+    placed = classify.placed(plan, classify.anchor_of(mirror, plan),
+                             replace(found, identical=False), result.candidates)  # fmt: skip
+    return result.model_copy(update={k: getattr(placed, k) for k in ("current", "message", "diff")})
 
 
 def _written_later(mirror: Mirror, plan: Plan, result: Result, changes: Changes) -> int | None:
@@ -183,13 +201,14 @@ def _walked(mirror: Mirror, plan: Plan, judged: Result) -> tuple[str, Changes]:
     judge = walk.judge_function(mirror, plan)
     assert judge is not None
     start, steps = versions(mirror, plan, judged)
-    walks = walk.changes(mirror, start, [(step.commit, step.files) for step in steps], [judge])
+    walked = [(step.commit, step.files) for step in steps]
+    walks = walk.changes(mirror, start, walked, [judge])
     try:
         while True:
             mirror.prefetch(walks.send(None))
     except StopIteration as stop:
         ((first, changes),) = stop.value
-    return first, changes
+    return first, _stepped(mirror, plan, judged, start, walked, changes)[0]
 
 
 def _renamed(
@@ -335,16 +354,34 @@ def shared_walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
         judge = walk.judge_function(mirror, item_plan)
         if judge is not None:
             judges[index] = (judge, _category(item_result.verdict))
-    told = Told([None] * len(items), [None] * len(items))
+    told = Told([None] * len(items), [None] * len(items), [None] * len(items))
     if not judges:
         return told
     start, steps = yield from following(mirror, plan, result)
     walked = [(step.commit, step.files) for step in steps]
     found = yield from walk.changes(mirror, start, walked, [j for j, _ in judges.values()])
     for (index, (_, target)), (first, changes) in zip(judges.items(), found, strict=True):
+        changes, told.found[index] = _stepped(mirror, *items[index], start, walked, changes)
         told.commits[index] = walk.introduced(first, changes, target)
         told.changes[index] = changes
     return told
+
+
+def _stepped(
+    mirror: Mirror,
+    plan: Plan,
+    result: Result,
+    start: Files,
+    walked: Sequence[tuple[str, Files]],
+    changes: Changes,
+) -> tuple[Changes, Found | None]:
+    """A changed citation's changes, and its place at HEAD, carried commit by commit
+    through the commits its walk found (`stepwise`); as walked, and None, otherwise."""
+    if result.verdict is not Verdict.CHANGED or result.kind != "citation":
+        return changes, None
+    anchor = classify.anchor_of(mirror, plan)
+    stepped = stepwise.stepwise(mirror, anchor, start, walked, changes)
+    return (changes, None) if stepped is None else (stepped.changes, stepped.found)
 
 
 def versions(

@@ -234,7 +234,6 @@ def find_citation(mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str
 def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
     from watcher.judge import relocate
 
-    item = plan.item
     anchor = anchor_of(mirror, plan)
     found = find_citation(mirror, anchor, plan.files)
     for renamed in mirror.session.renamed.get(anchor, ()) if found is None else ():
@@ -246,21 +245,24 @@ def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
         found, candidates = relocate.citation(mirror, plan, anchor, parser(mirror))
     elif found is not None:  # identical in a copy too: say where
         candidates = relocate.twins(plan, anchor, found, parser(mirror))
-    baseline = _baseline(plan, item.start_line, item.end_line)
-    code = anchor.text
     if found is None:
-        message = _missing(plan, candidates)
-        return _result(plan, Verdict.MISSING, baseline, None, message, diff=None,
-                       candidates=candidates, code=code)  # fmt: skip
+        cited = _baseline(plan, plan.item.start_line, plan.item.end_line)
+        return _result(plan, Verdict.MISSING, cited, None, _missing(plan, candidates),
+                       diff=None, candidates=candidates, code=anchor.text)  # fmt: skip
+    return placed(plan, anchor, found, candidates)
+
+
+def placed(plan: Plan, anchor: Anchor, found: Found, candidates: tuple[Candidate, ...]) -> Result:
+    """A citation's result where it was found at HEAD (`candidates`: other places)."""
+    item = plan.item
     verdict = _location_verdict(found, item.path, item.start_line, item.end_line)
     current = Location(
         commit=plan.head, path=found.path, start_line=found.start_line, end_line=found.end_line
     )
     diff = unified(anchor.text, found.text) if verdict is Verdict.CHANGED else None
     message = _message(verdict, current, gone=_gone(plan, candidates))
-    return _result(
-        plan, verdict, baseline, current, message, diff=diff, candidates=candidates, code=code
-    )
+    return _result(plan, verdict, _baseline(plan, item.start_line, item.end_line), current,
+                   message, diff=diff, candidates=candidates, code=anchor.text)  # fmt: skip
 
 
 def gone(plan: Plan, judged: Result) -> Result:

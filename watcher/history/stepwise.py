@@ -1,0 +1,91 @@
+"""Carry a changed citation from version to version, as SPEC §4 says and `git log -L`
+carries lines: through each commit that changed it, from the lines it had just before.
+
+The history walk judges a version by aligning the baseline's definition with that
+version's in one jump (`locate.matching`). Where the cited code was rewritten by one
+commit, and code that reads as the cited code did was written beside it by a later one,
+the jump pairs the cited tokens with that look-alike: the HEAD span takes it in, and the
+history lists the commits that wrote it and took it out again. Carried commit by commit,
+the look-alike is code inserted at the edge of what the citation had become, and stays
+outside.
+
+The walk has told which commits changed the item. Here it is placed once more at each
+of them, from its lines in the version before (cited anew there, `anchors.anchor`), and
+at HEAD. A commit that changed none of the tokens so carried is no change of the item. A
+step that cannot carry it (the lines keep less than FOUND_SHARE, a definition cited
+whole, a file no grammar reads) leaves the walk's answer as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from watcher.judge import classify
+from watcher.locate.anchors import Anchor, Found, LocateError, anchor
+from watcher.mirror.mirrors import Mirror
+from watcher.mirror.renames import Files
+
+Changes = list[tuple[str, str]]  # (commit, the item's state after it), oldest first
+
+
+@dataclass(frozen=True)
+class Stepped:
+    """A citation carried commit by commit: where it is at HEAD, and the commits that
+    changed what was carried (its state, or its tokens)."""
+
+    found: Found
+    changes: Changes
+
+
+def stepwise(
+    mirror: Mirror,
+    cited: Anchor,
+    start: Files,
+    steps: Sequence[tuple[str, Files]],
+    changes: Changes,
+) -> Stepped | None:
+    """The citation `cited` carried from the first commit of its last run of found states
+    in `changes` (after the baseline, or after it was last missing) through each later
+    commit there, then to HEAD. None where nothing is carried by more than one jump (one
+    change since it was found), or a step cannot carry it."""
+    if cited.whole or cited.start_line is None or cited.definition is None:
+        return None  # compared whole, or a file with no definitions: one jump is exact
+    restart = 1 + max((n for n, (_, s) in enumerate(changes) if s == "missing"), default=-1)
+    chain = changes[restart:]
+    if len(chain) < 2:
+        return None
+    versions = dict(steps)
+    files = versions[chain[0][0]]
+    found = classify.find_citation(mirror, cited, files)
+    kept, state = list(changes[: restart + 1]), chain[0][1]
+    head = steps[-1][1] if steps else start
+    if found is None:
+        return None
+    for commit, after, into in [*((c, s, versions[c]) for c, s in chain[1:]), (None, "", head)]:
+        again = _recited(mirror, found, files)
+        carried = None if again is None else classify.find_citation(mirror, again, into)
+        if carried is None:
+            return None
+        if commit is not None:
+            if after != state or not carried.identical:
+                kept.append((commit, after))
+            state = after
+        found, files = carried, into
+    return Stepped(found, kept)
+
+
+def _recited(mirror: Mirror, found: Found, files: Files) -> Anchor | None:
+    """The lines `found` occupies in `files`, cited there: what the next version is
+    searched for. None where they cannot be (a whole definition, no code of their own)."""
+    blob = dict(files).get(found.path)
+    if blob is None or found.start_line is None or found.end_line is None:
+        return None
+    parsed = classify.parse_at(mirror, found.path, blob)
+    if parsed.tree is None:
+        return None
+    try:
+        again = anchor(parsed, found.path, found.start_line, found.end_line)
+    except LocateError:
+        return None
+    return None if again.whole or again.definition is None else again
