@@ -65,3 +65,46 @@ def test_a_statement_rewritten_away_is_not_found_in_code_inserted_above(
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (8, 12)
     assert [h["commit"] for h in result["history"]] == [rewritten]
+
+
+COLLECT = "src/scriv/collect.py"
+MODULE = """\
+\"\"\"Collect fragments into the changelog.\"\"\"
+
+import datetime
+import logging
+
+import click
+{logs}
+from .scriv import Scriv
+
+logger = logging.getLogger()
+
+
+def collect(add, edit, version):
+    return Scriv().collect(version, when=datetime.date.today())
+"""
+
+
+def test_an_import_written_beside_a_cited_one_after_its_neighbour_went_is_no_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scriv's `collect.py`: `import click` and `import click_log` cited together; the
+    second deleted, then `from .config import Config` written where it was, and
+    removed again. Aligned with the baseline in one jump, the new import pairs with the
+    deleted one (both `import` lines), so the commits that wrote and removed it changed
+    the item. Carried commit by commit, the citation is `import click` alone once its
+    neighbour went, and the import written below it is outside: the deletion is the
+    item's one change, and `git log --first-parent -L 6,6` at HEAD lists none of the
+    two."""
+    base = upstream.commit("collect", {COLLECT: MODULE.format(logs="import click_log\n")})
+    project.note("n", f"{base} {COLLECT}:6-7")
+    dropped = upstream.commit("drop click_log", {COLLECT: MODULE.format(logs="")})
+    upstream.commit("config", {COLLECT: MODULE.format(logs="from .config import Config\n")})
+    upstream.commit("config elsewhere", {COLLECT: MODULE.format(logs="")})
+
+    result = check_results(project, capsys)[f"n:{COLLECT}:6-7"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (6, 6)
+    assert [h["commit"] for h in result["history"]] == [dropped]

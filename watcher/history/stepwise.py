@@ -49,8 +49,8 @@ def stepwise(
     in `changes` (after the baseline, or after it was last missing) through each later
     commit there, then to HEAD. None where nothing is carried by more than one jump (one
     change since it was found), or a step cannot carry it."""
-    if cited.whole or cited.start_line is None or cited.definition is None:
-        return None  # compared whole, or a file with no definitions: one jump is exact
+    if cited.whole or cited.start_line is None:
+        return None  # compared whole: one jump is exact
     restart = 1 + max((n for n, (_, s) in enumerate(changes) if s == "missing"), default=-1)
     chain = changes[restart:]
     if len(chain) < 2:
@@ -63,7 +63,7 @@ def stepwise(
     if found is None:
         return None
     for commit, after, into in [*((c, s, versions[c]) for c, s in chain[1:]), (None, "", head)]:
-        again = _recited(mirror, found, files)
+        again = _recited(mirror, cited, found, files)
         carried = None if again is None else classify.find_citation(mirror, again, into)
         if carried is None:
             return None
@@ -75,9 +75,10 @@ def stepwise(
     return Stepped(found, kept)
 
 
-def _recited(mirror: Mirror, found: Found, files: Files) -> Anchor | None:
+def _recited(mirror: Mirror, cited: Anchor, found: Found, files: Files) -> Anchor | None:
     """The lines `found` occupies in `files`, cited there: what the next version is
-    searched for. None where they cannot be (a whole definition, no code of their own)."""
+    searched for. None where they cannot be like `cited` (a whole definition, or in a
+    definition where it was in none, or the other way round; no code of their own)."""
     blob = dict(files).get(found.path)
     if blob is None or found.start_line is None or found.end_line is None:
         return None
@@ -88,4 +89,6 @@ def _recited(mirror: Mirror, found: Found, files: Files) -> Anchor | None:
         again = anchor(parsed, found.path, found.start_line, found.end_line)
     except LocateError:
         return None
-    return None if again.whole or again.definition is None else again
+    if again.whole or (again.definition is None) != (cited.definition is None):
+        return None
+    return again
