@@ -108,3 +108,48 @@ def test_an_import_written_beside_a_cited_one_after_its_neighbour_went_is_no_cha
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (6, 6)
     assert [h["commit"] for h in result["history"]] == [dropped]
+
+
+PLAN = "packages/core/src/tools/exit-plan-mode.ts"
+INVOCATION = """\
+export class ExitPlanModeInvocation extends BaseToolInvocation {
+  getDescription(): string {
+    return 'Exit plan mode';
+  }
+
+  private getResolvedPlanPath(): string {
+BODY  }
+
+  async execute(_signal: AbortSignal): Promise<ToolResult> {
+    const resolvedPlanPath = this.getResolvedPlanPath();
+    return { llmContent: resolvedPlanPath };
+  }
+}
+"""
+
+
+def test_a_cited_statement_is_not_carried_into_part_of_another(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gemini-cli's `getResolvedPlanPath`: the cited `return path.resolve(...)` became a
+    `const` and a `return path.join(...)`, then one `return` of a call over five lines.
+    Carried from the two statements, the cited tokens fall on two of the call's argument
+    lines: part of a statement, where a whole one was cited. That step is not taken;
+    the one jump from the baseline, which holds the whole `return`, stands."""
+    one = "    return path.resolve(this.config.getTargetDir(), this.params.plan_path);\n"
+    base = upstream.commit("plan path", {PLAN: INVOCATION.replace("BODY", one)})
+    project.note("n", f"{base} {PLAN}:7-7")
+    two = ("    const safeFilename = path.basename(this.params.plan_filename);\n"
+           "    return path.join(this.config.storage.getPlansDir(), safeFilename);\n")  # fmt: skip
+    upstream.commit("plans dir", {PLAN: INVOCATION.replace("BODY", two)})
+    call = ("    return resolveAndValidatePlanPath(\n"
+            "      this.params.plan_filename,\n"
+            "      this.config.storage.getPlansDir(),\n"
+            "      this.config.getProjectRoot(),\n"
+            "    );\n")  # fmt: skip
+    upstream.commit("validate plan paths", {PLAN: INVOCATION.replace("BODY", call)})
+
+    result = check_results(project, capsys)[f"n:{PLAN}:7-7"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (7, 11)

@@ -12,8 +12,9 @@ outside.
 The walk has told which commits changed the item. Here it is placed once more at each
 of them, from its lines in the version before (cited anew there, `anchors.anchor`), and
 at HEAD. A commit that changed none of the tokens so carried is no change of the item. A
-step that cannot carry it (the lines keep less than FOUND_SHARE, a definition cited
-whole, a file no grammar reads) leaves the walk's answer as it is.
+step that cannot carry it (the lines keep less than FOUND_SHARE; they are a definition
+cited whole, or part of a statement where whole statements were cited; a file no
+grammar reads) leaves the walk's answer as it is.
 """
 
 from __future__ import annotations
@@ -72,13 +73,15 @@ def stepwise(
                 kept.append((commit, after))
             state = after
         found, files = carried, into
-    return Stepped(found, kept)
+    return None if _recited(mirror, cited, found, files) is None else Stepped(found, kept)
 
 
 def _recited(mirror: Mirror, cited: Anchor, found: Found, files: Files) -> Anchor | None:
     """The lines `found` occupies in `files`, cited there: what the next version is
-    searched for. None where they cannot be like `cited` (a whole definition, or in a
-    definition where it was in none, or the other way round; no code of their own)."""
+    searched for. None where they are not like `cited`: a whole definition, a definition's
+    lines where it was in none (or the other way round), part of a statement where it
+    cited whole statements (a call's argument lines, where it cited the `return` around
+    them), no code of their own."""
     blob = dict(files).get(found.path)
     if blob is None or found.start_line is None or found.end_line is None:
         return None
@@ -90,5 +93,7 @@ def _recited(mirror: Mirror, cited: Anchor, found: Found, files: Files) -> Ancho
     except LocateError:
         return None
     if again.whole or (again.definition is None) != (cited.definition is None):
+        return None
+    if cited.cited_statements is not None and again.cited_statements is None:
         return None
     return again
