@@ -165,7 +165,7 @@ def test_citations_of_one_file_walk_its_history_once(
 
     monkeypatch.setattr(syntax._CACHE, "budget", 1)  # keeps one parse: no reuse by luck
     base = upstream.commit("v1", {LIB: V1})
-    project.note("n", f"{base} {LIB}:1-4", f"{base} {LIB}:6-8", f"{base} {LIB}:1-8")
+    project.note("n", f"{base} {LIB}:1-4", f"{base} {LIB}:6-8", f"{base} {LIB}:2-2")
     upstream.commit("change both (#70)", {LIB: V1.replace("= 1", "= 2").replace("    7", "    9")})
     middle = []
     for n in range(6):
@@ -179,6 +179,32 @@ def test_citations_of_one_file_walk_its_history_once(
     assert {r["introduced_by"]["pr"] for r in results.values()} == {70}
     counts = Counter(project.counts.parse.parsed_blobs)
     assert [counts[blob] for blob in middle[:-1]] == [1] * 5  # every version between, once
+
+
+def test_a_citation_carried_commit_by_commit_reads_the_versions_the_walk_judged(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A citation of both functions, changed by every commit, is carried from the
+    version before each change to the version before the next (`history.stepwise`):
+    the versions the walk has just judged, still in the parse cache, not the versions
+    the commits made, which the walk never parsed."""
+    from collections import Counter
+
+    base = upstream.commit("v1", {LIB: V1})
+    project.note("n", f"{base} {LIB}:1-8")
+    upstream.commit("change both (#70)", {LIB: V1.replace("= 1", "= 2").replace("    7", "    9")})
+    made = []
+    for n in range(6):
+        changed = V1.replace("= 1", "= 2").replace("    7", "    9")
+        upstream.commit(f"edit {n}", {LIB: changed.replace("legacy\n}", f"legacy + {n}\n}}")})
+        made.append(upstream.git("rev-parse", f"HEAD:{LIB}"))
+    project.counts.parse.reset()
+
+    result = check_results(project, capsys)[f"n:{LIB}:1-8"]
+
+    assert len(result["history"]) == 7
+    counts = Counter(project.counts.parse.parsed_blobs)
+    assert [counts[blob] for blob in made[:-1]] == [1] * 5
 
 
 SCHEMA = """\

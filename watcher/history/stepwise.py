@@ -46,34 +46,44 @@ def stepwise(
     steps: Sequence[tuple[str, Files]],
     changes: Changes,
 ) -> Stepped | None:
-    """The citation `cited` carried from the first commit of its last run of found states
-    in `changes` (after the baseline, or after it was last missing) through each later
-    commit there, then to HEAD. None where nothing is carried by more than one jump (one
-    change since it was found), or a step cannot carry it."""
-    if cited.whole or cited.start_line is None:
+    """The citation `cited` carried through each commit of its last run of found states
+    in `changes`, then to HEAD. It starts in the version before the first of them, where
+    it is as cited (other code of its definition may have changed since the baseline),
+    or, where it was missing before, before the second (found there by one jump). Each
+    step goes from the version before one commit to the version before the next (or
+    HEAD): the versions the walk judged, as no other commit between touched the item.
+    None where there is nothing to step through, or a step cannot carry it."""
+    if cited.whole or cited.start_line is None or not changes:
         return None  # compared whole: one jump is exact
     restart = 1 + max((n for n, (_, s) in enumerate(changes) if s == "missing"), default=-1)
-    chain = changes[restart:]
-    if len(chain) < 2:
+    stops = changes[restart:] if restart == 0 else changes[restart + 1 :]
+    if not stops:
+        return None  # found again, and not changed since: one jump is a step
+    position = {commit: n for n, (commit, _) in enumerate(steps)}
+    before = [steps[n - 1][1] if n else start for n in (position[c] for c, _ in stops)]
+    files, found = before[0], classify.find_citation(mirror, cited, before[0])
+    if found is None or (restart == 0 and not found.identical):
         return None
-    versions = dict(steps)
-    files = versions[chain[0][0]]
-    found = classify.find_citation(mirror, cited, files)
-    kept, state = list(changes[: restart + 1]), chain[0][1]
+    kept = list(changes[: len(changes) - len(stops)])
+    state = kept[-1][1] if kept else None
     head = steps[-1][1] if steps else start
-    if found is None:
-        return None
-    for commit, after, into in [*((c, s, versions[c]) for c, s in chain[1:]), (None, "", head)]:
+    for (commit, after), into in zip(stops, [*before[1:], head], strict=True):
         again = _recited(mirror, cited, found, files)
+        if again is not None and len(stops) == 1 and restart == 0 and _as_cited(again, cited):
+            return None  # its definition as at the baseline: this one step is the jump
         carried = None if again is None else classify.find_citation(mirror, again, into)
         if carried is None:
             return None
-        if commit is not None:
-            if after != state or not carried.identical:
-                kept.append((commit, after))
-            state = after
-        found, files = carried, into
+        if after != state or not carried.identical:
+            kept.append((commit, after))
+        found, files, state = carried, into, after
     return None if _recited(mirror, cited, found, files) is None else Stepped(found, kept)
+
+
+def _as_cited(again: Anchor, cited: Anchor) -> bool:
+    """Whether a citation cited anew is the baseline's, in a definition as it was there:
+    carried from it, the next version is what the walk's one jump found."""
+    return (again.tokens, again.body, again.offset) == (cited.tokens, cited.body, cited.offset)
 
 
 def _recited(mirror: Mirror, cited: Anchor, found: Found, files: Files) -> Anchor | None:

@@ -212,14 +212,32 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
 
 def _attributes(parsed: Parsed, starts: Sequence[int]) -> tuple[int, ...]:
     """The indices of the tokens starting at `starts` that are inside an attribute or a
-    decorator (`ATTRIBUTES`); none when every one is (the citation cites attributes)."""
+    decorator (`ATTRIBUTES`); none when every one is (the citation cites attributes).
+    The attributes are found once, among the nodes around the tokens, not per token."""
     assert parsed.tree is not None
-    root, found = parsed.tree.root_node, []
+    top: Node | None = parsed.tree.root_node.descendant_for_byte_range(starts[0], starts[-1])
+    node = top
+    while node is not None:
+        if node.type in ATTRIBUTES:
+            return ()  # every token is inside it
+        node = node.parent
+    spans: list[tuple[int, int]] = []
+    stack = [top] if top is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type in ATTRIBUTES:
+            spans.append((node.start_byte, node.end_byte))
+        else:  # only what reaches the tokens' stretch
+            stack.extend(c for c in node.children
+                         if c.end_byte > starts[0] and c.start_byte <= starts[-1])  # fmt: skip
+    if not spans:
+        return ()
+    spans.sort()
+    lows = [low for low, _ in spans]
+    found = []
     for i, start in enumerate(starts):
-        node: Node | None = root.descendant_for_byte_range(start, start)
-        while node is not None and node.type not in ATTRIBUTES:
-            node = node.parent
-        if node is not None:
+        at = bisect.bisect_right(lows, start) - 1
+        if at >= 0 and start < spans[at][1]:
             found.append(i)
     return tuple(found) if len(found) < len(starts) else ()
 
