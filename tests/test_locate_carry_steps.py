@@ -153,3 +153,46 @@ def test_a_cited_statement_is_not_carried_into_part_of_another(
 
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (7, 11)
+
+
+TRIPPER = "pkg/kubernetes/accesscontrol_round_tripper.go"
+STRUCT = """\
+package kubernetes
+
+// AccessControlRoundTripper enforces access control on requests.
+type AccessControlRoundTripper struct {
+\tdelegate                http.RoundTripper
+\trestMapperProvider      func() meta.RESTMapper
+PREFIX\tvalidationEnabled       bool
+\tvalidators              []api.HTTPValidator
+}
+
+func (rt *AccessControlRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+\treturn rt.delegate.RoundTrip(req)
+}
+"""
+
+
+def test_a_field_written_above_a_cited_one_before_it_went_is_not_the_citation(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kubernetes-mcp-server's `AccessControlRoundTripper`: `validationEnabled bool` and
+    `validators` cited; a commit writes `apiPathPrefix string` above them, a later one
+    deletes `validationEnabled`. The walk tells one change, the deletion, and in one
+    jump from the baseline the deleted field pairs with the new one, which reads like
+    it (a name and a type): the HEAD span would take it in. Carried from the version
+    before the deletion, where the citation is as cited, the new field is code above
+    it: the HEAD span is `validators` alone."""
+    fields = "\tvalidationEnabled       bool\n"
+    base = upstream.commit("round tripper", {TRIPPER: STRUCT.replace("PREFIX", "")})
+    project.note("n", f"{base} {TRIPPER}:7-8")
+    prefix = "\tapiPathPrefix           string\n"
+    upstream.commit("api path prefix", {TRIPPER: STRUCT.replace("PREFIX", prefix)})
+    gone = STRUCT.replace("PREFIX", prefix).replace(fields, "")
+    deleted = upstream.commit("confirmation rules", {TRIPPER: gone})
+
+    result = check_results(project, capsys)[f"n:{TRIPPER}:7-8"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (8, 8)
+    assert [h["commit"] for h in result["history"]] == [deleted]
