@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 25  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
+JUDGE_VERSION = 26  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
 # 6: a region kept in order in its definition is found there; 7: an item is what was cited;
 # 8: a definition renamed and resized is found; 9: a definition moved to another scope
 # is found by its name and tokens; 10: a citation carried by lines, then tokens; 11: carried
@@ -42,6 +42,7 @@ JUDGE_VERSION = 25  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # 24: a walk's guards: a Go method's name after its receiver, overloads together; a missing
 # item searched around each stretch a commit edited, its namesakes' places carried (Python)
 # 25: a definition renamed is told between the two versions its commit joins
+# 26: a changed citation is carried commit by commit through the changes its walk found
 
 
 @dataclass(frozen=True)
