@@ -1,7 +1,8 @@
 """`bench.differential`'s blind spots of git that watch sees past, on histories built in
 the shape of the real code where each was hand-checked: a revert relanded, a construct
-whose tokens went before its lines, a test deleted and written again, a field inserted
-into a struct literal that a later commit split."""
+whose tokens went before its lines, a test deleted and written again, a line inserted
+between cited ones and deleted with one of them; and a field inserted into a struct
+literal that a later commit split, where watch now carries the span as git does."""
 
 from __future__ import annotations
 
@@ -242,3 +243,38 @@ def test_a_field_inserted_into_a_literal_a_later_commit_split_stays_in_the_span(
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (2, 20)
     assert [h["commit"] for h in result["history"]] == [added, split]
     assert rows[f"n:{CODEX}:2-16"].classes == []
+
+
+TURN = "core/src/turn.rs"
+SETUP = """\
+fn start_turn(config: &Config) -> Turn {
+    let sandbox = SandboxPolicy::from(config);
+    let tools = ToolsConfig::new(config.model_family(), sandbox.clone());
+    Turn::new(tools)
+}
+"""
+
+
+def test_a_line_inserted_between_cited_lines_and_deleted_with_one_is_explained(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line written between the two cited ones is inside the item, until a later
+    commit deletes it with the first cited line: the HEAD span is the second alone, and
+    git's trace of it never passes the inserted line, so git lists neither commit."""
+    base = upstream.commit("turns (#1)", {TURN: SETUP})
+    project.note("n", f"{base} {TURN}:2-3")
+    shell = "    let shell = default_user_shell();\n"
+    inserted = upstream.commit("user shell (#2)", {TURN: SETUP.replace(
+        "    let tools", shell + "    let tools")})  # fmt: skip
+    upstream.commit("sandbox from tools (#3)", {TURN: SETUP.replace(
+        "    let sandbox = SandboxPolicy::from(config);\n", "")})  # fmt: skip
+
+    rows = _compare(project, upstream, capsys, base,
+                    {f"n:{TURN}:2-3": ("range", "start_turn")})  # fmt: skip
+
+    result = check_results(project, capsys)[f"n:{TURN}:2-3"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (2, 2)
+    row = rows[f"n:{TURN}:2-3"]
+    assert row.explained, row.classes
+    assert any(inserted[:10] in c and "inserts code between two cited lines" in c
+               for c in row.classes)  # fmt: skip
