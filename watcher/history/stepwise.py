@@ -9,12 +9,15 @@ history lists the commits that wrote it and took it out again. Carried commit by
 the look-alike is code inserted at the edge of what the citation had become, and stays
 outside.
 
-The walk has told which commits changed the item. Here it is placed once more at each
-of them, from its lines in the version before (cited anew there, `anchors.anchor`), and
-at HEAD. A commit that changed none of the tokens so carried is no change of the item. A
-step that cannot carry it (the lines keep less than FOUND_SHARE; they are a definition
-cited whole, or part of a statement where whole statements were cited; a file no
-grammar reads) leaves the walk's answer as it is.
+The walk has told which commits changed the item. Here it is carried through them: from
+the version before the first, step by step to the version before each next one, and to
+HEAD, each step citing anew the lines it has in one version (`anchors.anchor`) and
+finding them in the next. A commit that changed none of the tokens so carried is no
+change of the item. A step that cannot carry it (the lines keep less than FOUND_SHARE;
+they are a definition cited whole, or part of a statement where whole statements were
+cited; a file no grammar reads) leaves the walk's answer as it is: the item is not told
+missing by a step alone (punkpeye/fastmcp's `stop`, whose cited `if` block was deleted
+after a look-alike was written above it, keeps the look-alike).
 """
 
 from __future__ import annotations
