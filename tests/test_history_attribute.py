@@ -155,6 +155,18 @@ def test_a_filtered_run_does_not_hide_a_new_release_from_the_next_run(
     assert check_results(project, capsys)[f"n:{LIB}:1-4"]["released_in"] == "v3.0.0"
 
 
+def _edited_seven_times(upstream: Upstream) -> list[str]:
+    """Both functions of V1 changed by one commit, then `mode` by six more: the blobs
+    those six made."""
+    changed = V1.replace("= 1", "= 2").replace("    7", "    9")
+    upstream.commit("change both (#70)", {LIB: changed})
+    made = []
+    for n in range(6):
+        upstream.commit(f"edit {n}", {LIB: changed.replace("legacy\n}", f"legacy + {n}\n}}")})
+        made.append(upstream.git("rev-parse", f"HEAD:{LIB}"))
+    return made
+
+
 def test_citations_of_one_file_walk_its_history_once(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -166,12 +178,7 @@ def test_citations_of_one_file_walk_its_history_once(
     monkeypatch.setattr(syntax._CACHE, "budget", 1)  # keeps one parse: no reuse by luck
     base = upstream.commit("v1", {LIB: V1})
     project.note("n", f"{base} {LIB}:1-4", f"{base} {LIB}:6-8", f"{base} {LIB}:2-2")
-    upstream.commit("change both (#70)", {LIB: V1.replace("= 1", "= 2").replace("    7", "    9")})
-    middle = []
-    for n in range(6):
-        changed = V1.replace("= 1", "= 2").replace("    7", "    9")
-        upstream.commit(f"edit {n}", {LIB: changed.replace("legacy\n}", f"legacy + {n}\n}}")})
-        middle.append(upstream.git("rev-parse", f"HEAD:{LIB}"))
+    middle = _edited_seven_times(upstream)
     project.counts.parse.reset()
 
     results = check_results(project, capsys)
@@ -186,18 +193,13 @@ def test_a_citation_carried_commit_by_commit_reads_the_versions_the_walk_judged(
 ) -> None:
     """A citation of both functions, changed by every commit, is carried from the
     version before each change to the version before the next (`history.stepwise`):
-    the versions the walk has just judged, still in the parse cache, not the versions
-    the commits made, which the walk never parsed."""
+    versions the walk has just judged, which the parse cache still holds at its usual
+    budget, so none is parsed twice."""
     from collections import Counter
 
     base = upstream.commit("v1", {LIB: V1})
     project.note("n", f"{base} {LIB}:1-8")
-    upstream.commit("change both (#70)", {LIB: V1.replace("= 1", "= 2").replace("    7", "    9")})
-    made = []
-    for n in range(6):
-        changed = V1.replace("= 1", "= 2").replace("    7", "    9")
-        upstream.commit(f"edit {n}", {LIB: changed.replace("legacy\n}", f"legacy + {n}\n}}")})
-        made.append(upstream.git("rev-parse", f"HEAD:{LIB}"))
+    made = _edited_seven_times(upstream)
     project.counts.parse.reset()
 
     result = check_results(project, capsys)[f"n:{LIB}:1-8"]
