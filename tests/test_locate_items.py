@@ -669,3 +669,47 @@ def test_alike_functions_folded_into_one_are_the_rename_of_the_most_alike(
     assert folded["introduced_by"]["commit"] == fold
     assert kept["verdict"] == "changed", kept["message"]
     assert kept["current"]["start_line"] == 7
+
+
+STREAM_PY = "pydantic_ai_slim/pydantic_ai/_utils.py"
+STREAM = """\
+class PeekableAsyncStream:
+    async def peek(self):
+        if self._buffer is None:
+            self._buffer = await anext(self._source)
+        return self._buffer
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        return await self.peek()
+"""
+SYNC = """\
+def sync_async_iterator(async_iter):
+    loop = get_event_loop()
+    while True:
+        try:
+            yield loop.run_until_complete(anext(async_iter))
+        except StopAsyncIteration:
+            break
+
+
+"""
+
+
+def test_a_cited_statement_is_not_the_start_of_a_longer_one_nearer_its_line(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pydantic-ai's `PeekableAsyncStream.__aiter__`: its `return self` is cited; a
+    function added above the class moves it down, and `peek`'s `return self._buffer`
+    ends up nearer the cited line. That statement begins with the cited tokens, but it
+    is not them: they still stand whole in `__aiter__`, moved."""
+    base = upstream.commit("peekable stream", {STREAM_PY: STREAM})
+    project.note("n", f"{base} {STREAM_PY}:8-8")
+    upstream.commit("run streams in sync (#3146)", {STREAM_PY: SYNC + STREAM})
+
+    result = _results(project, capsys)[f"n:{STREAM_PY}:8-8"]
+
+    assert result["verdict"] == "moved"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (17, 17)

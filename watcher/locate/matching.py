@@ -60,14 +60,28 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     # The cited file's match nearest the cited lines is the one chosen: looked for near
     # them first (`nearest`), then everywhere.
     near = nearest(anchor, *files[0]) if files and files[0][0] == anchor.path else None
-    exact = (
-        [near] if near else [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
-    )
-    if exact:
-        best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
-        parsed = dict(files)[best.path]
-        return completed(anchor, parsed, _with_margins(anchor, parsed, best))
-    return _best(anchor, files, _carried) or _first(anchor, files, _elsewhere)
+    found = _verbatim(anchor, files, [near]) if near else None
+    if found is None or not found.identical:  # a whole match farther off comes first
+        every = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
+        found = _verbatim(anchor, files, every) or found
+    return found or _best(anchor, files, _carried) or _first(anchor, files, _elsewhere)
+
+
+def _verbatim(
+    anchor: Anchor, files: Sequence[tuple[str, Parsed]], exact: Sequence[Found]
+) -> Found | None:
+    """Of verbatim matches, the one in the cited file nearest the cited lines, ended where
+    its statement ends (`completed`); one whose statement ends where the citation's did
+    first: a cited `return self` is not a `return self._buffer` written nearer it later
+    (pydantic-ai's `PeekableAsyncStream.__aiter__`), a cited `try` grown is itself."""
+    grown = None
+    for match in sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f)))):
+        parsed = dict(files)[match.path]
+        found = completed(anchor, parsed, _with_margins(anchor, parsed, match))
+        if found.identical:
+            return found
+        grown = grown or found
+    return grown
 
 
 def _best(anchor: Anchor, files: Sequence[tuple[str, Parsed]], how: Locator) -> Found | None:
@@ -278,10 +292,8 @@ def place(
         if found is not None:
             return _placed(found)
     exact = [f for path, parsed in files for f in in_windows(anchor, path, parsed)]
-    if exact:
-        best = min(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
-        parsed = dict(files)[best.path]
-        return _placed(completed(anchor, parsed, _with_margins(anchor, parsed, best)))
+    if exact and (found := _verbatim(anchor, files, exact)) is not None:
+        return _placed(found)
     if not anchor.whole:  # a whole definition was looked for by name above, in vain
         found = _best(anchor, files, _carried)
     return _placed(found or _first(anchor, files, _elsewhere))
