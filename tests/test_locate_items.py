@@ -713,3 +713,49 @@ def test_a_cited_statement_is_not_the_start_of_a_longer_one_nearer_its_line(
 
     assert result["verdict"] == "moved"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (17, 17)
+
+
+ROUTER_RS = "crates/rmcp/src/handler/server/router/tool.rs"
+ROUTER = """\
+impl<S> ToolRouter<S> {
+    pub fn remove_route(&mut self, name: &str) {
+        self.map.remove(name);
+    }
+    pub fn has_route(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+}
+"""
+NOTIFY = """\
+    fn notify_if_visible(&self, name: &str) {
+        if self.map.contains_key(name)
+            && let Some(notifier) = &self.notifier
+        {
+            notifier();
+        }
+    }
+}
+"""
+
+
+def test_a_cited_statement_grown_in_its_own_definition_is_not_one_begun_elsewhere(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rust-sdk's `ToolRouter::has_route`: its `self.map.contains_key(name)` is cited,
+    and grows `&& !self.disabled.contains(name)`; a new method below begins an `if` with
+    the same call. Both begin with the cited tokens, and the other's statement ends
+    with them; the one in `has_route` is the citation all the same, changed."""
+    base = upstream.commit("router", {ROUTER_RS: ROUTER})
+    project.note("n", f"{base} {ROUTER_RS}:6-6")
+    grown = ROUTER.replace(
+        "self.map.contains_key(name)\n",
+        "self.map.contains_key(name) && !self.disabled.contains(name)\n",
+    )
+    moved = "\n" * 6 + grown[: -len("}\n")] + NOTIFY
+    change = upstream.commit("disable tools (#500)", {ROUTER_RS: moved})
+
+    result = _results(project, capsys)[f"n:{ROUTER_RS}:6-6"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (12, 12)
+    assert [h["commit"] for h in result["history"]] == [change]

@@ -9,7 +9,6 @@ import bisect
 import difflib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from watcher.locate.alignment import (
@@ -30,7 +29,7 @@ from watcher.locate.definitions import (
 )
 from watcher.locate.scopes import through_scope
 from watcher.locate.siblings import taken
-from watcher.locate.verbatim import found_at, in_windows, nearest, verbatim
+from watcher.locate.verbatim import chosen, found_at, in_windows, margins, nearest, verbatim
 from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
 from watcher.parse.plain import line_marks
@@ -60,28 +59,11 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     # The cited file's match nearest the cited lines is the one chosen: looked for near
     # them first (`nearest`), then everywhere.
     near = nearest(anchor, *files[0]) if files and files[0][0] == anchor.path else None
-    found = _verbatim(anchor, files, [near]) if near else None
-    if found is None or not found.identical:  # a whole match farther off comes first
+    found = chosen(anchor, files, [near]) if near else None
+    if found is None or not found.identical:  # grown: a match farther off may be it
         every = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
-        found = _verbatim(anchor, files, every) or found
+        found = chosen(anchor, files, every) or found
     return found or _best(anchor, files, _carried) or _first(anchor, files, _elsewhere)
-
-
-def _verbatim(
-    anchor: Anchor, files: Sequence[tuple[str, Parsed]], exact: Sequence[Found]
-) -> Found | None:
-    """Of verbatim matches, the one in the cited file nearest the cited lines, ended where
-    its statement ends (`completed`); one whose statement ends where the citation's did
-    first: a cited `return self` is not a `return self._buffer` written nearer it later
-    (pydantic-ai's `PeekableAsyncStream.__aiter__`), a cited `try` grown is itself."""
-    grown = None
-    for match in sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f)))):
-        parsed = dict(files)[match.path]
-        found = completed(anchor, parsed, _with_margins(anchor, parsed, match))
-        if found.identical:
-            return found
-        grown = grown or found
-    return grown
 
 
 def _best(anchor: Anchor, files: Sequence[tuple[str, Parsed]], how: Locator) -> Found | None:
@@ -287,12 +269,12 @@ def place(
             path, parsed = files[0]
             span = definition_span(parsed, anchor.definition, anchor.start_line)
             if span is not None:  # some token of it is gone: changed, no token read
-                return "changed", path, *_margins(anchor, parsed, *span)
+                return "changed", path, *margins(anchor, parsed, *span)
         found = _best(anchor, files, _carried)
         if found is not None:
             return _placed(found)
     exact = [f for path, parsed in files for f in in_windows(anchor, path, parsed)]
-    if exact and (found := _verbatim(anchor, files, exact)) is not None:
+    if exact and (found := chosen(anchor, files, exact)) is not None:
         return _placed(found)
     if not anchor.whole:  # a whole definition was looked for by name above, in vain
         found = _best(anchor, files, _carried)
@@ -373,7 +355,7 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     parsed.stats.tokens_scanned += len(texts)
     if anchor.whole:
         last = max(node.end_point[0], first.end_point[0]) + 1
-        start_line, end_line = _margins(anchor, parsed, first.start_point[0] + 1, last)
+        start_line, end_line = margins(anchor, parsed, first.start_point[0] + 1, last)
         same = texts == anchor.tokens
         return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
     cited = anchor.offset, anchor.offset + len(anchor.tokens)
@@ -392,32 +374,6 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     return completed(anchor, parsed, found)
 
 
-def _margins(anchor: Anchor, parsed: Parsed, start: int, end: int) -> tuple[int, int]:
-    """Lines start..end found at HEAD, widened by the blank or comment lines the citation
-    has around its tokens (a doc comment above it), as far as they are blank or comment
-    lines at HEAD too: a line of code that took a cited comment's place is not cited."""
-    if anchor.span is None or anchor.start_line is None or anchor.end_line is None:
-        return start, end
-    above, below = anchor.span[0] - anchor.start_line, anchor.end_line - anchor.span[1]
-    while above and _quiet(parsed, start - 1):
-        start, above = start - 1, above - 1
-    while below and _quiet(parsed, end + 1):
-        end, below = end + 1, below - 1
-    return start, end
-
-
-def _quiet(parsed: Parsed, line: int) -> bool:
-    """Whether a line of the file holds no code: blank, or only comments."""
-    if not 1 <= line <= parsed.line_count():
-        return False
-    low, high = parsed.line_bytes(line, line)
-    if low >= len(parsed.source):
-        return False  # past the file's last line
-    if parsed.tree is None:
-        return not parsed.source[low:high].strip()
-    return not tokens_between(parsed, low, high, starting=True, placed=False).texts
-
-
 def _definition_survives(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
     if anchor.start_line is None or anchor.definition is None or not files:
         return False
@@ -432,18 +388,6 @@ def _could_occur(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
     if anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
         return True  # whole files, and baselines that were not valid UTF-8: no shortcut
     return any(all(t.encode() in parsed.source for t in anchor.probes) for _, parsed in files)
-
-
-def _shift(anchor: Anchor, found: Found) -> int:
-    return (found.start_line or 0) - (anchor.span[0] if anchor.span else 0)
-
-
-def _with_margins(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
-    """An identical match, widened by the blank or comment lines the citation has around
-    its tokens (`_margins`): lines 23-32 whose line 23 is a doc comment are still 23-32
-    when nothing moved."""
-    start, end = _margins(anchor, parsed, found.start_line or 0, found.end_line or 0)
-    return replace(found, start_line=start, end_line=end)
 
 
 def _whole_file(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:

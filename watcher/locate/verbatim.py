@@ -1,15 +1,21 @@
 """Find an anchor's tokens verbatim in a version of the upstream: every place they occur,
 token for token, read from where the rarest of them starts a token, not from a token
-index of the whole file (files no grammar reads use the index).
+index of the whole file (files no grammar reads use the index); and which of them is the
+citation (`chosen`), with the blank and comment lines it had around it (`margins`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from watcher.locate.alignment import completed
 from watcher.locate.anchors import Anchor, Found
+from watcher.locate.definitions import named
 from watcher.locate.windows import in_order, probe_ranges, starts_in
-from watcher.parse.syntax import Parsed
+from watcher.parse.nodes import with_attributes
+from watcher.parse.syntax import Parsed, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import TreeCursor
@@ -221,3 +227,77 @@ def found_at(
         parsed.lines(start_line, end_line),
         parsed.token_texts(first, end),
     )
+
+
+def chosen(
+    anchor: Anchor, files: Sequence[tuple[str, Parsed]], exact: Sequence[Found]
+) -> Found | None:
+    """Of verbatim matches, the one in the cited file nearest the cited lines, ended where
+    its statement ends (`alignment.completed`). Where that statement goes on past the
+    cited tokens, the nearest match in the citation's own definition (its kind and name
+    path) comes first: a cited `return self` is not a `return self._buffer` written
+    nearer it in another method (pydantic-ai's `PeekableAsyncStream.__aiter__`), and a
+    cited `self.map.contains_key(name)` grown with `&& ...` in its own function is not
+    the same call begun in another (rust-sdk's `ToolRouter::has_route`). `matching.find`
+    and `matching.place` both choose so, among the same matches."""
+    ordered = sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
+    if len(ordered) > 1 and anchor.definition is not None:
+        first = _completed(anchor, files, ordered[0])
+        if first.identical:
+            return first
+        ordered = [f for f in ordered if _in_definition(anchor, dict(files)[f.path], f)] or ordered
+    return _completed(anchor, files, ordered[0]) if ordered else None
+
+
+def _completed(anchor: Anchor, files: Sequence[tuple[str, Parsed]], match: Found) -> Found:
+    parsed = dict(files)[match.path]
+    return completed(anchor, parsed, _with_margins(anchor, parsed, match))
+
+
+def _in_definition(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
+    """Whether `found` lies in a definition of the citation's kind and name path."""
+    assert anchor.definition is not None and found.start_line is not None
+    end = found.end_line or found.start_line
+    for node in named(parsed, *anchor.definition):
+        first = with_attributes(node)
+        if first.start_point[0] + 1 <= found.start_line and end <= node.end_point[0] + 1:
+            return True
+    return False
+
+
+def margins(anchor: Anchor, parsed: Parsed, start: int, end: int) -> tuple[int, int]:
+    """Lines start..end found at HEAD, widened by the blank or comment lines the citation
+    has around its tokens (a doc comment above it), as far as they are blank or comment
+    lines at HEAD too: a line of code that took a cited comment's place is not cited."""
+    if anchor.span is None or anchor.start_line is None or anchor.end_line is None:
+        return start, end
+    above, below = anchor.span[0] - anchor.start_line, anchor.end_line - anchor.span[1]
+    while above and _quiet(parsed, start - 1):
+        start, above = start - 1, above - 1
+    while below and _quiet(parsed, end + 1):
+        end, below = end + 1, below - 1
+    return start, end
+
+
+def _quiet(parsed: Parsed, line: int) -> bool:
+    """Whether a line of the file holds no code: blank, or only comments."""
+    if not 1 <= line <= parsed.line_count():
+        return False
+    low, high = parsed.line_bytes(line, line)
+    if low >= len(parsed.source):
+        return False  # past the file's last line
+    if parsed.tree is None:
+        return not parsed.source[low:high].strip()
+    return not tokens_between(parsed, low, high, starting=True, placed=False).texts
+
+
+def _shift(anchor: Anchor, found: Found) -> int:
+    return (found.start_line or 0) - (anchor.span[0] if anchor.span else 0)
+
+
+def _with_margins(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
+    """An identical match, widened by the blank or comment lines the citation has around
+    its tokens (`margins`): lines 23-32 whose line 23 is a doc comment are still 23-32
+    when nothing moved."""
+    start, end = margins(anchor, parsed, found.start_line or 0, found.end_line or 0)
+    return replace(found, start_line=start, end_line=end)
