@@ -42,7 +42,8 @@ JUDGE_VERSION = 26  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # 24: a walk's guards: a Go method's name after its receiver, overloads together; a missing
 # item searched around each stretch a commit edited, its namesakes' places carried (Python)
 # 25: a definition renamed is told between the two versions its commit joins
-# 26: a changed citation is carried commit by commit through the changes its walk found
+# 26: a changed citation is carried commit by commit through the changes its walk found;
+# of verbatim matches whose statement goes on, one in the citation's own definition first
 
 
 @dataclass(frozen=True)
