@@ -177,3 +177,48 @@ def test_an_unlike_namesake_the_deleting_commit_added_is_not_followed(
     assert result["verdict"] == "missing", result["message"]
     assert result["introduced_by"]["commit"] == deleted
     assert [c["commit"] for c in result["history"]] == [deleted]
+
+
+MCP_PY = "pydantic_ai_slim/pydantic_ai/mcp.py"
+SERVER = """\
+class MCPServer(AbstractToolset):
+    async def list_tools(self) -> list[Tool]:
+        async with self:
+            result = await self._client.list_tools()
+        return result.tools
+
+    async def call_tool(self, name: str, args: dict) -> ToolResult:
+        return await self.direct_call_tool(name, args)
+"""
+TOOLSET = """\
+class MCPToolset(AbstractToolset):
+    async def list_tools(self) -> list[Tool]:
+        if self.cache_tools and self._cached_tools is not None:
+            return self._cached_tools
+        async with self:
+            tools = await self.client.list_tools()
+            if self.cache_tools:
+                self._cached_tools = tools
+            return tools
+"""
+
+
+@pytest.mark.parametrize("lines", ["2-5", "3-5"])
+def test_a_namesake_written_beside_a_cited_method_is_not_it_when_its_class_goes(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], lines: str
+) -> None:
+    """pydantic-ai's `MCPServer.list_tools`: a commit writes a new `MCPToolset` class
+    beside `MCPServer`, with a `list_tools` of its own, much like it; a later one deletes
+    `MCPServer`. The cited method is gone with it: `missing` from that commit, not
+    `changed` in the other class's method, which stood beside it all along and is left as
+    it was."""
+    base = upstream.commit("mcp servers", {MCP_PY: SERVER})
+    project.note("n", f"{base} {MCP_PY}:{lines}")
+    upstream.commit("MCPToolset (#5325)", {MCP_PY: SERVER + "\n\n" + TOOLSET})
+    deleted = upstream.commit("Pydantic AI V2 (#5451)", {MCP_PY: TOOLSET})
+
+    result = check_results(project, capsys)[f"n:{MCP_PY}:{lines}"]
+
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == deleted
+    assert [h["commit"] for h in result["history"]] == [deleted]

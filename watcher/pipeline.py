@@ -319,17 +319,19 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], workers: pool.Pool)
         return []
     from watcher.history import spots
 
-    def judge(plan: Plan) -> tuple[Result, Any, Any]:
+    def judge(plan: Plan) -> tuple[Result, Any, Any, Any]:
         verdict = classify.judge(mirror, plan)
         stale = verdict.verdict in (Verdict.CHANGED, Verdict.MISSING)
         spot = spots.head_spot(mirror, plan, verdict) if stale else None
-        return verdict, classify.known_anchor(mirror, plan), spot
+        holder = spots.head_holder(mirror, plan, verdict)
+        return verdict, classify.known_anchor(mirror, plan), spot, holder
 
     judged = pool.spread([plan for _, plan in waiting], key=_judging_key, work=judge, pool=workers)
-    for (_, plan), (_, anchor, spot) in zip(waiting, judged, strict=True):
+    for (_, plan), (_, anchor, spot, holder) in zip(waiting, judged, strict=True):
         classify.remember_anchor(mirror, plan, anchor)
         spots.remember_spot(mirror, plan, spot)
-    return [verdict for verdict, _, _ in judged]
+        spots.remember_holder(mirror, plan, holder)
+    return [verdict for verdict, _, _, _ in judged]
 
 
 def _judging_key(plan: Plan) -> Hashable:

@@ -25,7 +25,7 @@ from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from watcher.errors import TooLarge, WatchError
-from watcher.history import stepwise, walk
+from watcher.history import beside, stepwise, walk
 from watcher.judge import classify, renamed
 from watcher.judge.plan import Plan
 from watcher.judge.pool import LEAST_WALKS, Pool, lockstep, spread
@@ -96,6 +96,9 @@ def attribute(
         for index, commit, changes, stepped in zip(
             members, told.commits, told.changes, carried, strict=True
         ):
+            if _taken(out[index], changes):  # in a namesake that stood beside its own
+                out[index] = classify.gone(judged[index][0], out[index])
+                judged[index] = (judged[index][0], out[index])
             cut = _written_later(mirror, *judged[index], changes or [])
             if cut is not None:  # another construct, written after the cited one was gone
                 changes, commit = (changes or [])[:cut], (changes or [])[cut - 1][0]
@@ -362,9 +365,21 @@ def shared_walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
     found = yield from walk.changes(mirror, start, walked, [j for j, _ in judges.values()])
     for (index, (_, target)), (first, changes) in zip(judges.items(), found, strict=True):
         changes, told.found[index] = _stepped(mirror, *items[index], start, walked, changes)
+        target = "missing" if _taken(items[index][1], changes) else target
         told.commits[index] = walk.introduced(first, changes, target)
         told.changes[index] = changes
     return told
+
+
+def _taken(result: Result, changes: Changes | None) -> bool:
+    """Whether a citation judged changed was told missing by its walk's end after all (it
+    is in a namesake that stood beside its own definition: `beside`)."""
+    return (
+        result.verdict is Verdict.CHANGED
+        and changes is not None
+        and changes != []
+        and (changes[-1][1] == "missing")
+    )
 
 
 def _stepped(
@@ -376,12 +391,23 @@ def _stepped(
     changes: Changes,
 ) -> tuple[Changes, Found | None]:
     """A changed citation's changes, and its place at HEAD, carried commit by commit
-    through the commits its walk found (`stepwise`); as walked, and None, otherwise."""
+    through the commits its walk found (`stepwise`); as walked, and None, otherwise.
+    Where it is found in a namesake that stood beside its own definition (`beside`), its
+    changes end with it missing, from the commit that took it there."""
     if result.verdict is not Verdict.CHANGED or result.kind != "citation":
         return changes, None
     anchor = classify.anchor_of(mirror, plan)
     stepped = stepwise.stepwise(mirror, anchor, start, walked, changes)
-    return (changes, None) if stepped is None else (stepped.changes, stepped.found)
+    if stepped is not None:
+        changes = stepped.changes
+    at = stepped.found if stepped is not None else result.current
+    if at is not None and at.start_line is not None:
+        where = (at.path, at.start_line, at.end_line or at.start_line)
+        cut = beside.taken_over(mirror, anchor, start, walked, changes, where)
+        if cut is not None:  # another construct that stood beside it: gone from there
+            again = cut > 0 and changes[cut - 1][1] == "missing"  # not found again after all
+            return [*changes[:cut], *([] if again else [(changes[cut][0], "missing")])], None
+    return changes, None if stepped is None else stepped.found
 
 
 def versions(

@@ -60,6 +60,28 @@ def remember_spot(mirror: Mirror, plan: Plan, spot: Spot | None) -> None:
         mirror.session.spots[(classify.anchor_of(mirror, plan), tuple(plan.files))] = spot
 
 
+def head_holder(mirror: Mirror, plan: Plan, result: Result) -> tuple[str, ...] | None:
+    """The name path of the definition a changed citation is in at HEAD (`beside.holder`;
+    empty: none of its kind and name), told where it was judged, HEAD's parse at hand;
+    None for other items."""
+    from watcher.history import beside
+
+    current, files = result.current, dict(plan.files)
+    if result.verdict is not Verdict.CHANGED or current is None or current.path not in files:
+        return None
+    anchor = classify.anchor_of(mirror, plan)
+    if anchor.definition is None or current.start_line is None:
+        return None
+    version = classify.parse_at(mirror, current.path, files[current.path])
+    return beside.holder(version, anchor.definition, current.start_line, current.end_line) or ()
+
+
+def remember_holder(mirror: Mirror, plan: Plan, holder: tuple[str, ...] | None) -> None:
+    """Keep the definition a changed citation is in at HEAD for its walk (`head_holder`)."""
+    if holder is not None:
+        mirror.session.holders[(classify.anchor_of(mirror, plan), tuple(plan.files))] = holder
+
+
 def spot(mirror: Mirror, anchor: Anchor, files: Files, parse: Callable[[str, str], Parsed]) -> Spot:
     """The item's spot in one version of its files: the one told at HEAD while it was
     judged (taken once), else placed in the files' parses (`parse(path, blob)`)."""

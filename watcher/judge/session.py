@@ -110,6 +110,10 @@ class Session:
         # The files a citation's definition was moved into by a commit that removed a file
         # it was followed in, by item id (`judge.relocate.moved_by`): its walks follow them.
         self.moved_into: dict[str, tuple[str, ...]] = {}
+        # The name path of the definition a changed citation is in at HEAD (empty: none of
+        # its kind and name), told while it was judged, by its anchor and HEAD's files
+        # (`history.beside`).
+        self.holders: dict[tuple[Anchor, Files], tuple[str, ...] | None] = {}
 
     def anchor(self, key: AnchorKey) -> Anchor | None:
         """The anchor made for this key, if any (kept as the most recently used)."""
@@ -132,6 +136,7 @@ class Session:
         """Every walk is done: drop the spots no walk took (those of walks that started
         in other files)."""
         self.spots.clear()
+        self.holders.clear()
 
     def close(self) -> None:
         """The upstream is done: drop every cache (the counts stay, to be read)."""
