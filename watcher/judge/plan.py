@@ -43,7 +43,8 @@ JUDGE_VERSION = 26  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # item searched around each stretch a commit edited, its namesakes' places carried (Python)
 # 25: a definition renamed is told between the two versions its commit joins
 # 26: a changed citation is carried commit by commit through the changes its walk found;
-# of verbatim matches whose statement goes on, one in the citation's own definition first
+# of verbatim matches whose statement goes on, one in the citation's own definition first;
+# a namesake that stood beside the cited definition is not it (`history.beside`)
 
 
 @dataclass(frozen=True)
