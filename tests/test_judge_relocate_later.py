@@ -222,3 +222,9 @@ def test_a_namesake_written_beside_a_cited_method_is_not_it_when_its_class_goes(
     assert result["verdict"] == "missing"
     assert result["introduced_by"]["commit"] == deleted
     assert [h["commit"] for h in result["history"]] == [deleted]
+    _, out, _ = project.run("log", f"n:{MCP_PY}:{lines}", "--offline", capsys=capsys)
+    assert [line.split()[1] for line in out.splitlines()[1:]] == [deleted[:10]]
+    _, out, _ = project.run("backtest", "--note", "n", "--offline", capsys=capsys)
+    assert [line.split()[1:5] for line in out.splitlines()[1:]] == [
+        [deleted[:10], "fresh", "->", "missing"]
+    ]

@@ -4,6 +4,7 @@ A rule that fires exactly at upstream behaviour changes is a rule worth keeping.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -82,7 +83,8 @@ def replay(
     # and only the commits that touched the item's lines are judged.
     initial, steps = attribute.versions(mirror, planned, judged, start)
     walked = [(step.commit, step.files) for step in steps]
-    first, found = walk.transitions(mirror, initial, walked, judge)
+    stepped = functools.partial(attribute.stepped, mirror, planned, judged, initial, walked)
+    first, found = walk.transitions(mirror, initial, walked, judge, stepped)
     changes = [
         Transition(commit, verdict(before), verdict(after), mirror.first_release(commit, tags))
         for commit, before, after in found

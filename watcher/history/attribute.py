@@ -382,6 +382,14 @@ def _taken(result: Result, changes: Changes | None) -> bool:
     )
 
 
+def stepped(
+    mirror: Mirror, plan: Plan, result: Result, start: Files, walked: Sequence[tuple[str, Files]],
+    changes: Changes,
+) -> Changes:  # fmt: skip
+    """A walk's changes as `check` tells them (`_stepped`): for `backtest`."""
+    return _stepped(mirror, plan, result, start, walked, changes)[0]
+
+
 def _stepped(
     mirror: Mirror,
     plan: Plan,

@@ -216,16 +216,22 @@ class _Tracked:
 
 
 def transitions(
-    mirror: Mirror, start: Files, steps: Sequence[tuple[str, Files]], judge: Judge
+    mirror: Mirror,
+    start: Files,
+    steps: Sequence[tuple[str, Files]],
+    judge: Judge,
+    told: Callable[[list[tuple[str, str]]], list[tuple[str, str]]] = lambda changed: changed,
 ) -> tuple[str, list[tuple[str, str, str]]]:
     """Forward from `start`: the item's state there, and each (commit, state before,
-    state after) where a commit changed it: the state changes of `changes`."""
+    state after) where a commit changed it: the state changes of `changes`, as `told`
+    tells them (`check`'s own reading of a walk's changes: `attribute`)."""
     walk = changes(mirror, start, steps, [judge])
     try:
         while True:
             mirror.prefetch(walk.send(None))
     except StopIteration as stop:
         ((first, changed),) = stop.value
+    changed = told(changed)
     found, state = [], first
     for commit, after in changed:
         if after != state:
