@@ -92,9 +92,9 @@ def attribute(
     for members, told in zip(groups.values(), found, strict=True):
         if not told.commits:  # the walk was stopped: nothing told
             told = Told([None] * len(members), [None] * len(members))
-        carried = told.found or [None] * len(members)
-        for index, commit, changes, stepped in zip(
-            members, told.commits, told.changes, carried, strict=True
+        places = told.found or [None] * len(members)
+        for index, commit, changes, place in zip(
+            members, told.commits, told.changes, places, strict=True
         ):
             if _taken(out[index], changes):  # in a namesake that stood beside its own
                 out[index] = classify.gone(judged[index][0], out[index])
@@ -104,8 +104,8 @@ def attribute(
                 changes, commit = (changes or [])[:cut], (changes or [])[cut - 1][0]
                 out[index] = classify.gone(judged[index][0], out[index])
                 judged[index] = (judged[index][0], out[index])
-            elif stepped is not None:  # carried commit by commit: still changed, elsewhere
-                out[index] = _carried(mirror, judged[index][0], out[index], stepped)
+            elif place is not None:  # carried commit by commit: still changed, elsewhere
+                out[index] = _carried(mirror, judged[index][0], out[index], place)
                 judged[index] = (judged[index][0], out[index])
             update: dict[str, object] = {"history": history(mirror, changes or (), release_tags)}
             if commit is not None:
@@ -374,12 +374,8 @@ def shared_walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
 def _taken(result: Result, changes: Changes | None) -> bool:
     """Whether a citation judged changed was told missing by its walk's end after all (it
     is in a namesake that stood beside its own definition: `beside`)."""
-    return (
-        result.verdict is Verdict.CHANGED
-        and changes is not None
-        and changes != []
-        and (changes[-1][1] == "missing")
-    )
+    last = changes[-1][1] if changes else None
+    return result.verdict is Verdict.CHANGED and last == "missing"
 
 
 def stepped(
@@ -405,17 +401,17 @@ def _stepped(
     if result.verdict is not Verdict.CHANGED or result.kind != "citation":
         return changes, None
     anchor = classify.anchor_of(mirror, plan)
-    stepped = stepwise.stepwise(mirror, anchor, start, walked, changes)
-    if stepped is not None:
-        changes = stepped.changes
-    at = stepped.found if stepped is not None else result.current
+    carried = stepwise.stepwise(mirror, anchor, start, walked, changes)
+    if carried is not None:
+        changes = carried.changes
+    at = carried.found if carried is not None else result.current
     if at is not None and at.start_line is not None:
         where = (at.path, at.start_line, at.end_line or at.start_line)
         cut = beside.taken_over(mirror, anchor, start, walked, changes, where)
         if cut is not None:  # another construct that stood beside it: gone from there
             again = cut > 0 and changes[cut - 1][1] == "missing"  # not found again after all
             return [*changes[:cut], *([] if again else [(changes[cut][0], "missing")])], None
-    return changes, None if stepped is None else stepped.found
+    return changes, None if carried is None else carried.found
 
 
 def versions(
