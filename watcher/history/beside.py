@@ -85,11 +85,15 @@ def holder(
     holding lines first..last of a parse: its own, or a namesake's."""
     if parsed.tree is None:
         return None
-    kind, name, last = definition[0], definition[1][-1:], last or first
+    kind, names, last = definition[0], definition[1], last or first
+    if any(
+        _lines(node)[0] <= first and last <= _lines(node)[1] for node in named(parsed, *definition)
+    ):
+        return names  # its own (looked up already where it was judged: no query)
     found = [
         (node.end_byte - node.start_byte, path)
         for path, node in of_kind(parsed, kind)
-        if path[-1:] == name and _lines(node)[0] <= first and last <= _lines(node)[1]
+        if path[-1:] == names[-1:] and _lines(node)[0] <= first and last <= _lines(node)[1]
     ]
     return min(found)[1] if found else None
 
