@@ -4,7 +4,6 @@ A rule that fires exactly at upstream behaviour changes is a rule worth keeping.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -83,8 +82,11 @@ def replay(
     # and only the commits that touched the item's lines are judged.
     initial, steps = attribute.versions(mirror, planned, judged, start)
     walked = [(step.commit, step.files) for step in steps]
-    stepped = functools.partial(attribute.stepped, mirror, planned, judged, initial, walked)
-    first, found = walk.transitions(mirror, initial, walked, judge, stepped)
+
+    def told(changes: list[tuple[str, str]]) -> list[tuple[str, str]]:  # as `check` tells them
+        return attribute.stepped(mirror, planned, judged, initial, walked, changes)[0]
+
+    first, found = walk.transitions(mirror, initial, walked, judge, told)
     changes = [
         Transition(commit, verdict(before), verdict(after), mirror.first_release(commit, tags))
         for commit, before, after in found

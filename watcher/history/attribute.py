@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from watcher.errors import TooLarge, WatchError
 from watcher.history import beside, stepwise, walk
@@ -50,7 +50,7 @@ class Told:
     changes: list[Changes | None]
     # A changed citation's place at HEAD, carried commit by commit (`stepwise`; None: as
     # judged).
-    found: list[Found | None] = field(default_factory=list)
+    found: list[Found | None]
 
 
 # A walk yields the blobs it needs next (the driver fetches them) and returns what it found.
@@ -91,10 +91,9 @@ def attribute(
     judged = list(judged)
     for members, told in zip(groups.values(), found, strict=True):
         if not told.commits:  # the walk was stopped: nothing told
-            told = Told([None] * len(members), [None] * len(members))
-        places = told.found or [None] * len(members)
+            told = Told([None] * len(members), [None] * len(members), [None] * len(members))
         for index, commit, changes, place in zip(
-            members, told.commits, told.changes, places, strict=True
+            members, told.commits, told.changes, told.found, strict=True
         ):
             if _taken(out[index], changes):  # in a namesake that stood beside its own
                 out[index] = classify.gone(judged[index][0], out[index])
@@ -211,7 +210,7 @@ def _walked(mirror: Mirror, plan: Plan, judged: Result) -> tuple[str, Changes]:
             mirror.prefetch(walks.send(None))
     except StopIteration as stop:
         ((first, changes),) = stop.value
-    return first, _stepped(mirror, plan, judged, start, walked, changes)[0]
+    return first, stepped(mirror, plan, judged, start, walked, changes)[0]
 
 
 def _renamed(
@@ -334,7 +333,7 @@ def run_walks(mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], pool: 
         )
     finally:
         mirror.close_batch()
-    return [told or Told([], []) for told in found]
+    return [told or Told([], [], []) for told in found]
 
 
 def _guarded(steps: Walk) -> Generator[list[str], None, Told | None]:
@@ -364,7 +363,7 @@ def shared_walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
     walked = [(step.commit, step.files) for step in steps]
     found = yield from walk.changes(mirror, start, walked, [j for j, _ in judges.values()])
     for (index, (_, target)), (first, changes) in zip(judges.items(), found, strict=True):
-        changes, told.found[index] = _stepped(mirror, *items[index], start, walked, changes)
+        changes, told.found[index] = stepped(mirror, *items[index], start, walked, changes)
         target = "missing" if _taken(items[index][1], changes) else target
         told.commits[index] = walk.introduced(first, changes, target)
         told.changes[index] = changes
@@ -379,14 +378,6 @@ def _taken(result: Result, changes: Changes | None) -> bool:
 
 
 def stepped(
-    mirror: Mirror, plan: Plan, result: Result, start: Files, walked: Sequence[tuple[str, Files]],
-    changes: Changes,
-) -> Changes:  # fmt: skip
-    """A walk's changes as `check` tells them (`_stepped`): for `backtest`."""
-    return _stepped(mirror, plan, result, start, walked, changes)[0]
-
-
-def _stepped(
     mirror: Mirror,
     plan: Plan,
     result: Result,
@@ -397,7 +388,8 @@ def _stepped(
     """A changed citation's changes, and its place at HEAD, carried commit by commit
     through the commits its walk found (`stepwise`); as walked, and None, otherwise.
     Where it is found in a namesake that stood beside its own definition (`beside`), its
-    changes end with it missing, from the commit that took it there."""
+    changes end with it missing, from the commit that took it there. `check`, `watch log`
+    and `backtest` read a walk's changes through it alike."""
     if result.verdict is not Verdict.CHANGED or result.kind != "citation":
         return changes, None
     anchor = classify.anchor_of(mirror, plan)

@@ -50,13 +50,14 @@ def taken_over(
     if cited.definition is None or not changes:
         return None
     kind, names = cited.definition
-    head = dict(steps[-1][1] if steps else start)
+    files = steps[-1][1] if steps else start
     path, first, last = where
-    if path not in head:
+    blob = dict(files).get(path)
+    if blob is None:
         return None
-    told = mirror.session.holders.get((cited, tuple(head.items())))
+    told = mirror.session.holders.get((cited, tuple(files)))
     if told is None:  # not told while it was judged (`watch log`, a place carried elsewhere)
-        told = holder(classify.parse_at(mirror, path, head[path]), cited.definition, first, last)
+        told = holder(classify.parse_at(mirror, path, blob), cited.definition, first, last)
     if not told or told == names:
         return None
     held: tuple[str, ...] = told

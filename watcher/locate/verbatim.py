@@ -241,12 +241,13 @@ def chosen(
     the same call begun in another (rust-sdk's `ToolRouter::has_route`). `matching.find`
     and `matching.place` both choose so, among the same matches."""
     ordered = sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
-    if len(ordered) > 1 and anchor.definition is not None:
-        first = _completed(anchor, files, ordered[0])
-        if first.identical:
-            return first
-        ordered = [f for f in ordered if _in_definition(anchor, dict(files)[f.path], f)] or ordered
-    return _completed(anchor, files, ordered[0]) if ordered else None
+    if not ordered:
+        return None
+    first = _completed(anchor, files, ordered[0])
+    if first.identical or len(ordered) == 1 or anchor.definition is None:
+        return first
+    own = next((f for f in ordered if _in_definition(anchor, dict(files)[f.path], f)), None)
+    return first if own is None or own is ordered[0] else _completed(anchor, files, own)
 
 
 def _completed(anchor: Anchor, files: Sequence[tuple[str, Parsed]], match: Found) -> Found:
