@@ -9,7 +9,7 @@ import bisect
 import difflib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from watcher.locate.alignment import (
     bounded,
@@ -120,7 +120,6 @@ def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | Non
     if anchor.definition is None or not anchor.body or parsed.tree is None:
         return None
     kind, names = anchor.definition
-    bag, n = Counter(anchor.body), len(anchor.body)
     best: tuple[float, Node] | None = None
     for key, node in of_kind(parsed, kind):
         if key[:-1] != names[:-1] or (kind, key) in anchor.known:
@@ -128,21 +127,38 @@ def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | Non
         head = with_attributes(node)
         low, high = head.start_byte, max(node.end_byte, head.end_byte)
         least = SIMILAR_IN_FILE if best is None else max(SIMILAR_IN_FILE, best[0])
-        if not may_be_alike(anchor, parsed.source, low, high, least):
+        ratio = _renamed_likeness(anchor, parsed, low, high, least)
+        if ratio is None or ratio < least or (best is not None and ratio <= best[0]):
             continue
-        texts = tokens_between(parsed, head.start_byte, max(node.end_byte, head.end_byte),
-                               starting=True, placed=False).texts  # fmt: skip
-        parsed.stats.tokens_scanned += len(texts)
-        if 2 * sum((bag & Counter(texts)).values()) / (n + len(texts)) < least:
-            continue  # difflib's quick_ratio: it cannot be alike enough
-        ratio = likeness(anchor.body, texts)
-        if (
-            ratio >= least
-            and (best is None or ratio > best[0])
-            and not taken(anchor, parsed, texts)
-        ):
+        texts = tokens_between(parsed, low, high, starting=True, placed=False).texts
+        if not taken(anchor, parsed, texts):
             best = (ratio, node)
     return None if best is None else _carried_in(anchor, path, parsed, best[1])
+
+
+def _renamed_likeness(
+    anchor: Anchor, parsed: Parsed, low: int, high: int, least: float
+) -> float | None:
+    """How like the citation's definition (difflib's ratio) the definition at bytes
+    [low, high) of `parsed` is; None where it cannot be `least` alike. Kept with the
+    anchor by the definition's bytes, with the `least` it was told below: a history
+    walk asks at every version it judges, and the file's other definitions are mostly
+    unchanged (codex's `tui/src/app/tests.rs`, hundreds of tests written since)."""
+    memo = ("renamed likeness", parsed.source[low:high])
+    known = cast("tuple[float | None, float] | None", anchor.derived.get(memo))
+    if known is not None and (known[0] is not None or known[1] <= least):
+        return known[0]
+    ratio: float | None = None
+    if may_be_alike(anchor, parsed.source, low, high, least):
+        texts = tokens_between(parsed, low, high, starting=True, placed=False).texts
+        parsed.stats.tokens_scanned += len(texts)
+        bag = cast("Counter[str]", anchor.derived.get(("body bag",)))
+        if bag is None:
+            bag = anchor.derived[("body bag",)] = Counter(anchor.body)
+        if 2 * sum((bag & Counter(texts)).values()) / (len(anchor.body) + len(texts)) >= least:
+            ratio = likeness(anchor.body, texts)  # else difflib's quick_ratio rules it out
+    anchor.derived[memo] = (ratio, least)
+    return ratio
 
 
 def may_be_alike(anchor: Anchor, source: bytes, low: int, high: int, least: float) -> bool:
@@ -351,15 +367,16 @@ def _moved_here(
 def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found | None:
     """`_carried`, in the definition `node`."""
     first = with_attributes(node)  # a wrapping `export const x = 1;` ends it too
-    body = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
-                          starting=True)  # fmt: skip
-    texts = tuple(body.texts)
-    parsed.stats.tokens_scanned += len(texts)
+    low, high = first.start_byte, max(node.end_byte, first.end_byte)
     if anchor.whole:
+        texts = _definition_texts(anchor, parsed, low, high)
         last = max(node.end_point[0], first.end_point[0]) + 1
         start_line, end_line = margins(anchor, parsed, first.start_point[0] + 1, last)
         same = texts == anchor.tokens
         return Found(path, start_line, end_line, same, parsed.lines(start_line, end_line), texts)
+    body = tokens_between(parsed, low, high, starting=True)
+    texts = tuple(body.texts)
+    parsed.stats.tokens_scanned += len(texts)
     cited = anchor.offset, anchor.offset + len(anchor.tokens)
     marks = line_marks(parsed.source, body.start_bytes, body.start_lines)
     minor = {anchor.offset + i for i in anchor.attributes}
@@ -374,6 +391,19 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     found = Found(path, first_line, last_line, False, parsed.lines(first_line, last_line),
                   texts[low:high])  # fmt: skip
     return completed(anchor, parsed, found)
+
+
+def _definition_texts(anchor: Anchor, parsed: Parsed, low: int, high: int) -> tuple[str, ...]:
+    """The tokens of the definition at bytes [low, high) of `parsed`, kept with the anchor
+    by its bytes: a history walk judging a whole definition at many versions mostly finds
+    it as one of the versions it has read already."""
+    memo = ("definition texts", parsed.source[low:high])
+    texts = cast("tuple[str, ...] | None", anchor.derived.get(memo))
+    if texts is None:
+        texts = tuple(tokens_between(parsed, low, high, starting=True, placed=False).texts)
+        parsed.stats.tokens_scanned += len(texts)
+        anchor.derived[memo] = texts
+    return texts
 
 
 def _definition_survives(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> bool:
