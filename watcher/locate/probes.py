@@ -1,6 +1,6 @@
 """Byte probes for a history walk: whether `matching.place` would find an anchor in an
-older version no more than in the newer one, told from the two versions' bytes alone,
-so that the older one need not be parsed.
+older version no more than in the newer one, told from the two versions' bytes, so that
+the older one need not be judged (nor, mostly, parsed).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import cast
 
 from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import few_word_places, keyword, may_define
-from watcher.locate.matching import IDENTITY, SIMILAR_IN_FILE, may_be_alike
+from watcher.locate.matching import IDENTITY, SIMILAR_IN_FILE, may_be_alike, renamed_definition
 from watcher.locate.windows import Stretches, in_order, line_votes, probe_ranges, window_bytes
 from watcher.parse.diffs import common_ends
 from watcher.parse.languages import BLOCK_COMMENT, LANGUAGES
-from watcher.parse.syntax import TEXT, WORD, Parsed
+from watcher.parse.syntax import TEXT, WORD, Parsed, parse
 
 
 def stays_missing(
@@ -28,13 +28,14 @@ def stays_missing(
     apart: bool = False,
 ) -> bool:
     """Whether `place` finds the anchor in `older` (a file in `language`) no more than in
-    `newer`, where it is missing, told from their bytes alone (no parse). `place` reads
+    `newer`, where it is missing, told from their bytes. `place` reads
     the windows around its rarest token's occurrences (for a verbatim match) and around
     the lines its words vote for (for a similar region), and the definition it looks for
     by name: each window of `older` must be one of `newer`'s, or lack what a match needs
     there (every probe for a verbatim match, one of the rarest tokens for a similar
     region: `IDENTITY`), and `older` must not hold the definition: some word of its name
-    is not there, or no occurrence of the name can be a definition's (`may_define`).
+    is not there, or no occurrence of the name can be a definition's (`may_define`). Where
+    the bytes around what differs could hold it renamed, `older` is parsed to tell.
     `stretches`: where the two differ (`differing(older, newer, ...)`), when found already;
     `apart`: the definitions it could be found in by name or renamed are known to be the
     same in both (`history.candidates`), so neither is looked for."""
@@ -48,8 +49,17 @@ def stays_missing(
         named = all(p is None for p in places)
         if named and may_define(older.source, language, anchor.definition, older.stats):
             return False  # the definition may be there
-    if not apart and _may_be_renamed(anchor, language, newer, older, stretches):
-        return False  # its definition renamed, its rarest tokens rewritten, may be there
+    if not _no_match_in(anchor, newer, older):
+        return False
+    # Its definition renamed, its rarest tokens rewritten with the name, may be there.
+    renamed = not apart and _may_be_renamed(anchor, language, newer, older, stretches)
+    return not renamed or not _renamed_in(anchor, language, older)
+
+
+def _no_match_in(anchor: Anchor, newer: Parsed, older: Parsed) -> bool:
+    """Whether `older` holds no verbatim match of the anchor and no region like it that
+    `newer` did not hold: a window around its rarest tokens, or around the lines its words
+    vote for, that is not one of `newer`'s lacks what a match needs there."""
     probes = [t.encode() for t in anchor.probes or anchor.tokens]
     identity = probes[:IDENTITY]
     if identity and not any(p in older.source for p in identity):
@@ -59,6 +69,17 @@ def stays_missing(
     if any(w not in seen_probes and all(p in w for p in probes) for w in probe_windows):
         return False
     return all(w in seen_votes or not any(p in w for p in identity) for w in vote_windows)
+
+
+def _renamed_in(anchor: Anchor, language: str, older: Parsed) -> bool:
+    """Whether `older` holds the anchor's definition renamed (`renamed_definition`), told
+    from its parse where its bytes could not rule it out: in a file of many look-alike
+    definitions (codex's test modules) they seldom can, and judging the whole version
+    would search it for a similar region too, which the windows rule out (below)."""
+    parsed = parse(older.blob, language, lambda: older.source, anchor.path, older.stats)
+    if parsed.tree is None:
+        return True
+    return renamed_definition(anchor, anchor.path or "", parsed) is not None
 
 
 def _may_be_renamed(
