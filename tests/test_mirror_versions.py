@@ -23,6 +23,8 @@ ORDERS = {
     "no v": ["0.9.0", "0.9.1", "0.10.0", "1.0"],
     "scoped package": ["@acme/client@1.0.0-beta.0", "@acme/client@1.0.0",
                        "@acme/client@1.1.0"],
+    "package==": ["langchain-mcp-adapters==0.0.9", "langchain-mcp-adapters==0.0.10",
+                  "langchain-mcp-adapters==0.1.0rc1", "langchain-mcp-adapters==0.1.0"],
     "package-v": ["rust-v0.9.0-alpha.3", "rust-v0.9.0", "rust-v0.10.0", "rust-v0.163.0"],
     "semver only": ["1.0.0-canary.2", "1.0.0-canary.10", "1.0.0-canary.x", "1.0.0"],
     # inspector's fixes of a release, tagged after it: no pre-release of it

@@ -1,6 +1,6 @@
 """Release order as projects tag: `v1.2.0-rc.1 < v1.2.0`, `2.0.0a1 < 2.0.0b1 < 2.0.0rc1 <
 2.0.0`, and monorepo tags with a package prefix (`@scope/pkg@1.2.3`, `pkg-v1.2.3`,
-`rust-v0.163.0`).
+`rust-v0.163.0`, and langchain-ai's pin-like `langchain-mcp-adapters==0.1.11`).
 
 PEP 440 versions (which cover most semver pre-releases too: `-rc.1` is `rc1`) are read
 by `packaging`, other semver ones (`1.0.0-canary.3`) by `semver`. A tag neither reads
@@ -17,11 +17,11 @@ from collections.abc import Iterable
 
 log = logging.getLogger("watch")
 
-# An optional package prefix ending in - @ / or _, an optional v, then the version.
-TAG = re.compile(r"^(?:(?P<package>.+?)[-@/_])?[vV]?(?P<version>\d[\w.+-]*)$")
+# An optional package prefix ending in - @ / _ or ==, an optional v, then the version.
+TAG = re.compile(r"^(?:(?P<package>.+?)(?:==|[-@/_]))?[vV]?(?P<version>\d[\w.+-]*)$")
 
 # Part of the key of the first releases a run remembers: bump it whenever the order changes.
-ORDER_VERSION = 2  # 2: a hotfix after its release
+ORDER_VERSION = 3  # 2: a hotfix after its release; 3: `pkg==1.2.3` read
 
 BARE = re.compile(r"^[vV]?(?P<version>\d[\w.+-]*)$")
 
