@@ -345,3 +345,56 @@ def test_a_definition_renamed_with_its_rarest_tokens_then_deleted_is_blamed_on_t
     result = check_results(project, capsys)[f"n:{OUTPUT}:1-6"]
 
     assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", gone)
+
+
+TESTS = "tests/pages.rs"
+CITED_TEST = """\
+#[test]
+fn lists_every_page() {
+    let pages = client().list_tools(None);
+    assert_eq!(pages.next_cursor, Some("p2".into()));
+    let more = client().list_tools(pages.next_cursor.clone());
+    assert!(more.next_cursor.is_none());
+    let names: Vec<_> = pages.tools.iter().chain(more.tools.iter()).map(|t| t.name.clone()).collect();
+    assert_eq!(names, vec!["a", "b"]);
+}
+"""
+
+
+def _look_alike(k: int) -> str:
+    return f"""\
+#[test]
+fn page_{k}() {{
+    let pages = client().list_tools(Some("c{k}".into()));
+    assert_eq!(pages.next_cursor, Some("n{k}".into()));
+    let rest = client().list_tools(pages.next_cursor.clone());
+    assert_eq!(rest.next_cursor, None);
+    assert_eq!(pages.tools.len() + rest.tools.len(), {k});
+}}
+"""
+
+
+def test_a_deleted_test_among_new_look_alikes_is_followed_not_judged(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A test module where every later commit writes a test like the deleted one: the
+    bytes around each new test could hold it renamed, so the version before is parsed to
+    tell (`probes._renamed_in`), not judged whole (codex's `tui/src/app/tests.rs`), and
+    the deletion is still the answer."""
+    head = "use crate::client;\n\n" + "".join(
+        f'#[test]\nfn ping_{k}() {{\n    assert_eq!(client().ping({k}), "pong");\n}}\n\n'
+        for k in range(6)
+    )
+    base = upstream.commit("v1", {TESTS: head + CITED_TEST})
+    project.note("n", f"{base} {TESTS}:33-41")
+    gone = upstream.commit("drop the paging test (#1)", {TESTS: head + _look_alike(0)})
+    for k in range(1, 9):
+        grown = upstream.read(TESTS) + "\n" + _look_alike(k)
+        upstream.commit(f"another test (#{k + 1})", {TESTS: grown})
+
+    result = check_results(project, capsys)[f"n:{TESTS}:33-41"]
+
+    assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", gone)
+    assert project.counts.walk.quiet >= 8  # each new test's version, told from its parse
+    assert project.counts.walk.judged <= 2
+    assert project.counts.parse.parses <= 10  # no more than judging each version parsed
