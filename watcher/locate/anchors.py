@@ -167,8 +167,9 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
     cited_statements = None
     if node is not None:
         first = with_attributes(node)  # a wrapping `export const x = 1;` ends it too
-        around = tokens_between(parsed, first.start_byte, max(node.end_byte, first.end_byte),
-                                starting=True)  # fmt: skip
+        around = _tokens_of(
+            parsed, cited, low, high, first.start_byte, max(node.end_byte, first.end_byte)
+        )
         parsed.stats.tokens_scanned += len(around.texts)
         key = (node.type, name_path(node, parsed.language))
         body = tuple(around.texts)
@@ -208,6 +209,18 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         _namesakes(parsed, key) if body else (),
         attributes,
     )
+
+
+def _tokens_of(parsed: Parsed, cited: Tokens, low: int, high: int, start: int, end: int) -> Tokens:
+    """The tokens starting in bytes [start, end) of a parse: read off `cited` (those
+    starting in [low, high)) when it holds them all, as it does for a definition cited
+    whole, rather than walking the tree for them again."""
+    if not (low <= start and end <= high):
+        return tokens_between(parsed, start, end, starting=True)
+    i = bisect.bisect_left(cited.start_bytes, start)
+    j = bisect.bisect_left(cited.start_bytes, end)
+    return Tokens(cited.texts[i:j], cited.start_lines[i:j], cited.end_lines[i:j],
+                  cited.start_bytes[i:j])  # fmt: skip
 
 
 def _attributes(parsed: Parsed, starts: Sequence[int]) -> tuple[int, ...]:
