@@ -75,7 +75,8 @@ def _renamed_in(anchor: Anchor, language: str, older: Parsed) -> bool:
     """Whether `older` holds the anchor's definition renamed (`renamed_definition`), told
     from its parse where its bytes could not rule it out: in a file of many look-alike
     definitions (codex's test modules) they seldom can, and judging the whole version
-    would search it for a similar region too, which the windows rule out (below)."""
+    would search it for a similar region too, which the windows ruled out already
+    (`_no_match_in`)."""
     parsed = parse(older.blob, language, lambda: older.source, anchor.path, older.stats)
     if parsed.tree is None:
         return True
