@@ -196,3 +196,52 @@ def test_a_field_written_above_a_cited_one_before_it_went_is_not_the_citation(
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (8, 8)
     assert [h["commit"] for h in result["history"]] == [deleted]
+
+
+TS = "src/server/stdio.ts"
+SERVER = """\
+export class StdioServer {
+  async callTool(name: string, args: Record<string, unknown>) {
+    const response = await this.session.callTool({ name, arguments: args ?? {} }, undefined, { timeout: this.timeout });
+    return response.content;
+  }
+}
+"""
+REWRITTEN = "    const response = await this.session.callTool(params, undefined, options);\n"
+SPLIT = """\
+  async callTool(name: string, args: Record<string, unknown>) {
+    return (await this.callToolResult(name, args)).content;
+  }
+
+  async callToolResult(name: string, args: Record<string, unknown>) {
+    const params = { name, arguments: args };
+    const options = this.requestOptions();
+{call}    return response;
+  }
+"""
+
+
+def test_a_declaration_split_into_a_new_method_is_carried_across_the_split(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """openai-agents-js's `callTool`: its `const response = ...` rewritten to under half
+    its tokens (found all the same, by its name path), then `callTool` split into a
+    wrapper and `callToolResult`, which took the declaration unchanged. One jump from the
+    baseline finds it in no scope the baseline had and misses it there; a step from the
+    version before the split finds it as it was. The split is no change of it."""
+    first = SERVER
+    base = upstream.commit("v1", {TS: first})
+    project.note("n", f"{base} {TS}:3")
+    old = first.splitlines(keepends=True)[2]
+    rewritten = upstream.commit("request options (#1)", {TS: first.replace(old, REWRITTEN)})
+    split = "export class StdioServer {\n" + SPLIT.replace("{call}", REWRITTEN) + "}\n"
+    upstream.commit("expose the full result (#2)", {TS: split})
+    timed = "    const response = await this.session.callTool(params, undefined, { timeout: this.timeout });\n"
+    again = upstream.commit("timeouts again (#3)", {TS: split.replace(REWRITTEN, timed)})
+
+    result = check_results(project, capsys)[f"n:{TS}:3"]
+
+    assert result["verdict"] == "changed"
+    assert [c["commit"] for c in result["history"]] == [rewritten, again]
+    assert result["introduced_by"]["commit"] == rewritten
+    assert result["current"]["start_line"] == 9

@@ -18,6 +18,12 @@ they are a definition cited whole, or part of a statement where whole statements
 cited; a file no grammar reads) leaves the walk's answer as it is: the item is not told
 missing by a step alone (punkpeye/fastmcp's `stop`, whose cited `if` block was deleted
 after a look-alike was written above it, keeps the look-alike).
+
+The other way round, a step can find what one jump lost. Where the walk found the item
+missing after a commit and found it again later, it is carried through every commit from
+the first, a definition cited whole too; if each step finds it, that commit did not take
+it out (a method split in two, its half in a scope the baseline file did not have). Where
+a step finds nothing, the walk's answer stands.
 """
 
 from __future__ import annotations
@@ -55,10 +61,36 @@ def stepwise(
     or, where it was missing before, before the second (found there by one jump). Each
     step goes from the version before one commit to the version before the next (or
     HEAD): the versions the walk judged, as no other commit between touched the item.
-    None where there is nothing to step through, or a step cannot carry it."""
-    if cited.whole or cited.start_line is None or not changes:
-        return None  # compared whole: one jump is exact
-    restart = 1 + max((n for n, (_, s) in enumerate(changes) if s == "missing"), default=-1)
+    Where one jump lost it and found it again, it is first carried from the first commit
+    across the ones it was lost at, a definition cited whole too. None where there is
+    nothing to step through, or a step cannot carry it."""
+    if cited.start_line is None or not changes:
+        return None
+    missing = [n for n, (_, s) in enumerate(changes) if s == "missing"]
+    if missing and changes[0][1] != "missing" and missing[-1] < len(changes) - 1:
+        bridged = _through(mirror, cited, start, steps, changes, 0)
+        if bridged is not None:  # each commit that lost it to one jump, crossed by a step
+            return bridged
+    if cited.whole:
+        return None  # compared whole: one jump is exact where it finds it
+    restart = 1 + max(missing, default=-1)
+    return _through(mirror, cited, start, steps, changes, restart)
+
+
+def _through(
+    mirror: Mirror,
+    cited: Anchor,
+    start: Files,
+    steps: Sequence[tuple[str, Files]],
+    changes: Changes,
+    restart: int,
+) -> Stepped | None:
+    """`stepwise` from `changes[restart]` on (the first commit, or the one that found it
+    again after it was missing). A commit after which the walk found it missing, but
+    which a step crosses, did not take it out: its state there is what the step found
+    (openai-agents-js's `callTool`, split into a wrapper and `callToolResult` after its
+    `session.callTool(...)` statement had been rewritten to under half its tokens: one
+    jump from the baseline finds that statement in no scope the baseline file knew)."""
     stops = changes[restart:] if restart == 0 else changes[restart + 1 :]
     if not stops:
         return None  # found again, and not changed since: one jump is a step
@@ -77,6 +109,8 @@ def stepwise(
         carried = None if again is None else classify.find_citation(mirror, again, into)
         if carried is None:
             return None
+        if after == "missing":  # found by the step: what it is there, against the baseline
+            after = "same" if tuple(carried.tokens) == cited.tokens else "changed"
         if after != state or not carried.identical:
             kept.append((commit, after))
         found, files, state = carried, into, after
@@ -105,7 +139,7 @@ def _recited(mirror: Mirror, cited: Anchor, found: Found, files: Files) -> Ancho
         again = anchor(parsed, found.path, found.start_line, found.end_line)
     except LocateError:
         return None
-    if again.whole or (again.definition is None) != (cited.definition is None):
+    if again.whole != cited.whole or (again.definition is None) != (cited.definition is None):
         return None
     if cited.cited_statements is not None and again.cited_statements is None:
         return None

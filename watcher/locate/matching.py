@@ -313,11 +313,21 @@ def _carried(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         return None
     nodes = named(parsed, *anchor.definition) or _moved(anchor, parsed)
     if len(nodes) > 1:  # overloads, one method in two impl blocks: the one most like it
-        return max(
-            (_carried_in(anchor, path, parsed, n) for n in nodes),
-            key=lambda f: -1.0 if f is None else likeness(anchor.tokens, f.tokens),
-        )
+        found = [(f, n) for n in nodes if (f := _carried_in(anchor, path, parsed, n))]
+        return max(found, key=lambda fn: _preferred(anchor, parsed, *fn), default=(None,))[0]
     return _carried_in(anchor, path, parsed, nodes[0]) if nodes else None
+
+
+def _preferred(anchor: Anchor, parsed: Parsed, found: Found, node: Node) -> tuple[float, int]:
+    """Which of several definitions that hold the citation is it: the most like it, then,
+    among equals, the one whose scopes are most the citation's own (a method split in two
+    in each of several classes: the half in the cited class); the first on a tie."""
+    own, shared = anchor.definition[1] if anchor.definition else (), 0
+    for name, cited in zip(name_path(node, parsed.language), own, strict=False):
+        if name != cited:
+            break
+        shared += 1
+    return likeness(anchor.tokens, found.tokens), shared
 
 
 def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
