@@ -13,9 +13,11 @@ The walk has told which commits changed the item. Here it is carried through the
 the version before the first, step by step to the version before each next one, and to
 HEAD, each step citing anew the lines it has in one version (`anchors.anchor`) and
 finding them in the next. A commit that changed none of the tokens so carried is no
-change of the item. A step that cannot carry it (the lines keep less than FOUND_SHARE;
-they are a definition cited whole, or part of a statement where whole statements were
-cited; a file no grammar reads) leaves the walk's answer as it is: the item is not told
+change of the item. A definition cited whole is compared whole: one jump is exact for
+it, and it is not stepped (but see below). A step that cannot carry it (the lines keep
+less than FOUND_SHARE; they are a whole definition where the citation was part of one,
+or part of a statement where whole statements were cited; a file no grammar reads)
+leaves the walk's answer as it is: the item is not told
 missing by a step alone (punkpeye/fastmcp's `stop`, whose cited `if` block was deleted
 after a look-alike was written above it, keeps the look-alike).
 
@@ -125,8 +127,9 @@ def _as_cited(again: Anchor, cited: Anchor) -> bool:
 
 def _recited(mirror: Mirror, cited: Anchor, found: Found, files: Files) -> Anchor | None:
     """The lines `found` occupies in `files`, cited there: what the next version is
-    searched for. None where they are not like `cited`: a whole definition, a definition's
-    lines where it was in none (or the other way round), part of a statement where it
+    searched for. None where they are not like `cited`: a whole definition where it was
+    part of one (or the other way round), a definition's lines where it was in none (or
+    the other way round), part of a statement where it
     cited whole statements (a call's argument lines, where it cited the `return` around
     them), no code of their own."""
     blob = dict(files).get(found.path)

@@ -130,8 +130,7 @@ def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | Non
         ratio = _renamed_likeness(anchor, parsed, low, high, least)
         if ratio is None or ratio < least or (best is not None and ratio <= best[0]):
             continue
-        texts = tokens_between(parsed, low, high, starting=True, placed=False).texts
-        if not taken(anchor, parsed, texts):
+        if not taken(anchor, parsed, _definition_texts(anchor, parsed, low, high)):
             best = (ratio, node)
     return None if best is None else _carried_in(anchor, path, parsed, best[1])
 
@@ -405,8 +404,9 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
 
 def _definition_texts(anchor: Anchor, parsed: Parsed, low: int, high: int) -> tuple[str, ...]:
     """The tokens of the definition at bytes [low, high) of `parsed`, kept with the anchor
-    by its bytes: a history walk judging a whole definition at many versions mostly finds
-    it as one of the versions it has read already."""
+    by its bytes: a history walk judging a whole definition at many versions mostly meets
+    bytes it has read already, and a rename chosen (`renamed_definition`) is read once
+    to tell whether it is another's and to place it."""
     memo = ("definition texts", parsed.source[low:high])
     texts = cast("tuple[str, ...] | None", anchor.derived.get(memo))
     if texts is None:

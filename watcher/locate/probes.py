@@ -80,7 +80,7 @@ def _renamed_in(anchor: Anchor, language: str, older: Parsed) -> bool:
     parsed = parse(older.blob, language, lambda: older.source, anchor.path, older.stats)
     if parsed.tree is None:
         return True
-    return renamed_definition(anchor, anchor.path or "", parsed) is not None
+    return renamed_definition(anchor, anchor.path, parsed) is not None
 
 
 def _may_be_renamed(
