@@ -476,3 +476,75 @@ def test_a_body_moved_into_a_new_method_below_is_carried_there(
     assert result["verdict"] == "changed", result["message"]
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (6, 11)
     assert [h["commit"] for h in result["history"]] == [split]
+
+
+CLIENT = "packages/mcp/src/tool/client.ts"
+TOOLS_INLINE = """\
+export class Client {
+  private async listTools(): Promise<ListToolsResult> {
+    return this.request({ method: 'tools/list' });
+  }
+
+  async tools(): Promise<ToolSet> {
+    const listed = await this.listTools();
+    const tools: Record<string, Tool> = {};
+    for (const { name, description, inputSchema } of listed.tools) {
+      const self = this;
+      const title = description ?? name;
+      const schema = { ...inputSchema, additionalProperties: false };
+      tools[name] = tool({ title, schema, execute: args => self.callTool({ name, args }) });
+    }
+    return tools;
+  }
+
+  private onClose(): void {
+    this.closed = true;
+  }
+}
+"""
+TOOLS_SPLIT = """\
+export class Client {
+  private async listTools(): Promise<ListToolsResult> {
+    return this.request({ method: 'tools/list' });
+  }
+
+  async tools(): Promise<ToolSet> {
+    const definitions = await this.listTools();
+    return this.toolsFromDefinitions(definitions);
+  }
+
+  toolsFromDefinitions(definitions: ListToolsResult): ToolSet {
+    const tools: Record<string, Tool> = {};
+    for (const { name, description, inputSchema } of definitions.tools) {
+      const self = this;
+      const title = description ?? name;
+      const schema = { ...inputSchema, additionalProperties: false };
+      tools[name] = tool({ title, schema, execute: args => self.callTool({ name, args }) });
+    }
+    return tools;
+  }
+
+  private onClose(): void {
+    this.closed = true;
+  }
+}
+"""
+
+
+def test_a_loop_moved_into_a_new_method_with_the_locals_around_it_is_found_there(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Vercel AI's `tools`, whose loop went into a new `toolsFromDefinitions` below it:
+    the definitions nearest the cited loop header (the locals above and inside it) moved
+    with it, so the stretch it is carried through is bounded by the nearest definitions
+    outside `tools` (`listTools` above, `onClose` below). There the loop is found, its
+    list renamed: `changed`, at its new line, as `git log -L` at HEAD carries it."""
+    base = upstream.commit("client", {CLIENT: TOOLS_INLINE})
+    project.note("n", f"{base} {CLIENT}:9")
+    split = upstream.commit("tools from definitions (#12)", {CLIENT: TOOLS_SPLIT})
+
+    result = _results(project, capsys)[f"n:{CLIENT}:9"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (13, 13)
+    assert [h["commit"] for h in result["history"]] == [split]

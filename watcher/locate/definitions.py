@@ -9,7 +9,7 @@ import bisect
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -327,8 +327,9 @@ def scope_of(parsed: Parsed, first: int, last: int) -> Scope | None:
     neighbours are the definitions, one of a kind and name in the file, that end above it
     or start below it (a definition holding a cited token is none), NEIGHBOURS a side,
     none inside another listed (a class's methods below it are gone with the class: the
-    next neighbour is the definition after the class). No token is read, and the file's
-    definitions are listed once per parse (`_bounds`), not once per citation."""
+    next neighbour is the definition after the class), and, where those all lie inside a
+    definition holding it, the nearest one outside (`_enclosing`). No token is read, and
+    the file's definitions are listed once per parse (`_bounds`), not once per citation."""
     if parsed.tree is None:
         return None
     ends, starts, extents = _bounds(parsed)
@@ -340,22 +341,53 @@ def scope_of(parsed: Parsed, first: int, last: int) -> Scope | None:
         above.append((None, 0))
     if len(below) < NEIGHBOURS:
         below.append((None, len(parsed.source)))
+    outward = above[-1][0] is not None or below[-1][0] is not None  # no edge yet
+    for low, high in _enclosing(parsed, first, last) if outward else ():  # innermost first
+        if above[-1][0] and all(low <= extents[k][0] for k, _ in above if k):  # outside it,
+            at = bisect.bisect_right(ends, (low, _LAST))
+            more = _apart(((k, b) for b, k in reversed(ends[:at])), extents, above)
+            above = more if len(more) > len(above) else [*above, (None, 0)]
+        if below[-1][0] and all(extents[k][1] <= high for k, _ in below if k):  # or the edge
+            at = bisect.bisect_left(starts, (high,))
+            more = _apart(((k, b) for b, k in starts[at:]), extents, below)
+            below = more if len(more) > len(below) else [*below, (None, len(parsed.source))]
     return Scope(parsed.source, parsed.language, first, tuple(above), tuple(below), parsed.blob)
 
 
 def _apart(
-    nearest: Iterable[tuple[Key, int]], extents: dict[Key, tuple[int, int]]
+    nearest: Iterable[tuple[Key, int]],
+    extents: dict[Key, tuple[int, int]],
+    listed: Sequence[tuple[Key | None, int]] = (),
 ) -> list[tuple[Key | None, int]]:
-    """The first NEIGHBOURS of `nearest` that lie inside none listed before them."""
-    listed: list[tuple[Key | None, int]] = []
+    """`listed`, then the first NEIGHBOURS of `nearest` that lie inside none listed before
+    them (given `listed`: the first one, which is past them all, or none)."""
+    found, most = list(listed), len(listed) + (1 if listed else NEIGHBOURS)
     for key, byte in nearest:
         start, end = extents[key]
-        if any(extents[k][0] <= start and end <= extents[k][1] for k, _ in listed if k):
+        if any(extents[k][0] <= start and end <= extents[k][1] for k, _ in found if k):
             continue
-        listed.append((key, byte))
-        if len(listed) == NEIGHBOURS:
+        found.append((key, byte))
+        if len(found) == most:
             break
-    return listed
+    return found
+
+
+def _enclosing(parsed: Parsed, first: int, last: int) -> list[tuple[int, int]]:
+    """The bytes of each definition that holds the cited tokens, innermost first: past
+    the NEIGHBOURS nearest on a side, all inside the definition that held the citation,
+    the next neighbour out is the nearest outside it (Vercel AI's `tools` method, whose
+    loop went into a new `toolsFromDefinitions` below it, its locals with it: the scope
+    is bounded by the method after that), then outside the one holding it, to the
+    file's edge."""
+    assert parsed.tree is not None
+    kinds = LANGUAGES[parsed.language].definitions
+    node = parsed.tree.root_node.descendant_for_byte_range(first, max(first, last))
+    spans = []
+    while node is not None:
+        if is_definition(node, kinds):
+            spans.append((with_attributes(node).start_byte, node.end_byte))
+        node = node.parent
+    return spans
 
 
 # Sorts after every key at the same byte: `bisect_right` on (byte, _LAST) passes them all.
@@ -382,3 +414,4 @@ def _bounds(
         "tuple[list[tuple[int, Key]], list[tuple[int, Key]], dict[Key, tuple[int, int]]]",
         parsed.derived[key],
     )
+
