@@ -133,11 +133,13 @@ def attribute(
 
 
 def _carried(mirror: Mirror, plan: Plan, result: Result, found: Found) -> Result:
-    """A changed citation's result placed where `stepwise` carried it: changed still,
-    whatever the last step's tokens."""
+    """A changed or missing citation's result placed where `stepwise` carried it:
+    changed, whatever the last step's tokens (a missing one's hints are dropped)."""
+    hints = result.candidates if result.verdict is Verdict.CHANGED else ()
     placed = classify.placed(plan, classify.anchor_of(mirror, plan),
-                             replace(found, identical=False), result.candidates)  # fmt: skip
-    return result.model_copy(update={k: getattr(placed, k) for k in ("current", "message", "diff")})
+                             replace(found, identical=False), hints)  # fmt: skip
+    keys = ("verdict", "current", "message", "diff", "candidates")
+    return result.model_copy(update={k: getattr(placed, k) for k in keys})
 
 
 def _written_later(mirror: Mirror, plan: Plan, result: Result, changes: Changes) -> int | None:
@@ -365,6 +367,7 @@ def shared_walk(mirror: Mirror, items: Sequence[tuple[Plan, Result]]) -> Walk:
     for (index, (_, target)), (first, changes) in zip(judges.items(), found, strict=True):
         changes, told.found[index] = stepped(mirror, *items[index], start, walked, changes)
         target = "missing" if _taken(items[index][1], changes) else target
+        target = "changed" if told.found[index] is not None else target  # found again
         told.commits[index] = walk.introduced(first, changes, target)
         told.changes[index] = changes
     return told
@@ -386,13 +389,18 @@ def stepped(
     changes: Changes,
 ) -> tuple[Changes, Found | None]:
     """A changed citation's changes, and its place at HEAD, carried commit by commit
-    through the commits its walk found (`stepwise`); as walked, and None, otherwise.
+    through the commits its walk found (`stepwise`); as walked, and None, otherwise. A
+    missing one's too, where steps carry it to HEAD (`stepwise.recovered`): it is
+    changed there, and the result placed there (`attribute`).
     Where it is found in a namesake that stood beside its own definition (`beside`), its
     changes end with it missing, from the commit that took it there. `check`, `watch log`
     and `backtest` read a walk's changes through it alike."""
-    if result.verdict is not Verdict.CHANGED or result.kind != "citation":
+    if result.kind != "citation" or result.verdict not in (Verdict.CHANGED, Verdict.MISSING):
         return changes, None
     anchor = classify.anchor_of(mirror, plan)
+    if result.verdict is Verdict.MISSING:  # lost by one jump, maybe not by steps
+        carried_on = stepwise.recovered(mirror, anchor, start, walked, changes)
+        return (changes, None) if carried_on is None else (carried_on.changes, carried_on.found)
     carried = stepwise.stepwise(mirror, anchor, start, walked, changes)
     if carried is not None:
         changes = carried.changes

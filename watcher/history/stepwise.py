@@ -33,7 +33,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from watcher.history import walk
 from watcher.judge import classify
+from watcher.locate import definitions
 from watcher.locate.anchors import Anchor, Found, LocateError, anchor
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
@@ -79,6 +81,108 @@ def stepwise(
     return _through(mirror, cited, start, steps, changes, restart)
 
 
+@dataclass(frozen=True)
+class Recovered:
+    """A citation its walk lost for good, carried on: its changes, and where it is at
+    HEAD (None: missing there after all, from a later commit)."""
+
+    changes: Changes
+    found: Found | None
+
+
+def recovered(
+    mirror: Mirror,
+    cited: Anchor,
+    start: Files,
+    steps: Sequence[tuple[str, Files]],
+    changes: Changes,
+) -> Recovered | None:
+    """A citation the walk found missing from a commit to HEAD, carried across that commit
+    and the ones before it a step at a time, as `_through` carries one: where every step
+    finds it, the commit took less than half of what was left of it, and it is still
+    there (Roo Code's `new StdioClientTransport({...})`, its environment rewritten by one
+    commit and its command and arguments by another). From that commit on it is walked
+    as it is there (its lines cited anew), so that later commits that edit it, or delete
+    it, are its history too. None where a step finds nothing: missing, as walked."""
+    lost = _lost_at(changes)
+    if lost is None or cited.start_line is None:
+        return None
+    position = {commit: n for n, (commit, _) in enumerate(steps)}
+    at = [position[c] for c, _ in changes[: lost + 1]]
+    before = [steps[n - 1][1] if n else start for n in at]
+    found = classify.find_citation(mirror, cited, before[0])
+    if found is None or not found.identical:
+        return None
+    files, state, kept = before[0], None, []  # type: Files, str | None, Changes
+    intos = [*before[1:], steps[at[-1]][1]]  # the version before the next, and after the last
+    for (commit, after), into in zip(changes[: lost + 1], intos, strict=True):
+        again = _recited(mirror, cited, found, files)
+        if again is None or (len(at) == 1 and _as_cited(again, cited)):
+            return None  # no step, or one that is the walk's own jump
+        carried = classify.find_citation(mirror, again, into)
+        if carried is None or _cut_up(mirror, (again, files), (carried, into)):
+            return None
+        state = _crossed(cited, carried, commit, after, state, kept)
+        found, files = carried, into
+    again = _recited(mirror, cited, found, files)
+    if again is None:
+        return None
+    rest = steps[at[-1] + 1 :]
+    later = _walked(mirror, again, files, rest)
+    onward = stepwise(mirror, again, files, rest, later) if later else None
+    for commit, after in onward.changes if onward else later:  # against the baseline
+        kept.append((commit, "missing" if after == "missing" else "changed"))
+    if kept[-1][1] == "missing":
+        return Recovered(kept, None)
+    head = onward.found if onward else classify.find_citation(mirror, again, steps[-1][1])
+    return None if head is None else Recovered(kept, head)
+
+
+def _cut_up(mirror: Mirror, carried: tuple[Anchor, Files], found: tuple[Found, Files]) -> bool:
+    """Whether what a step found takes in more whole functions, methods or types than the
+    lines it carried held (`definitions.units_within`): code a commit cut into helpers,
+    found as the stretch that takes them all in, is not the item carried on (mcp-proxy's
+    `main` with the `__main__` guard below it, cut into helpers above a shorter `main`:
+    the span would be most of the file)."""
+    (again, before), (into, after) = carried, found
+    if again.start_line is None or into.start_line is None:
+        return True
+    held = [
+        definitions.units_within(parsed, *parsed.line_bytes(start, end or start))
+        for files, path, start, end in (
+            (before, again.path, again.start_line, again.end_line),
+            (after, into.path, into.start_line, into.end_line),
+        )
+        if (parsed := classify.parse_at(mirror, path, dict(files)[path])).tree is not None
+    ]
+    return len(held) == 2 and len(held[1]) > len(held[0])
+
+
+def _lost_at(changes: Changes) -> int | None:
+    """Where the run of commits after which the item stayed missing to HEAD begins in
+    `changes`; None where it is found at HEAD."""
+    if not changes or changes[-1][1] != "missing":
+        return None
+    lost = len(changes) - 1
+    while lost and changes[lost - 1][1] == "missing":
+        lost -= 1
+    return lost
+
+
+def _walked(
+    mirror: Mirror, again: Anchor, start: Files, steps: Sequence[tuple[str, Files]]
+) -> Changes:
+    """The changes of the lines `again` cites in `start`, walked through `steps` as the
+    history walk walks a citation from its baseline (`walk.changes`)."""
+    walked = walk.changes(mirror, start, steps, [walk.citation_judge(mirror, again)])
+    try:
+        while True:
+            mirror.prefetch(walked.send(None))
+    except StopIteration as stop:
+        ((_, changes),) = stop.value
+    return list(changes)
+
+
 def _through(
     mirror: Mirror,
     cited: Anchor,
@@ -111,12 +215,22 @@ def _through(
         carried = None if again is None else classify.find_citation(mirror, again, into)
         if carried is None:
             return None
-        if after == "missing":  # found by the step: what it is there, against the baseline
-            after = "same" if tuple(carried.tokens) == cited.tokens else "changed"
-        if after != state or not carried.identical:
-            kept.append((commit, after))
-        found, files, state = carried, into, after
+        state = _crossed(cited, carried, commit, after, state, kept)
+        found, files = carried, into
     return None if _recited(mirror, cited, found, files) is None else Stepped(found, kept)
+
+
+def _crossed(
+    cited: Anchor, carried: Found, commit: str, after: str, state: str | None, kept: Changes
+) -> str:
+    """The item's state after a step across `commit` found it (`carried`), told in `kept`
+    where the step changed it: what the walk found, or, where the walk lost it there,
+    what the step found, against the baseline."""
+    if after == "missing":
+        after = "same" if tuple(carried.tokens) == cited.tokens else "changed"
+    if after != state or not carried.identical:
+        kept.append((commit, after))
+    return after
 
 
 def _as_cited(again: Anchor, cited: Anchor) -> bool:

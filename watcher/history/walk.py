@@ -519,25 +519,7 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
 
         return functools.cache(quote_place)
     if rule is None:
-        anchor = classify.anchor_of(mirror, plan)
-
-        stays = functools.partial(probes.stays_missing, anchor)
-        unmatched = functools.partial(probes.stays_unmatched, anchor)
-
-        renamed = mirror.session.renamed.get(anchor, ())  # its new names (`judge.renamed`)
-
-        def citation(files: Files, read: Read) -> Place:
-            parse = functools.partial(classify.parse_at, mirror, read=read)
-            told = (anchor, files) in mirror.session.spots  # at HEAD: not parsed here
-            state, path, start, end, tokens, span, guards = spots.spot(mirror, anchor, files, parse)
-            extents = None
-            if state == "missing" and renamed:
-                return _renamed(mirror, anchor, renamed, files, parse)
-            if state == "missing" and not told:  # the parses are at hand
-                extents = tuple((p, candidates.extents(anchor, parse(p, b))) for p, b in files)
-            return Place(state, path, start, end, guards, tokens, stays, span, unmatched, extents)
-
-        return functools.cache(citation)
+        return citation_judge(mirror, classify.anchor_of(mirror, plan))
     base = classify.rule_baseline(mirror, plan, rule)
     if isinstance(base, Result):
         return None
@@ -566,3 +548,25 @@ def judge_function(mirror: Mirror, plan: Plan) -> Judge | None:
         return Place(state, found.path, found.start_line, found.end_line, guards, found.tokens)
 
     return functools.cache(rule_place)
+
+
+def citation_judge(mirror: Mirror, anchor: Anchor) -> Judge:
+    """A citation's place in one version of its files, found as `anchor` cites it: the
+    baseline's lines, or lines a step cited anew (`history.stepwise`)."""
+    stays = functools.partial(probes.stays_missing, anchor)
+    unmatched = functools.partial(probes.stays_unmatched, anchor)
+
+    renamed = mirror.session.renamed.get(anchor, ())  # its new names (`judge.renamed`)
+
+    def citation(files: Files, read: Read) -> Place:
+        parse = functools.partial(classify.parse_at, mirror, read=read)
+        told = (anchor, files) in mirror.session.spots  # at HEAD: not parsed here
+        state, path, start, end, tokens, span, guards = spots.spot(mirror, anchor, files, parse)
+        extents = None
+        if state == "missing" and renamed:
+            return _renamed(mirror, anchor, renamed, files, parse)
+        if state == "missing" and not told:  # the parses are at hand
+            extents = tuple((p, candidates.extents(anchor, parse(p, b))) for p, b in files)
+        return Place(state, path, start, end, guards, tokens, stays, span, unmatched, extents)
+
+    return functools.cache(citation)

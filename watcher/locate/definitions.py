@@ -415,3 +415,29 @@ def _bounds(
         parsed.derived[key],
     )
 
+
+# Kinds of definition a stretch of code is spread over when a commit cuts it up: code
+# that calls and declares, not the names (constants, fields, locals) it assigns.
+_UNITS = ("function", "method", "class", "impl", "trait", "interface", "struct", "enum", "mod_")
+
+
+def units_within(parsed: Parsed, low: int, high: int) -> list[Node]:
+    """The functions, methods or types that lie whole within the bytes [low, high), not
+    those inside another one of them: one for a function cited whole, none for lines
+    inside one, many for a stretch that took in the helpers a function was cut into
+    (`history.stepwise`)."""
+    key = ("unit spans",)
+    if key not in parsed.derived:
+        parsed.derived[key] = sorted(
+            ((with_attributes(node).start_byte, node.end_byte, n), node)
+            for n, (node, (kind, _)) in enumerate(definition_nodes(parsed))
+            if any(unit in kind for unit in _UNITS)
+        )
+    spans = cast("list[tuple[tuple[int, int, int], Node]]", parsed.derived[key])
+    at = bisect.bisect_left(spans, ((low,),))
+    inside = [(span, node) for span, node in spans[at:] if span[0] < high and span[1] <= high]
+    return [
+        node
+        for span, node in inside
+        if not any(o != span and o[0] <= span[0] and span[1] <= o[1] for o, _ in inside)
+    ]
