@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING
 
 from watcher.errors import TooLarge
 from watcher.locate.anchors import Anchor, Found
-from watcher.locate.definitions import definition_keys, may_define
+from watcher.locate.definitions import definition_keys, definition_nodes, may_define
 from watcher.locate.matching import SIMILAR_IN_FILE, find, may_be_alike, renamed_definition
 from watcher.locate.targets import best_target, literals, several, targets
 from watcher.models import Candidate, span
 from watcher.parse import languages, syntax
+from watcher.parse.nodes import with_attributes
 from watcher.parse.words import WORD
 
 if TYPE_CHECKING:
@@ -86,6 +87,10 @@ def head_search(mirror: Mirror, head: str, language: str) -> HeadSearch:
     return searches[(language, head)]
 
 
+# Bytes of candidate files kept for the run (`_candidate`).
+CANDIDATE_BYTES = 32 * 2**20
+
+
 def defining(
     mirror: Mirror, parse: Parse, path: str, blob: str, source: bytes, key: Key
 ) -> Parsed | None:
@@ -104,8 +109,20 @@ def defining(
     parsed = parse(path, blob)
     if keys is None:
         counts.search.keys += 1
-        keys = defined[at] = definition_keys(parsed)
+        keys = _listed(mirror, at, parsed)
     return parsed if key in keys else None
+
+
+def _listed(mirror: Mirror, at: tuple[str, str], parsed: Parsed) -> frozenset[Key]:
+    """What a candidate file (`at`: its blob and language) defines, and the bytes of
+    each definition, kept for the run from its one parse (`defining`, `_renames`)."""
+    mirror.session.extents[at] = tuple(
+        (key, head.start_byte, max(node.end_byte, head.end_byte))
+        for node, key in definition_nodes(parsed)
+        for head in (with_attributes(node),)
+    )
+    keys = mirror.session.defined[at] = definition_keys(parsed)
+    return keys
 
 
 def citation(
@@ -367,7 +384,7 @@ def _defining_elsewhere(
         return None
     if keys is None:
         mirror.session.counts.search.keys += 1
-        keys = mirror.session.defined[at] = definition_keys(parse(path, blob))
+        keys = _listed(mirror, at, parse(path, blob))
     if not any(k == kind and len(n) == len(names) and n[-1] == names[-1] for k, n in keys):
         return None
     return parse(path, blob)
@@ -386,9 +403,33 @@ def _renamed(
         source = _candidate(mirror, blob)
         if source is None or not may_be_alike(anchor, source, 0, len(source), SIMILAR_IN_FILE):
             continue
+        if not any(
+            may_be_alike(anchor, source, low, high, SIMILAR_IN_FILE)
+            for low, high in _renames(mirror, anchor, path, blob, parse)
+        ):
+            continue  # no definition there could be it: not parsed again for this one
         if (match := renamed_definition(anchor, path, parse(path, blob))) is not None:
             found.append(match)
     return found
+
+
+def _renames(
+    mirror: Mirror, anchor: Anchor, path: str, blob: str, parse: Parse
+) -> Iterator[tuple[int, int]]:
+    """The bytes of each definition in a candidate file that `renamed_definition` would
+    weigh: of the anchor's kind, in its container, not one the baseline file had. The
+    file's definitions are listed once per run (the session keeps their keys and bytes):
+    inspector's v2 commit added 926 files, which every citation of the CLI it removed
+    looks in, and the parse cache holds a few of them."""
+    if anchor.definition is None:
+        return
+    kind, names = anchor.definition
+    at = (blob, languages.for_path(path) or "")
+    if at not in mirror.session.extents:
+        _listed(mirror, at, parse(path, blob))
+    for (other, name), low, high in mirror.session.extents[at]:
+        if other == kind and name[:-1] == names[:-1] and (other, name) not in anchor.known:
+            yield low, high
 
 
 def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:
@@ -398,11 +439,21 @@ def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:
 
 
 def _candidate(mirror: Mirror, blob: str) -> bytes | None:
-    """A candidate file's bytes; one above the size limit is no candidate."""
+    """A candidate file's bytes; one above the size limit is no candidate. The first
+    CANDIDATE_BYTES of them read in a run are kept: every citation of a file a commit
+    removed looks in the same files it added, in the same order, where a cache that
+    dropped the oldest would keep none of them long enough."""
+    kept = mirror.session.candidates
+    if (source := kept.get(blob)) is not None:
+        return source
     try:
-        return mirror.read(blob)
+        source = mirror.read(blob)
     except TooLarge:
         return None
+    if mirror.session.candidate_bytes + len(source) <= CANDIDATE_BYTES:
+        kept[blob] = source
+        mirror.session.candidate_bytes += len(source)
+    return source
 
 
 def rule_target(

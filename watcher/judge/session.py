@@ -104,6 +104,11 @@ class Session:
         self.searches: dict[tuple[str, str], HeadSearch] = {}
         # What each candidate blob defines, by (blob, language) (`judge.relocate`).
         self.defined: dict[tuple[str, str], frozenset[Key]] = {}
+        # The bytes of each of its definitions, the same way (`judge.relocate._renames`).
+        self.extents: dict[tuple[str, str], tuple[tuple[Key, int, int], ...]] = {}
+        # Candidate files' bytes, up to `relocate.CANDIDATE_BYTES` (`relocate._candidate`).
+        self.candidates: dict[str, bytes] = {}
+        self.candidate_bytes = 0
         # A citation's anchor under each name its definition was renamed to, in order
         # (`judge.renamed`): looked for under those where its own name finds nothing.
         self.renamed: dict[Anchor, tuple[Anchor, ...]] = {}
@@ -144,3 +149,6 @@ class Session:
         self.walked()
         self.anchors.clear()
         self.defined.clear()
+        self.extents.clear()
+        self.candidates.clear()
+        self.candidate_bytes = 0
