@@ -88,7 +88,7 @@ def head_search(mirror: Mirror, head: str, language: str) -> HeadSearch:
 
 
 # Bytes of candidate files kept for the run (`_candidate`).
-CANDIDATE_BYTES = 32 * 2**20
+CANDIDATE_BYTES = 16 * 2**20
 
 
 def defining(
@@ -109,20 +109,8 @@ def defining(
     parsed = parse(path, blob)
     if keys is None:
         counts.search.keys += 1
-        keys = _listed(mirror, at, parsed)
+        keys = defined[at] = definition_keys(parsed)
     return parsed if key in keys else None
-
-
-def _listed(mirror: Mirror, at: tuple[str, str], parsed: Parsed) -> frozenset[Key]:
-    """What a candidate file (`at`: its blob and language) defines, and the bytes of
-    each definition, kept for the run from its one parse (`defining`, `_renames`)."""
-    mirror.session.extents[at] = tuple(
-        (key, head.start_byte, max(node.end_byte, head.end_byte))
-        for node, key in definition_nodes(parsed)
-        for head in (with_attributes(node),)
-    )
-    keys = mirror.session.defined[at] = definition_keys(parsed)
-    return keys
 
 
 def citation(
@@ -384,7 +372,7 @@ def _defining_elsewhere(
         return None
     if keys is None:
         mirror.session.counts.search.keys += 1
-        keys = _listed(mirror, at, parse(path, blob))
+        keys = mirror.session.defined[at] = definition_keys(parse(path, blob))
     if not any(k == kind and len(n) == len(names) and n[-1] == names[-1] for k, n in keys):
         return None
     return parse(path, blob)
@@ -425,8 +413,14 @@ def _renames(
         return
     kind, names = anchor.definition
     at = (blob, languages.for_path(path) or "")
-    if at not in mirror.session.extents:
-        _listed(mirror, at, parse(path, blob))
+    if at not in mirror.session.extents:  # what it defines, too, from the same parse
+        parsed = parse(path, blob)
+        mirror.session.defined.setdefault(at, definition_keys(parsed))
+        mirror.session.extents[at] = tuple(
+            (key, head.start_byte, max(node.end_byte, head.end_byte))
+            for node, key in definition_nodes(parsed)
+            for head in (with_attributes(node),)
+        )
     for (other, name), low, high in mirror.session.extents[at]:
         if other == kind and name[:-1] == names[:-1] and (other, name) not in anchor.known:
             yield low, high
@@ -439,20 +433,22 @@ def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:
 
 
 def _candidate(mirror: Mirror, blob: str) -> bytes | None:
-    """A candidate file's bytes; one above the size limit is no candidate. The first
-    CANDIDATE_BYTES of them read in a run are kept: every citation of a file a commit
+    """A candidate file's bytes; one above the size limit is no candidate. A file read a
+    second time is kept, up to CANDIDATE_BYTES in all: every citation of a file a commit
     removed looks in the same files it added, in the same order, where a cache that
     dropped the oldest would keep none of them long enough."""
-    kept = mirror.session.candidates
-    if (source := kept.get(blob)) is not None:
+    session = mirror.session
+    if (source := session.candidates.get(blob)) is not None:
         return source
     try:
         source = mirror.read(blob)
     except TooLarge:
         return None
-    if mirror.session.candidate_bytes + len(source) <= CANDIDATE_BYTES:
-        kept[blob] = source
-        mirror.session.candidate_bytes += len(source)
+    if blob not in session.candidates_read:
+        session.candidates_read.add(blob)
+    elif session.candidate_bytes + len(source) <= CANDIDATE_BYTES:
+        session.candidates[blob] = source
+        session.candidate_bytes += len(source)
     return source
 
 

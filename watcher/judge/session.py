@@ -106,8 +106,10 @@ class Session:
         self.defined: dict[tuple[str, str], frozenset[Key]] = {}
         # The bytes of each of its definitions, the same way (`judge.relocate._renames`).
         self.extents: dict[tuple[str, str], tuple[tuple[Key, int, int], ...]] = {}
-        # Candidate files' bytes, up to `relocate.CANDIDATE_BYTES` (`relocate._candidate`).
+        # Candidate files' bytes, those read twice, up to `relocate.CANDIDATE_BYTES`, and
+        # the blobs read (`relocate._candidate`).
         self.candidates: dict[str, bytes] = {}
+        self.candidates_read: set[str] = set()
         self.candidate_bytes = 0
         # A citation's anchor under each name its definition was renamed to, in order
         # (`judge.renamed`): looked for under those where its own name finds nothing.
@@ -134,8 +136,11 @@ class Session:
 
     def judged(self) -> None:
         """Every item is judged: drop the searches of HEAD. Only judging reads them, and
-        on codex the Rust one alone holds ~25 MB through the history walks after."""
+        on codex the Rust one alone holds ~25 MB through the history walks after; so do
+        the candidate files' bytes kept (read again, if need be, once the walks are done)."""
         self.searches.clear()
+        self.candidates.clear()
+        self.candidate_bytes = 0
 
     def walked(self) -> None:
         """Every walk is done: drop the spots no walk took (those of walks that started
@@ -150,5 +155,4 @@ class Session:
         self.anchors.clear()
         self.defined.clear()
         self.extents.clear()
-        self.candidates.clear()
-        self.candidate_bytes = 0
+        self.candidates_read.clear()
