@@ -502,33 +502,13 @@ export class Client {
   }
 }
 """
-TOOLS_SPLIT = """\
-export class Client {
-  private async listTools(): Promise<ListToolsResult> {
-    return this.request({ method: 'tools/list' });
-  }
-
-  async tools(): Promise<ToolSet> {
-    const definitions = await this.listTools();
-    return this.toolsFromDefinitions(definitions);
-  }
-
-  toolsFromDefinitions(definitions: ListToolsResult): ToolSet {
-    const tools: Record<string, Tool> = {};
-    for (const { name, description, inputSchema } of definitions.tools) {
-      const self = this;
-      const title = description ?? name;
-      const schema = { ...inputSchema, additionalProperties: false };
-      tools[name] = tool({ title, schema, execute: args => self.callTool({ name, args }) });
-    }
-    return tools;
-  }
-
-  private onClose(): void {
-    this.closed = true;
-  }
-}
-"""
+TOOLS_SPLIT = TOOLS_INLINE.replace(
+    "    const listed = await this.listTools();\n",
+    "    const definitions = await this.listTools();\n"
+    "    return this.toolsFromDefinitions(definitions);\n"
+    "  }\n\n"
+    "  toolsFromDefinitions(definitions: ListToolsResult): ToolSet {\n",
+).replace("of listed.tools", "of definitions.tools")
 
 
 def test_a_loop_moved_into_a_new_method_with_the_locals_around_it_is_found_there(
