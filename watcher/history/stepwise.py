@@ -25,7 +25,11 @@ The other way round, a step can find what one jump lost. Where the walk found th
 missing after a commit and found it again later, it is carried through every commit from
 the first, a definition cited whole too; if each step finds it, that commit did not take
 it out (a method split in two, its half in a scope the baseline file did not have). Where
-a step finds nothing, the walk's answer stands.
+the walk found it missing for good, it is carried across the commits up to the one that
+lost it (`recovered`): edited a little at a time, less than half of what was cited may be
+left while each commit kept most of what the one before left, and it is walked on from
+there as it is. Where a step finds nothing, or finds code cut up into new functions, the
+walk's answer stands.
 """
 
 from __future__ import annotations
