@@ -554,6 +554,86 @@ def test_a_definition_moved_out_of_its_scope_is_followed_by_its_name_and_tokens(
     assert [h["commit"] for h in presets["history"]] == [retold]
 
 
+VECTORIZE = "crates/rig-vectorize/src/lib.rs"
+STORE = """\
+impl<M> VectorStoreIndex for VectorizeVectorStore<M>
+where
+    M: EmbeddingModel,
+{
+    async fn top_n_ids(&self, req: SearchRequest) -> Result<Vec<(f64, String)>, StoreError> {
+        if let Some(filter) = req.filter() {
+            filter.validate()?;
+        }
+        let embedding = self.model.embed_text(req.query()).await?;
+        let request = QueryRequest {
+            vector: embedding.vec,
+            top_k: req.samples(),
+            return_values: Some(false),
+            filter: req.filter().as_ref().map(|f| f.clone().into_inner()),
+        };
+        let result = self.client.query(request).await?;
+        Ok(result.matches.into_iter().map(|m| (m.score, m.id)).collect())
+    }
+}
+"""
+HELPER = """\
+impl<M> VectorizeVectorStore<M>
+where
+    M: EmbeddingModel,
+{
+    async fn query_matches(&self, req: &SearchRequest) -> Result<Vec<Match>, StoreError> {
+        if let Some(filter) = req.filter() {
+            filter.validate()?;
+        }
+        let embedding = self.model.embed_text(req.query()).await?;
+        let request = QueryRequest {
+            vector: embedding.vec,
+            top_k: req.samples(),
+            return_values: Some(false),
+            filter: req.filter().as_ref().map(|f| f.clone().into_inner()),
+        };
+        let result = self.client.query(request).await?;
+        Ok(result.matches)
+    }
+}
+
+impl<M> VectorStoreIndex for VectorizeVectorStore<M>
+where
+    M: EmbeddingModel,
+{
+    async fn top_n_ids(&self, req: SearchRequest) -> Result<Vec<(f64, String)>, StoreError> {
+        let matches = self.query_matches(&req).await?;
+        Ok(matches.into_iter().map(|m| (m.score, m.id)).collect())
+    }
+}
+"""
+
+
+def test_a_method_cited_whole_stays_in_its_impl_when_the_impl_loses_a_type_parameter(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rig's `top_n_ids`: its body went into a new `query_matches` helper, then the
+    embedding model was type-erased and `impl<M> VectorStoreIndex for
+    VectorizeVectorStore<M>` became `impl VectorStoreIndex for VectorizeVectorStore`. The
+    method of that name in that `impl` is the item, however little of it is left: not
+    the helper its body went to. `git log -L` of its HEAD lines lists the first commit
+    alone."""
+    base = upstream.commit("vectorize", {VECTORIZE: STORE})
+    project.note("n", f"{base} {VECTORIZE}:5-18")
+    helper = upstream.commit("consolidate (#2343)", {VECTORIZE: HELPER})
+    erased = HELPER.replace("impl<M> ", "impl ").replace(
+        "VectorizeVectorStore<M>", "VectorizeVectorStore"
+    )
+    erased = erased.replace("\nwhere\n    M: EmbeddingModel,\n{", " {")
+    upstream.commit("erase the embedding model (#2385)", {VECTORIZE: erased})
+
+    result = _results(project, capsys)[f"n:{VECTORIZE}:5-18"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (19, 22)
+    assert [h["commit"] for h in result["history"]] == [helper]
+
+
 GO = "server/streamable_http.go"
 SESSIONS = """\
 package server

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
@@ -345,6 +346,9 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
     for names, node in of_kind(parsed, kind):
         if names[-1:] != name or ((kind, names) in anchor.known and names not in namesakes):
             continue  # another name, or a definition the baseline had: not the citation
+        if _bare(names) == _bare(anchor.definition[1]):
+            found.append(node)  # in its own `impl`, whose type parameters changed
+            continue
         head = with_attributes(node)
         low, high = head.start_byte, max(node.end_byte, head.end_byte)
         # Told once per anchor for each namesake's bytes: a history walk asks at every
@@ -356,6 +360,16 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
         if anchor.derived[key] is True:
             found.append(node)
     return found
+
+
+def _bare(names: tuple[str, ...]) -> tuple[str, ...]:
+    """A name path without its types' type arguments, a trait's kept (`From<A>` is not
+    `From<B>`): rig's `impl<M> Index for Store<M>`, its model type-erased, is `Store`'s."""
+    parts = (name.rpartition(" for ") for name in names)
+    return tuple(trait + sep + _GENERIC.sub("", _GENERIC.sub("", own)) for trait, sep, own in parts)
+
+
+_GENERIC = re.compile(r"<[^<>]*>")
 
 
 def _moved_here(
