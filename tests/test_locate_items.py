@@ -555,44 +555,37 @@ def test_a_definition_moved_out_of_its_scope_is_followed_by_its_name_and_tokens(
 
 
 VECTORIZE = "crates/rig-vectorize/src/lib.rs"
+QUERY = """\
+        if let Some(filter) = req.filter() {
+            filter.validate()?;
+        }
+        let embedding = self.model.embed_text(req.query()).await?;
+        let request = QueryRequest {
+            vector: embedding.vec,
+            top_k: req.samples(),
+            return_values: Some(false),
+            filter: req.filter().as_ref().map(|f| f.clone().into_inner()),
+        };
+        let result = self.client.query(request).await?;
+"""
 STORE = """\
 impl<M> VectorStoreIndex for VectorizeVectorStore<M>
 where
     M: EmbeddingModel,
 {
     async fn top_n_ids(&self, req: SearchRequest) -> Result<Vec<(f64, String)>, StoreError> {
-        if let Some(filter) = req.filter() {
-            filter.validate()?;
-        }
-        let embedding = self.model.embed_text(req.query()).await?;
-        let request = QueryRequest {
-            vector: embedding.vec,
-            top_k: req.samples(),
-            return_values: Some(false),
-            filter: req.filter().as_ref().map(|f| f.clone().into_inner()),
-        };
-        let result = self.client.query(request).await?;
+QUERY
         Ok(result.matches.into_iter().map(|m| (m.score, m.id)).collect())
     }
 }
-"""
+""".replace("QUERY\n", QUERY)
 HELPER = """\
 impl<M> VectorizeVectorStore<M>
 where
     M: EmbeddingModel,
 {
     async fn query_matches(&self, req: &SearchRequest) -> Result<Vec<Match>, StoreError> {
-        if let Some(filter) = req.filter() {
-            filter.validate()?;
-        }
-        let embedding = self.model.embed_text(req.query()).await?;
-        let request = QueryRequest {
-            vector: embedding.vec,
-            top_k: req.samples(),
-            return_values: Some(false),
-            filter: req.filter().as_ref().map(|f| f.clone().into_inner()),
-        };
-        let result = self.client.query(request).await?;
+QUERY
         Ok(result.matches)
     }
 }
@@ -606,7 +599,7 @@ where
         Ok(matches.into_iter().map(|m| (m.score, m.id)).collect())
     }
 }
-"""
+""".replace("QUERY\n", QUERY)
 
 
 def test_a_method_cited_whole_stays_in_its_impl_when_the_impl_loses_a_type_parameter(
