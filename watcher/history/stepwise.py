@@ -111,27 +111,16 @@ def recovered(
     lost = _lost_at(changes)
     if lost is None or cited.start_line is None:
         return None
-    position = {commit: n for n, (commit, _) in enumerate(steps)}
-    at = [position[c] for c, _ in changes[: lost + 1]]
-    before = [steps[n - 1][1] if n else start for n in at]
-    found = classify.find_citation(mirror, cited, before[0])
-    if found is None or not found.identical:
+    at = next(n for n, (commit, _) in enumerate(steps) if commit == changes[lost][0])
+    kept: Changes = []
+    carried = _carry(mirror, cited, start, steps, changes[: lost + 1], steps[at][1], kept, cut=True)
+    if carried is None:
         return None
-    files, state, kept = before[0], None, []  # type: Files, str | None, Changes
-    intos = [*before[1:], steps[at[-1]][1]]  # the version before the next, and after the last
-    for (commit, after), into in zip(changes[: lost + 1], intos, strict=True):
-        again = _recited(mirror, cited, found, files)
-        if again is None or (len(at) == 1 and _as_cited(again, cited)):
-            return None  # no step, or one that is the walk's own jump
-        carried = classify.find_citation(mirror, again, into)
-        if carried is None or _cut_up(mirror, (again, files), (carried, into)):
-            return None
-        state = _crossed(cited, carried, commit, after, state, kept)
-        found, files = carried, into
+    found, files = carried
     again = _recited(mirror, cited, found, files)
     if again is None:
         return None
-    rest = steps[at[-1] + 1 :]
+    rest = steps[at + 1 :]
     later = _walked(mirror, again, files, rest)
     onward = stepwise(mirror, again, files, rest, later) if later else None
     for commit, after in onward.changes if onward else later:  # against the baseline
@@ -204,24 +193,51 @@ def _through(
     stops = changes[restart:] if restart == 0 else changes[restart + 1 :]
     if not stops:
         return None  # found again, and not changed since: one jump is a step
+    kept = list(changes[: len(changes) - len(stops)])
+    head = steps[-1][1] if steps else start
+    carried = _carry(mirror, cited, start, steps, stops, head, kept, first=restart == 0)
+    if carried is None:
+        return None
+    found, files = carried
+    return None if _recited(mirror, cited, found, files) is None else Stepped(found, kept)
+
+
+def _carry(
+    mirror: Mirror,
+    cited: Anchor,
+    start: Files,
+    steps: Sequence[tuple[str, Files]],
+    stops: Changes,
+    end: Files,
+    kept: Changes,
+    first: bool = True,
+    cut: bool = False,
+) -> tuple[Found, Files] | None:
+    """The citation carried a step at a time across each commit of `stops` (the walk's
+    changes), from the version before the first to `end`, each step from its lines in the
+    version before: where it is then, and in which files. The changes the steps find are
+    added to `kept`. `first`: the stops begin with the item's first change, so it must be
+    as cited before it, and a lone step from its definition as at the baseline is the
+    walk's own jump (nothing to carry). `cut`: a step that finds it taking in functions
+    the carried lines did not hold carries nothing (`_cut_up`). None where a step fails."""
     position = {commit: n for n, (commit, _) in enumerate(steps)}
     before = [steps[n - 1][1] if n else start for n in (position[c] for c, _ in stops)]
     files, found = before[0], classify.find_citation(mirror, cited, before[0])
-    if found is None or (restart == 0 and not found.identical):
+    if found is None or (first and not found.identical):
         return None
-    kept = list(changes[: len(changes) - len(stops)])
     state = kept[-1][1] if kept else None
-    head = steps[-1][1] if steps else start
-    for (commit, after), into in zip(stops, [*before[1:], head], strict=True):
+    for (commit, after), into in zip(stops, [*before[1:], end], strict=True):
         again = _recited(mirror, cited, found, files)
-        if again is not None and len(stops) == 1 and restart == 0 and _as_cited(again, cited):
+        if again is not None and len(stops) == 1 and first and _as_cited(again, cited):
             return None  # its definition as at the baseline: this one step is the jump
         carried = None if again is None else classify.find_citation(mirror, again, into)
-        if carried is None:
+        if again is None or carried is None:
+            return None
+        if cut and _cut_up(mirror, (again, files), (carried, into)):
             return None
         state = _crossed(cited, carried, commit, after, state, kept)
         found, files = carried, into
-    return None if _recited(mirror, cited, found, files) is None else Stepped(found, kept)
+    return found, files
 
 
 def _crossed(
