@@ -225,3 +225,34 @@ def test_a_function_cut_into_helpers_is_missing_not_the_stretch_of_them_all(
     assert result["verdict"] == "missing"
     assert [h["commit"] for h in result["history"]] == [named, cut]
     assert result["introduced_by"]["commit"] == cut
+
+
+@pytest.mark.parametrize("deleted", [False, True])
+def test_a_commit_inside_a_stretch_one_jump_lost_the_statement_in_is_its_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], deleted: bool
+) -> None:
+    """The two edits that take the statement below half, then one that edits it again
+    (`stderr`), then one that writes `command` and `args` back in full: one jump from the
+    baseline loses it after the second and finds it again after the fourth, and judges
+    none of the commits in between. Each is carried a step at a time: the third is a
+    change of the statement too, not part of the second (crush's `c.Initialize(...)`
+    block, lost to one jump when a look-alike above it was flattened, and edited before a
+    later commit let the jump find it again). `git log --first-parent -L` at HEAD lists
+    all four; deleted after them, it is missing from there, with the four before."""
+    base = upstream.commit("hub", {TS: hub()})
+    project.note("n", f"{base} {TS}:4-14")
+    defaults = upstream.commit("default environment (#1)", {TS: hub(env=DEFAULTS)})
+    wrapped = upstream.commit("windows (#2)", {TS: hub(setup=WRAP, command=SHORT, env=DEFAULTS)})
+    piped = hub(setup=WRAP, command=SHORT, env=DEFAULTS).replace('"pipe"', '"inherit"')
+    inherit = upstream.commit("inherit stderr (#3)", {TS: piped})
+    restored = hub(setup=WRAP, env=DEFAULTS).replace('"pipe"', '"inherit"')
+    changes = [defaults, wrapped, inherit, upstream.commit("full command (#4)", {TS: restored})]
+    if deleted:
+        start, end = restored.index("\t\ttransport = new"), restored.index("\t\tawait this")
+        gone = restored[:start] + restored[end:]
+        changes.append(upstream.commit("connect elsewhere (#5)", {TS: gone}))
+
+    result = check_results(project, capsys)[f"n:{TS}:4-14"]
+
+    assert result["verdict"] == ("missing" if deleted else "changed")
+    assert [h["commit"] for h in result["history"]] == changes

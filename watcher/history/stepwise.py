@@ -24,7 +24,9 @@ after a look-alike was written above it, keeps the look-alike).
 The other way round, a step can find what one jump lost. Where the walk found the item
 missing after a commit and found it again later, it is carried through every commit from
 the first, a definition cited whole too; if each step finds it, that commit did not take
-it out (a method split in two, its half in a scope the baseline file did not have). Where
+it out (a method split in two, its half in a scope the baseline file did not have), and
+the commits up to the one that found it again, which the walk judged none of, are walked
+from where the step found it (`_across`): one of them may have changed it. Where
 the walk found it missing for good, it is carried across the commits up to the one that
 lost it (`recovered`): edited a little at a time, less than half of what was cited may be
 left while each commit kept most of what the one before left, and it is walked on from
@@ -74,15 +76,29 @@ def stepwise(
     nothing to step through, or a step cannot carry it."""
     if cited.start_line is None or not changes:
         return None
-    missing = [n for n, (_, s) in enumerate(changes) if s == "missing"]
-    if missing and changes[0][1] != "missing" and missing[-1] < len(changes) - 1:
-        bridged = _through(mirror, cited, start, steps, changes, 0)
-        if bridged is not None:  # each commit that lost it to one jump, crossed by a step
-            return bridged
+    bridged = _bridged(mirror, cited, start, steps, changes)
+    if bridged is not None:  # each commit that lost it to one jump, crossed by a step
+        return bridged
     if cited.whole:
         return None  # compared whole: one jump is exact where it finds it
-    restart = 1 + max(missing, default=-1)
+    restart = 1 + max((n for n, (_, s) in enumerate(changes) if s == "missing"), default=-1)
     return _through(mirror, cited, start, steps, changes, restart)
+
+
+def _bridged(
+    mirror: Mirror,
+    cited: Anchor,
+    start: Files,
+    steps: Sequence[tuple[str, Files]],
+    changes: Changes,
+) -> Stepped | None:
+    """`stepwise` across the commits one jump lost the citation at before it found it
+    again, from the first commit on; None where it was not lost and found again, or a
+    step cannot carry it."""
+    missing = [n for n, (_, s) in enumerate(changes) if s == "missing"]
+    if not missing or changes[0][1] == "missing" or missing[-1] == len(changes) - 1:
+        return None
+    return _through(mirror, cited, start, steps, changes, 0)
 
 
 @dataclass(frozen=True)
@@ -107,15 +123,18 @@ def recovered(
     there (Roo Code's `new StdioClientTransport({...})`, its environment rewritten by one
     commit and its command and arguments by another). From that commit on it is walked
     as it is there (its lines cited anew), so that later commits that edit it, or delete
-    it, are its history too. None where a step finds nothing: missing, as walked."""
+    it, are its history too. Where a step finds nothing, it is missing from that commit,
+    and the commits before are told as `stepwise` tells them (lost to one jump and found
+    again); None where they are as walked."""
     lost = _lost_at(changes)
     if lost is None or cited.start_line is None:
         return None
     at = next(n for n, (commit, _) in enumerate(steps) if commit == changes[lost][0])
     kept: Changes = []
     carried = _carry(mirror, cited, start, steps, changes[: lost + 1], steps[at][1], kept, cut=True)
-    if carried is None:
-        return None
+    if carried is None:  # lost there: maybe lost and found again before, as `stepwise` tells
+        earlier = _bridged(mirror, cited, start, steps[:at], changes[:lost])
+        return None if earlier is None else Recovered([*earlier.changes, *changes[lost:]], None)
     found, files = carried
     again = _recited(mirror, cited, found, files)
     if again is None:
@@ -226,7 +245,8 @@ def _carry(
     if found is None or (first and not found.identical):
         return None
     state = kept[-1][1] if kept else None
-    for (commit, after), into in zip(stops, [*before[1:], end], strict=True):
+    for n, (commit, after) in enumerate(stops):
+        into = before[n + 1] if n + 1 < len(stops) else end
         again = _recited(mirror, cited, found, files)
         if again is not None and len(stops) == 1 and first and _as_cited(again, cited):
             return None  # its definition as at the baseline: this one step is the jump
@@ -235,9 +255,56 @@ def _carry(
             return None
         if cut and _cut_up(mirror, (again, files), (carried, into)):
             return None
-        state = _crossed(cited, carried, commit, after, state, kept)
+        gap = _between(steps, position[commit], into) if after == "missing" else ()
+        if gap:  # the walk judged none of the commits up to `into`: a step, then a walk
+            crossed = _across(mirror, cited, again, steps[position[commit]], gap, state, kept)
+            if crossed is None:
+                return None
+            carried, state = crossed
+        else:
+            state = _crossed(cited, carried, commit, after, state, kept)
         found, files = carried, into
     return found, files
+
+
+def _between(
+    steps: Sequence[tuple[str, Files]], commit: int, into: Files
+) -> Sequence[tuple[str, Files]]:
+    """The steps after the one at `commit` up to the one whose version is `into` (the
+    version before the walk's next change, or HEAD)."""
+    for n in range(len(steps) - 1, commit, -1):
+        if steps[n][1] == into:
+            return steps[commit + 1 : n + 1]
+    return ()
+
+
+def _across(
+    mirror: Mirror,
+    cited: Anchor,
+    again: Anchor,
+    step: tuple[str, Files],
+    gap: Sequence[tuple[str, Files]],
+    state: str | None,
+    kept: Changes,
+) -> tuple[Found, str] | None:
+    """A citation (`again`, in the version before `step`) carried across a commit that one
+    jump lost it at, then walked on through `gap`, the commits after it that the walk
+    judged none of, having found it missing before and after each (crush's
+    `c.Initialize(...)` block, lost to one jump when a look-alike `c.Start(...)` block
+    above it was flattened, then edited by a commit of that gap). The changes are added
+    to `kept`; where it is at the gap's end, and its state there, are returned. None
+    where a step or the walk loses it."""
+    commit, files = step
+    carried = classify.find_citation(mirror, again, files)
+    walked = None if carried is None else _recited(mirror, cited, carried, files)
+    if carried is None or walked is None:
+        return None
+    state = _crossed(cited, carried, commit, "missing", state, kept)
+    for later, after in _walked(mirror, walked, files, gap):
+        state = "missing" if after == "missing" else "changed"
+        kept.append((later, state))
+    found = classify.find_citation(mirror, walked, gap[-1][1])
+    return None if found is None or state == "missing" else (found, state)
 
 
 def _crossed(
