@@ -365,6 +365,31 @@ def test_same_lines_cited_at_two_commits_are_two_items(
     assert project.counts.parse.parses == 0  # both stay cached: neither overwrites the other
 
 
+def test_a_file_the_upstream_lacks_is_an_error_of_its_own_items_alone(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy of an upstream that lacks a blob (a snapshot without its largest vendored
+    files): the items that cite that file are `baseline-unreachable`, the message names
+    the blob and the upstream; the others are judged as ever, and the run is not failed."""
+    vendored = "vendor/big.rs"
+    base = upstream.commit("client", {LIB: SOURCE, vendored: "pub fn v() -> u32 {\n    1\n}\n"})
+    project.note("n", f"{base} {CITED}", f"{base} {vendored}:1-3")
+    upstream.commit("touch", {LIB: SOURCE.replace("    next\n}", "    next.clone()\n}")})
+    blob = upstream.git("rev-parse", f"{base}:{vendored}")
+    (upstream.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+
+    code, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    report = json.loads(out)
+    results = {r["id"]: r for r in report["results"]}
+    assert results[f"n:{CITED}"]["verdict"] == "changed"
+    lacked = results[f"n:{vendored}:1-3"]
+    assert (lacked["verdict"], lacked["error"]) == ("error", "baseline-unreachable")
+    assert f"{vendored}: blob {blob[:12]} is not on the upstream" in lacked["message"]
+    assert [u["error"] for u in report["upstreams"]] == [None]
+    assert code == 2
+
+
 def test_ambiguous_abbreviated_commit_lists_the_candidates(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,10 +10,10 @@ import pytest
 
 from tests.conftest import Project
 from watcher.config import Upstream as UpstreamConfig
-from watcher.errors import UpstreamError
+from watcher.errors import Absent, UpstreamError
 from watcher.gitbuild import Upstream
 from watcher.mirror import clone, objects
-from watcher.mirror.mirrors import Mirror
+from watcher.mirror.mirrors import ABSENT_MOST, Mirror
 from watcher.parse import syntax
 
 LIB = "src/lib.rs"
@@ -87,15 +87,41 @@ def test_prefetch_is_one_round_trip_per_batch(upstream: Upstream, tmp_path: Path
     mirror.close()
 
 
-def test_a_blob_the_upstream_lacks_is_an_error_that_names_the_upstream(
+def test_a_blob_the_upstream_lacks_is_set_aside_and_reading_it_names_the_upstream(
     upstream: Upstream, tmp_path: Path
 ) -> None:
     """A copy of a repository that lacks some of its blobs (or a history rewritten since
-    the mirror read its trees) answers a fetch with git's "not our ref": the error names
-    the upstream and what to check."""
+    the mirror read its trees) answers a fetch with git's "not our ref": the blob is set
+    aside, the others of the batch come over, and reading it is an error that names the
+    upstream and what to check."""
+    upstream.commit("lib", _files(3))
+    mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
+    mirror.sync()
+    blobs = [b for p in sorted(_files(3)) if (b := mirror.blob_id(mirror.head(), p))]
+    lacked = "1" * 40
+
+    mirror.prefetch([lacked, *blobs])
+
+    assert mirror.absent == {lacked}
+    assert [mirror.read(b)[:8] for b in blobs] == [b"pub fn f"] * 3
+    assert mirror.round_trips == 5  # `ls-remote`, sync (commits, trees), the batch twice
+    with pytest.raises(Absent) as raised:
+        mirror.read(lacked)
+    message = str(raised.value)
+    assert "blob 111111111111 is not on the upstream acme/client" in message
+    assert "config.toml" in message
+    mirror.close()
+
+
+def test_an_upstream_that_lacks_many_blobs_fails_the_fetch(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """Past ABSENT_MOST blobs set aside, the upstream is taken for one that lacks them all:
+    the fetch's error names the upstream and what to check."""
     upstream.commit("lib", {LIB: "pub fn a() {}\n"})
     mirror = Mirror(UpstreamConfig(repo="acme/client", url=upstream.url), tmp_path / "cache")
     mirror.sync()
+    mirror.absent = {f"{n:040x}" for n in range(ABSENT_MOST)}
 
     with pytest.raises(UpstreamError) as raised:
         mirror.prefetch(["1" * 40])

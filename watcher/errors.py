@@ -60,7 +60,12 @@ class LockedError(WatchError):
     """Another watch run holds the state lock."""
 
 
-class TooLarge(WatchError):
+class Unreadable(WatchError):
+    """An upstream file version watch cannot read: the items that need it are told so, the
+    rest of the run goes on."""
+
+
+class TooLarge(Unreadable):
     """An upstream file above `[limits] file_bytes`: reported, never read into memory."""
 
     def __init__(self, size: int, limit: int) -> None:
@@ -69,6 +74,19 @@ class TooLarge(WatchError):
         super().__init__(
             f"{size:,} bytes, above [limits] file_bytes ({limit:,}); cite a smaller file, "
             "or raise the limit in config.toml"
+        )
+
+
+class Absent(Unreadable):
+    """A blob the upstream does not have (its history rewritten, or a copy that lacks it):
+    the mirror cannot fetch it, and the items that read it cannot be judged."""
+
+    def __init__(self, blob: str, repo: str) -> None:
+        self.blob = blob
+        super().__init__(
+            f"blob {blob[:12]} is not on the upstream {repo}: its history was rewritten, or "
+            "the url in config.toml is a copy that lacks it; point the url at the repository "
+            "itself"
         )
 
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from watcher.errors import TooLarge, WatchError
+from watcher.errors import Unreadable, WatchError
 from watcher.history import beside, stepwise, walk
 from watcher.judge import classify, renamed
 from watcher.judge.plan import Plan
@@ -257,7 +257,7 @@ def _relocated(
     mirror.session.moved_into[plan.item.id] = (path,)
     try:
         first, changes = _walked(mirror, plan, result)
-    except TooLarge:  # a version of that file above [limits] file_bytes: not told
+    except Unreadable:  # a version of that file too large, or absent: not told
         first, changes = "missing", []
     blamed = walk.introduced(first, changes, "missing")
     if blamed is None:  # there at HEAD after all (that file moved since), or not told
@@ -339,11 +339,11 @@ def run_walks(mirror: Mirror, walks: Sequence[Walk], keys: Sequence[str], pool: 
 
 
 def _guarded(steps: Walk) -> Generator[list[str], None, Told | None]:
-    """A walk stopped by a version above [limits] file_bytes tells nothing: no blame
-    rather than a guess."""
+    """A walk stopped by a version above [limits] file_bytes, or one the upstream does
+    not have, tells nothing: no blame rather than a guess."""
     try:
         return (yield from steps)
-    except TooLarge:
+    except Unreadable:
         return None
 
 

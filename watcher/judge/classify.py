@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from watcher.errors import TooLarge
+from watcher.errors import Absent, TooLarge
 from watcher.inputs import quotes
 from watcher.inputs.rules import Compiled, InvalidRule, compile_rule
 from watcher.judge.claims import claims
@@ -173,6 +173,14 @@ def judge(mirror: Mirror, plan: Plan) -> Result:
         return error(
             item,
             ErrorCode.FILE_TOO_LARGE,
+            f"{item.path}: {exc}",
+            _baseline(plan, item.start_line, item.end_line),
+        )
+    except Absent as exc:  # the cited version: the note's; a later one: the upstream's
+        cited = exc.blob == plan.base_blob
+        return error(
+            item,
+            ErrorCode.BASELINE_UNREACHABLE if cited else ErrorCode.UPSTREAM_UNREACHABLE,
             f"{item.path}: {exc}",
             _baseline(plan, item.start_line, item.end_line),
         )

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from watcher.errors import TooLarge
+from watcher.errors import Unreadable
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.definitions import definition_keys, definition_nodes, may_define
 from watcher.locate.matching import SIMILAR_IN_FILE, find, may_be_alike, renamed_definition
@@ -442,7 +442,7 @@ def _candidate(mirror: Mirror, blob: str) -> bytes | None:
         return source
     try:
         source = mirror.read(blob)
-    except TooLarge:
+    except Unreadable:
         return None
     if blob not in session.candidates_read:
         session.candidates_read.add(blob)

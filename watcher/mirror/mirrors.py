@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from watcher.errors import UpstreamError
+from watcher.errors import Absent, UpstreamError
 from watcher.mirror import clone, objects, packs
 from watcher.mirror.clone import TREES, stored_refs
 from watcher.mirror.git import NO_FETCH, READING, GitTimeout, credentials, run, run_all
@@ -46,6 +46,8 @@ log = logging.getLogger("watch")
 
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 COMMIT_BYTES = 2**24  # a commit object larger than this is not a commit anyone wrote
+ABSENT_MOST = 64  # blobs set aside as not on the upstream before a run gives up on it
+_NOT_OURS = re.compile(r"not our ref ([0-9a-f]{40,64})")  # upload-pack lacks that object
 
 
 class Mirror:
@@ -91,6 +93,7 @@ class Mirror:
         self._presence: objects.Presence | None = None
         self._batch: Batch | None = None  # this process's `cat-file --batch` (`batch`)
         self._present: set[str] = set()  # blobs known to be in the mirror
+        self.absent: set[str] = set()  # blobs the upstream does not have (`_fetch_blobs`)
         self._info: dict[str, CommitInfo] = {}
         self._resolved: dict[str, str | None] = {}
         self._trees: dict[str, dict[str, str]] = {}
@@ -407,6 +410,8 @@ class Mirror:
         gigabytes to tokenize.
         """
         self.prefetch([blob])
+        if blob in self.absent:
+            raise Absent(blob, self.upstream.repo)
         return objects.read(self.batch(), blob, self.limits.file_bytes, self.upstream.repo)
 
     def batch(self) -> Batch:
@@ -429,7 +434,7 @@ class Mirror:
 
     def prefetch(self, blobs: Iterable[str]) -> None:
         """Fetch every missing blob of `blobs` in one round trip."""
-        wanted = set(blobs) - self._present
+        wanted = set(blobs) - self._present - self.absent
         if not wanted:
             return  # a warm run asks for nothing: no pack index is read
         presence = self._presence or objects.Presence(self.path / "objects")
@@ -442,11 +447,26 @@ class Mirror:
                 self.tidy()
         # Objects never leave a mirror: what is here now need not be looked up again
         # (a history walk reads hundreds of versions, each one checked once).
-        self._present |= wanted
+        self._present |= wanted - self.absent
 
     def _fetch_blobs(self, missing: list[str]) -> None:
+        """Fetch these blobs; those the upstream does not have (a copy that lacks its
+        largest blobs, a rewritten history) are set aside in `absent`, one round trip
+        each, up to ABSENT_MOST: reading one raises Absent, for the items that need it
+        alone, and the rest of the run goes on."""
         self.blobs_fetched += len(missing)
-        self._fetch_objects(missing)
+        wanted = list(missing)
+        while wanted:
+            try:
+                self._fetch_objects(wanted)
+                return
+            except UpstreamError as exc:
+                lacked = _NOT_OURS.search(str(exc))
+                if lacked is None or lacked[1] not in wanted or len(self.absent) >= ABSENT_MOST:
+                    raise
+                log.warning("%s: the upstream lacks blob %s", self.upstream.repo, lacked[1])
+                self.absent.add(lacked[1])
+                wanted.remove(lacked[1])
 
     def _fetch_objects(self, missing: list[str]) -> None:
         """Fetch these objects by id in one round trip (a tree comes with its subtrees)."""
@@ -490,7 +510,8 @@ class Mirror:
     def contents(self, blobs: Sequence[str], chunk: int = 256) -> Iterator[tuple[str, bytes]]:
         """The bytes of many blobs, asked of `cat-file` `chunk` at a time (call `prefetch`
         first); blobs above `[limits] file_bytes` are left out, as `read` refuses them."""
-        yield from objects.contents(self.batch(), blobs, self.limits.file_bytes, chunk)
+        held = [b for b in blobs if b not in self.absent]
+        yield from objects.contents(self.batch(), held, self.limits.file_bytes, chunk)
 
     def git(self, *args: str, stdin: str | None = None) -> str:
         """Run a reading git command in the mirror (pathspecs taken literally)."""

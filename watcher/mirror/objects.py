@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from watcher.errors import TooLarge, UpstreamError
+from watcher.errors import Absent, TooLarge, UpstreamError
 from watcher.mirror.git import NO_PROMPT
 
 if TYPE_CHECKING:
@@ -221,6 +221,8 @@ class Blobs(Asker):
         self.count = 0  # blobs read from git
 
     def __call__(self, blob: str) -> bytes:
+        if blob in self.mirror.absent:
+            raise Absent(blob, self.mirror.upstream.repo)
         if blob not in self.held:
             self.request([blob])  # unless asked for already
             assert self.batch is not None
@@ -246,7 +248,7 @@ class Blobs(Asker):
         mirror holds: in a partial clone, git would fetch a missing one by itself."""
         if self.batch is None:
             self.batch = self.mirror.batch()
-        known = {*self.held, *self.pending, *self.arrived}
+        known = {*self.held, *self.pending, *self.arrived, *self.mirror.absent}
         wanted = [b for b in dict.fromkeys(blobs) if b not in known]
         if wanted:
             self.batch.ask(self, wanted)
