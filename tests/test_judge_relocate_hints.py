@@ -1,4 +1,4 @@
-"""A missing citation says where to look (`relocate.hints`): the definition that held it, by
+"""A missing citation says where to look (`hints.hints`): the definition that held it, by
 kind and name, in the other files the commit that removed it changed. The verdict stays
 `missing` (SPEC follows renames, not moves to unrelated files) and no candidate is chosen."""
 
@@ -168,3 +168,4 @@ def test_a_method_moved_to_a_mixin_in_another_file_is_hinted_where_it_is_now(
     assert [
         (c["path"], c["start_line"], c["end_line"], c["chosen"]) for c in result["candidates"]
     ] == [("src/client/mixins/resources.py", 6, 9, False)]
+

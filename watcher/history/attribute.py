@@ -299,22 +299,28 @@ def _candidates(
     mirror.paths.touched(removed.values())  # what each commit touched: one batch for all
     # Where the files they touched that HEAD lacks went: every such file's chain followed
     # a link at a time for all of them, not one item at a time (a fetch each).
-    from watcher.judge.relocate import moved_since
+    from watcher.judge import hints
 
     moves: dict[str, list[tuple[str, str]]] = {}
+    anchors = {i: classify.anchor_of(mirror, judged[i][0]) for i in removed}
     for index, commit in removed.items():
         plan = judged[index][0]
-        moved = moved_since(mirror, plan, classify.anchor_of(mirror, plan), commit)
+        moved = hints.moved_since(mirror, plan, anchors[index], commit)
         moves.setdefault(plan.head, []).extend((commit, path) for path in moved)
     for head, wanted in moves.items():
         mirror.paths.prepare(head, wanted)
-    looked = {i: classify.hint_files(mirror, judged[i][0], c) for i, c in removed.items()}
+    looked = {i: hints.hint_files(mirror, judged[i][0], anchors[i], c) for i, c in removed.items()}
     mirror.prefetch(blob for files in looked.values() for _, blob in files)
     found = spread(
         list(looked),
         key=lambda index: judged[index][0].item.path,
-        work=lambda index: classify.missing_hints(
-            mirror, judged[index][0], introduced[index], looked[index]
+        work=lambda index: hints.hints(
+            mirror,
+            judged[index][0],
+            anchors[index],
+            introduced[index],
+            looked[index],
+            classify.parser(mirror),
         ),
         pool=pool,
         least=LEAST_WALKS,

@@ -279,23 +279,6 @@ def gone(plan: Plan, judged: Result) -> Result:
                                      "candidates": (), "message": _missing(plan)})  # fmt: skip
 
 
-def hint_files(mirror: Mirror, plan: Plan, commit: str) -> list[tuple[str, str]]:
-    """The files (path, blob at HEAD) where a missing citation's hints are looked for, once
-    the commit that removed it is known: fetch them, then ask `missing_hints`."""
-    from watcher.judge import relocate
-
-    return relocate.hint_files(mirror, plan, anchor_of(mirror, plan), commit)
-
-
-def missing_hints(
-    mirror: Mirror, plan: Plan, commit: str, files: Sequence[tuple[str, str]]
-) -> tuple[Candidate, ...]:
-    """Candidates for a missing citation in the files `hint_files` named."""
-    from watcher.judge import relocate
-
-    return relocate.hints(mirror, plan, anchor_of(mirror, plan), commit, files, parser(mirror))
-
-
 def parser(mirror: Mirror) -> relocate.Parse:
     """Parse a candidate file through the run's parse cache (`relocate.Parse`)."""
     return lambda path, blob: parse_at(mirror, path, blob)

@@ -129,12 +129,12 @@ def citation(
         return None, ()  # nothing to look for by name
     namesakes: list[Candidate] = []
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
-        matches = _definitions(mirror, anchor, files, parse)
+        matches = definitions_in(mirror, anchor, files, parse)
         if not matches and found_in != ELSEWHERE:
             renamed = _renamed(mirror, anchor, files, parse)
             matches = [f for f in renamed if alike(anchor.tokens, f.tokens, SIMILAR_IN_FILE)]
         if matches:
-            best, candidates = _choose(plan.item.path, anchor.tokens, matches, found_in)
+            best, candidates = choose(plan.item.path, anchor.tokens, matches, found_in)
             if _alike(candidates, anchor.tokens, best.tokens) or (
                 found_in != ELSEWHERE and len(candidates) == 1
                 and moved_by(mirror, plan, anchor, _removal(plan, found_in), parse) == best.path
@@ -171,13 +171,13 @@ def moved_by(
     added = sorted(mirror.paths.added(commit).items())
     files = [(p, b) for p, b in added if p.endswith(suffixes) and p not in followed]
     mirror.prefetch(b for _, b in files)
-    matches = _definitions(mirror, anchor, files, parse)
+    matches = definitions_in(mirror, anchor, files, parse)
     if not matches:
         renamed = _renamed(mirror, anchor, files, parse)
         matches = [f for f in renamed if alike(anchor.tokens, f.tokens, SIMILAR_IN_FILE)]
     if not matches:
         return None
-    best, candidates = _choose(plan.item.path, anchor.tokens, matches, f"{ADDED}{commit[:12]}")
+    best, candidates = choose(plan.item.path, anchor.tokens, matches, f"{ADDED}{commit[:12]}")
     if _alike(candidates, anchor.tokens, best.tokens):
         return best.path
     others = _removed_namesakes(mirror, plan, anchor, commit, suffixes, parse)
@@ -205,7 +205,7 @@ def _removed_namesakes(
     removed = [(p, b) for p, b in sorted(mirror.files(f"{commit}^1", suffixes).items())
                if p not in after and p not in own]  # fmt: skip
     mirror.prefetch(b for _, b in removed)
-    return _definitions(mirror, anchor, removed, parse)
+    return definitions_in(mirror, anchor, removed, parse)
 
 
 def twins(plan: Plan, anchor: Anchor, found: Found, parse: Parse) -> tuple[Candidate, ...]:
@@ -273,63 +273,7 @@ def needed(least: float, words: int) -> float:
     return least + (1 - least) * SMALL / (SMALL + words)
 
 
-def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[tuple[str, str]]:
-    """Where `hints` looks for a missing citation: the other files (path, blob at HEAD) the
-    commit that removed it added or changed, still at HEAD. Fetch them first: many
-    citations' files come in one fetch."""
-    language = languages.for_path(plan.item.path)
-    if anchor.definition is None or language is None:
-        return []
-    suffixes = languages.LANGUAGES[language].extensions
-    at_head = mirror.files(plan.head, suffixes)
-    followed = {p for p, _ in plan.files} | {plan.item.path}
-    touched = mirror.paths.touched([commit])[commit]
-    found = {p: at_head[p] for p in sorted(touched) if p in at_head and p not in followed}
-    # A file the commit added or changed that a later commit moved (fastmcp's
-    # client/resources.py, made client/mixins/resources.py): where it is at HEAD.
-    for path in moved_since(mirror, plan, anchor, commit):
-        for moved, blob in mirror.paths.where(commit, plan.head, path).files:
-            if moved not in followed:
-                found.setdefault(moved, blob)
-    return sorted(found.items())
-
-
-def moved_since(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[str]:
-    """The files of the citation's language that `commit` added or changed and that are
-    not at HEAD: `hint_files` asks where each went (`Paths.prepare` answers many at once)."""
-    language = languages.for_path(plan.item.path)
-    if anchor.definition is None or language is None:
-        return []
-    suffixes = languages.LANGUAGES[language].extensions
-    at_head = mirror.files(plan.head, suffixes)
-    touched = mirror.paths.touched([commit])[commit]
-    return [p for p in sorted(touched) if p not in at_head and p.endswith(suffixes)]
-
-
-def hints(
-    mirror: Mirror,
-    plan: Plan,
-    anchor: Anchor,
-    commit: str,
-    files: Sequence[tuple[str, str]],
-    parse: Parse,
-) -> tuple[Candidate, ...]:
-    """For a missing citation, where a maintainer should look: the definition that held it,
-    by kind and name, in `files` (`hint_files`: those the commit that removed it added or
-    changed). A hint only: SPEC follows renames, not moves to unrelated files, so the
-    verdict stays `missing` and no candidate is chosen."""
-    if anchor.definition is None or not files:
-        return ()
-    matches = _definitions(mirror, anchor, files, parse) or _definitions(
-        mirror, anchor, files, parse, other_class=True
-    )
-    if not matches:
-        return ()
-    _, candidates = _choose(plan.item.path, anchor.tokens, matches, f"changed by {commit[:12]}")
-    return tuple(c.model_copy(update={"chosen": False}) for c in candidates)
-
-
-def _definitions(
+def definitions_in(
     mirror: Mirror,
     anchor: Anchor,
     files: Sequence[tuple[str, str]],
@@ -344,7 +288,7 @@ def _definitions(
     name, key = anchor.definition[1][-1].encode(), anchor.definition
     matches = []
     for path, blob in files:
-        source = _candidate(mirror, blob)
+        source = candidate_source(mirror, blob)
         if source is None or name not in source:
             continue
         if other_class:
@@ -388,7 +332,7 @@ def _renamed(
     that alike (`may_be_alike`) are not parsed."""
     found = []
     for path, blob in files:
-        source = _candidate(mirror, blob)
+        source = candidate_source(mirror, blob)
         if source is None or not may_be_alike(anchor, source, 0, len(source), SIMILAR_IN_FILE):
             continue
         if not any(
@@ -428,11 +372,11 @@ def _renames(
 
 def _holds(mirror: Mirror, blob: str, needles: Sequence[bytes]) -> bool:
     """Whether a candidate file holds every needle."""
-    data = _candidate(mirror, blob)
+    data = candidate_source(mirror, blob)
     return data is not None and all(n in data for n in needles)
 
 
-def _candidate(mirror: Mirror, blob: str) -> bytes | None:
+def candidate_source(mirror: Mirror, blob: str) -> bytes | None:
     """A candidate file's bytes; one above the size limit is no candidate. A file read a
     second time is kept, up to CANDIDATE_BYTES in all: every citation of a file a commit
     removed looks in the same files it added, in the same order, where a cache that
@@ -480,7 +424,7 @@ def rule_targets(
         ]
         if matches:
             same = [replace(m, identical=m.tokens == baseline.tokens) for m in matches]
-            return _choose(plan.item.path, baseline.tokens, same, found_in)
+            return choose(plan.item.path, baseline.tokens, same, found_in)
     return None, ()
 
 
@@ -534,7 +478,7 @@ def _places(
     yield ELSEWHERE, [(p, b) for p, b in files if p not in followed]
 
 
-def _choose(
+def choose(
     path: str, tokens: Sequence[str], matches: list[Found], found_in: str
 ) -> tuple[Found, tuple[Candidate, ...]]:
     """The best match, and all of them as candidates (the chosen one marked)."""

@@ -107,7 +107,7 @@ class Session:
         # The bytes of each of its definitions, the same way (`judge.relocate._renames`).
         self.extents: dict[tuple[str, str], tuple[tuple[Key, int, int], ...]] = {}
         # Candidate files' bytes, those read twice, up to `relocate.CANDIDATE_BYTES`, and
-        # the blobs read (`relocate._candidate`).
+        # the blobs read (`relocate.candidate_source`).
         self.candidates: dict[str, bytes] = {}
         self.candidates_read: set[str] = set()
         self.candidate_bytes = 0

@@ -1,0 +1,76 @@
+"""Where a maintainer should look for a missing citation: the definition that held it, by
+kind and name, in the other files the commit that removed it added or changed (and where
+those went since). A hint only: SPEC follows renames, not moves to unrelated files, so the
+verdict stays `missing` and no candidate is chosen (`relocate` finds what is followed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from watcher.judge.relocate import Parse, choose, definitions_in
+from watcher.locate.anchors import Anchor
+from watcher.models import Candidate
+from watcher.parse import languages
+
+if TYPE_CHECKING:
+    from watcher.judge.plan import Plan
+    from watcher.mirror.mirrors import Mirror
+
+
+def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[tuple[str, str]]:
+    """Where `hints` looks for a missing citation: the other files (path, blob at HEAD) the
+    commit that removed it added or changed, still at HEAD. Fetch them first: many
+    citations' files come in one fetch."""
+    language = languages.for_path(plan.item.path)
+    if anchor.definition is None or language is None:
+        return []
+    suffixes = languages.LANGUAGES[language].extensions
+    at_head = mirror.files(plan.head, suffixes)
+    followed = {p for p, _ in plan.files} | {plan.item.path}
+    touched = mirror.paths.touched([commit])[commit]
+    found = {p: at_head[p] for p in sorted(touched) if p in at_head and p not in followed}
+    # A file the commit added or changed that a later commit moved (fastmcp's
+    # client/resources.py, made client/mixins/resources.py): where it is at HEAD.
+    for path in moved_since(mirror, plan, anchor, commit):
+        for moved, blob in mirror.paths.where(commit, plan.head, path).files:
+            if moved not in followed:
+                found.setdefault(moved, blob)
+    return sorted(found.items())
+
+
+def moved_since(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[str]:
+    """The files of the citation's language that `commit` added or changed and that are
+    not at HEAD: `hint_files` asks where each went (`Paths.prepare` answers many at once)."""
+    language = languages.for_path(plan.item.path)
+    if anchor.definition is None or language is None:
+        return []
+    suffixes = languages.LANGUAGES[language].extensions
+    at_head = mirror.files(plan.head, suffixes)
+    touched = mirror.paths.touched([commit])[commit]
+    return [p for p in sorted(touched) if p not in at_head and p.endswith(suffixes)]
+
+
+def hints(
+    mirror: Mirror,
+    plan: Plan,
+    anchor: Anchor,
+    commit: str,
+    files: Sequence[tuple[str, str]],
+    parse: Parse,
+) -> tuple[Candidate, ...]:
+    """For a missing citation, where a maintainer should look: the definition that held it,
+    by kind and name, in `files` (`hint_files`: those the commit that removed it added or
+    changed). A hint only: SPEC follows renames, not moves to unrelated files, so the
+    verdict stays `missing` and no candidate is chosen."""
+    if anchor.definition is None or not files:
+        return ()
+    matches = (
+        definitions_in(mirror, anchor, files, parse)
+        or definitions_in(mirror, anchor, files, parse, other_class=True)
+    )
+    if not matches:
+        return ()
+    _, candidates = choose(plan.item.path, anchor.tokens, matches, f"changed by {commit[:12]}")
+    return tuple(c.model_copy(update={"chosen": False}) for c in candidates)
