@@ -169,3 +169,42 @@ def test_a_method_moved_to_a_mixin_in_another_file_is_hinted_where_it_is_now(
         (c["path"], c["start_line"], c["end_line"], c["chosen"]) for c in result["candidates"]
     ] == [("src/client/mixins/resources.py", 6, 9, False)]
 
+
+def test_a_go_function_moved_to_a_new_file_and_exported_later_is_hinted_there(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """crush's `runTool`: its file deleted by a commit that wrote it into a new one, where
+    a later commit exported it as `RunTool` (Go exports a name by its first letter) and
+    rewrote most of it. Missing from that commit; the hint names it under its new name."""
+    run = "func runTool(ctx context.Context, name string) (Response, error) {\n"
+    body = "\tc, ok := clients.Get(name)\n\tif !ok {\n\t\treturn Response{}, errUnknown\n\t}\n"
+    tool = run + body + "\treturn c.CallTool(ctx, name)\n}\n"
+    others = "".join(
+        f"\nfunc state{n}(name string) State {{\n\treturn states.Get(name + {n!r})\n}}\n"
+        for n in "abcdefgh"
+    )
+    base = upstream.commit("mcp", {"agent/mcp.go": f"package agent\n\n{tool}{others}"})
+    project.note("n", f"{base} agent/mcp.go:3-9")
+    prompts = "func listPrompts(ctx context.Context) []Prompt {\n\treturn nil\n}\n"
+    upstream.commit(
+        "mcp: a package of its own (#4)",
+        {"agent/mcp.go": None, "agent/mcp/tools.go": f"package mcp\n\n{tool}\n{prompts}"},
+    )
+    exported = (
+        "func RunTool(ctx context.Context, cfg *Config, name string) (Result, error) {\n"
+        + body.replace("Response{}", "Result{}")
+        + "\tif cfg.Disabled(name) {\n\t\treturn Result{}, errDisabled\n\t}\n"
+        + "\tres, err := c.CallTool(ctx, name)\n\tif err != nil {\n\t\treturn Result{}, err\n\t}\n"
+        + "\treturn Result{Text: res.Text(), Meta: res.Meta}, nil\n}\n"
+        + f"\n{prompts}"
+    )
+    rewritten = upstream.commit(
+        "mcp: RunTool (#5)", {"agent/mcp/tools.go": f"package mcp\n\n{exported}"}
+    )
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    (result,) = json.loads(out)["results"]
+
+    assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", rewritten)
+    hints = [(c["path"], c["start_line"], c["end_line"]) for c in result["candidates"]]
+    assert hints == [("agent/mcp/tools.go", 3, 16)]

@@ -7,6 +7,7 @@ verdict stays `missing` and no candidate is chosen (`relocate` finds what is fol
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from watcher.judge.relocate import Parse, choose, definitions_in
@@ -69,8 +70,22 @@ def hints(
     matches = (
         definitions_in(mirror, anchor, files, parse)
         or definitions_in(mirror, anchor, files, parse, other_class=True)
+        or [m for a in _exported(anchor) for m in definitions_in(mirror, a, files, parse)]
     )
     if not matches:
         return ()
     _, candidates = choose(plan.item.path, anchor.tokens, matches, f"changed by {commit[:12]}")
     return tuple(c.model_copy(update={"chosen": False}) for c in candidates)
+
+
+def _exported(anchor: Anchor) -> list[Anchor]:
+    """A Go definition under the name it has exported or unexported (its first letter's
+    case flipped: crush's `runTool`, moved to a new file and later made `RunTool`)."""
+    if anchor.definition is None or languages.for_path(anchor.path) != "go":
+        return []
+    kind, names = anchor.definition
+    name = names[-1] if names else ""
+    flipped = name[:1].swapcase() + name[1:]
+    if flipped == name:
+        return []
+    return [replace(anchor, definition=(kind, (*names[:-1], flipped)))]
