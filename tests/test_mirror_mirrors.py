@@ -13,7 +13,8 @@ from watcher.config import Upstream as UpstreamConfig
 from watcher.errors import Absent, UpstreamError
 from watcher.gitbuild import Upstream
 from watcher.mirror import clone, objects
-from watcher.mirror.mirrors import ABSENT_MOST, Mirror
+from watcher.mirror.mirrors import Mirror
+from watcher.mirror.objects import ABSENT_MOST
 from watcher.parse import syntax
 
 LIB = "src/lib.rs"

@@ -46,8 +46,6 @@ log = logging.getLogger("watch")
 
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 COMMIT_BYTES = 2**24  # a commit object larger than this is not a commit anyone wrote
-ABSENT_MOST = 64  # blobs set aside as not on the upstream before a run gives up on it
-_NOT_OURS = re.compile(r"not our ref ([0-9a-f]{40,64})")  # upload-pack lacks that object
 
 
 class Mirror:
@@ -93,7 +91,7 @@ class Mirror:
         self._presence: objects.Presence | None = None
         self._batch: Batch | None = None  # this process's `cat-file --batch` (`batch`)
         self._present: set[str] = set()  # blobs known to be in the mirror
-        self.absent: set[str] = set()  # blobs the upstream does not have (`_fetch_blobs`)
+        self.absent: set[str] = set()  # blobs the upstream lacks (`objects.set_aside`)
         self._info: dict[str, CommitInfo] = {}
         self._resolved: dict[str, str | None] = {}
         self._trees: dict[str, dict[str, str]] = {}
@@ -404,11 +402,9 @@ class Mirror:
 
     def read(self, blob: str) -> bytes:
         """A blob's bytes; call `prefetch` first so that this never waits on the network.
-
         A blob above `[limits] file_bytes` raises TooLarge, its bytes read past a chunk at
-        a time and dropped: a 50 MB generated file would otherwise cost minutes and
-        gigabytes to tokenize.
-        """
+        a time and dropped (a 50 MB generated file would cost minutes and gigabytes to
+        tokenize); one the upstream lacks, Absent."""
         self.prefetch([blob])
         if blob in self.absent:
             raise Absent(blob, self.upstream.repo)
@@ -441,7 +437,13 @@ class Mirror:
         self._presence = presence
         missing = sorted(b for b in wanted if not presence.has(b))
         if missing:
-            self._fetch_blobs(missing)
+            self.blobs_fetched += len(missing)
+            while missing:  # one round trip, and one more for each blob the upstream lacks
+                try:
+                    missing = self._fetch_objects(missing)
+                except UpstreamError as exc:
+                    if not objects.set_aside(str(exc), missing, self.absent, self.upstream.repo):
+                        raise
             presence.refresh()
             if len(self.packs()) > packs.MID_RUN_PACKS:  # a long cold run: keep lookups cheap
                 self.tidy()
@@ -449,27 +451,9 @@ class Mirror:
         # (a history walk reads hundreds of versions, each one checked once).
         self._present |= wanted - self.absent
 
-    def _fetch_blobs(self, missing: list[str]) -> None:
-        """Fetch these blobs; those the upstream does not have (a copy that lacks its
-        largest blobs, a rewritten history) are set aside in `absent`, one round trip
-        each, up to ABSENT_MOST: reading one raises Absent, for the items that need it
-        alone, and the rest of the run goes on."""
-        self.blobs_fetched += len(missing)
-        wanted = list(missing)
-        while wanted:
-            try:
-                self._fetch_objects(wanted)
-                return
-            except UpstreamError as exc:
-                lacked = _NOT_OURS.search(str(exc))
-                if lacked is None or lacked[1] not in wanted or len(self.absent) >= ABSENT_MOST:
-                    raise
-                log.warning("%s: the upstream lacks blob %s", self.upstream.repo, lacked[1])
-                self.absent.add(lacked[1])
-                wanted.remove(lacked[1])
-
-    def _fetch_objects(self, missing: list[str]) -> None:
-        """Fetch these objects by id in one round trip (a tree comes with its subtrees)."""
+    def _fetch_objects(self, missing: list[str]) -> list[str]:
+        """Fetch these objects by id in one round trip (a tree comes with its subtrees);
+        none is left missing."""
         self.round_trips += 1
         # Sending no "have" lines matters: a server with reachability bitmaps leaves out
         # every object reachable from what the client has, blobs of a partial clone included.
@@ -487,6 +471,7 @@ class Mirror:
                 + ("; the upstream does not have them: its history was rewritten, or the url "
                    "in config.toml is a copy that lacks them" if lacks else "")
             ) from exc  # fmt: skip
+        return []
 
     def files(self, commit: str, suffixes: Sequence[str]) -> dict[str, str]:
         """Every file at `commit` with one of the suffixes: path -> blob id (one `ls-tree`

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import binascii
 import codecs
+import logging
 import os
+import re
 import subprocess
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,6 +29,10 @@ if TYPE_CHECKING:
 UNANSWERED = 512  # requests out at once: 512 ids take at most 33 KB of git's 64 KB stdin
 PIPE_BYTES = 2**20
 CHUNK = 2**20  # bytes of a blob too large to keep read at a time, and dropped
+ABSENT_MOST = 64  # blobs set aside as not on the upstream before a run gives up on it
+NOT_OURS = re.compile(r"not our ref ([0-9a-f]{40,64})")  # upload-pack lacks that object
+
+log = logging.getLogger("watch")
 
 Answer = bytes | TooLarge | None  # None: git has no such blob
 
@@ -152,6 +158,20 @@ def _widen(process: subprocess.Popen[bytes]) -> None:
         fcntl.fcntl(process.stdout.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
     except (ImportError, OSError):
         pass
+
+
+def set_aside(failure: str, wanted: list[str], absent: set[str], repo: str) -> bool:
+    """Whether a fetch of `wanted` failed for a blob the upstream does not have (git's `not
+    our ref` names it: a copy without its largest blobs, a rewritten history): it is moved
+    from `wanted` to `absent`, up to ABSENT_MOST a run, for the fetch to be made again.
+    Reading it then raises Absent, for the items that need it alone."""
+    lacked = NOT_OURS.search(failure)
+    if lacked is None or lacked[1] not in wanted or len(absent) >= ABSENT_MOST:
+        return False
+    log.warning("%s: the upstream lacks blob %s", repo, lacked[1])
+    absent.add(lacked[1])
+    wanted.remove(lacked[1])
+    return True
 
 
 def read(batch: Batch, blob: str, limit: int, repo: str) -> bytes:
