@@ -18,7 +18,6 @@ from watcher.locate.alignment import (
     carry,
     completed,
     could_survive,
-    line_opcodes,
 )
 from watcher.locate.anchors import Anchor, Found, body_statements, enclosing, trimmed
 from watcher.locate.definitions import (
@@ -30,6 +29,7 @@ from watcher.locate.definitions import (
 )
 from watcher.locate.scopes import through_scope
 from watcher.locate.siblings import taken
+from watcher.locate.textlines import by_lines
 from watcher.locate.verbatim import chosen, found_at, in_windows, margins, nearest, verbatim
 from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
@@ -101,7 +101,7 @@ def _elsewhere(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     """The citation, not verbatim in the file: carried into its definition, else found by
     likeness (a text file: line by line)."""
     if anchor.context and parsed.tree is None:
-        return _by_lines(anchor, path, parsed)
+        return by_lines(anchor, path, parsed)
     if anchor.body and definition_node(parsed, anchor.definition, anchor.start_line or 0):
         # Its definition is there: it carries the citation, else the scope around it does.
         return _carried(anchor, path, parsed) or through_scope(anchor, path, parsed)
@@ -185,75 +185,6 @@ def may_be_alike(anchor: Anchor, source: bytes, low: int, high: int, least: floa
         if held >= need:
             return True
     return held >= need
-
-
-def _by_lines(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
-    """A file no grammar reads (JSON, TOML, ...), compared line by line: the cited lines
-    are where a line diff of the two versions maps them, changed if any was edited."""
-    start, end = (anchor.start_line or 1) - 1, anchor.end_line or 0
-    before, after = anchor.context, parsed.line_texts()
-    # Lines the versions share at their start and end are matched as they are, and only
-    # what lies between is diffed, as git diffs (`line_opcodes`): difflib's longest-block
-    # first paired inspector's cited `with:` with another step's; an edited line maps to
-    # its part of what replaced it (package.json's "version" to its own line).
-    head = _common(before, after, 0, 1)
-    tail = _common(before, after, head, -1)
-    middle = line_opcodes(before[head : len(before) - tail], after[head : len(after) - tail])
-    opcodes = [("equal", 0, head, 0, head)] if head else []
-    opcodes += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle]
-    if tail:
-        opcodes.append(("equal", len(before) - tail, len(before), len(after) - tail, len(after)))
-    mapped: list[int] = []
-    for tag, i1, i2, j1, j2 in opcodes:
-        if (i1 < end and start < i2) or (i1 == i2 and start < i1 < end):  # inside the cited lines
-            lo, hi = max(i1, start), min(i2, end)
-            if tag == "equal":
-                mapped += [j1 + lo - i1, j1 + hi - i1 - 1]
-            elif j2 > j1 and i2 > i1:  # the part of the replacement for the cited part
-                mapped += _replaced(before[i1:i2], after[j1:j2], lo - i1, hi - i1, j1)
-            elif j2 > j1:
-                mapped += [j1, j2 - 1]
-    if not mapped:
-        return None  # every cited line was deleted
-    first, last = min(mapped) + 1, max(mapped) + 1
-    tokens = parsed.token_texts(*parsed.token_range(first, last))  # as the anchor's
-    return Found(path, first, last, tokens == anchor.tokens, parsed.lines(first, last), tokens)
-
-
-def _replaced(old: Sequence[str], new: Sequence[str], lo: int, hi: int, at: int) -> list[int]:
-    """Where lines old[lo:hi] went among the lines `new` that replaced `old` (numbered from
-    `at`): the lines their words went to, in an alignment of the words of the two (an
-    edited `"version": "0.16.7",` to the new `"version":` line, not to all fourteen that
-    replaced two); as many lines as they are, in proportion, where no word is left."""
-    words = [(w, n) for n, line in enumerate(old) for w in line.split()]
-    placed = [(w, n) for n, line in enumerate(new) for w in line.split()]
-    matcher = difflib.SequenceMatcher(
-        None, [w for w, _ in words], [w for w, _ in placed], autojunk=False
-    )
-    lines = [
-        placed[b + k][1]
-        for a, b, size in matcher.get_matching_blocks()
-        for k in range(size)
-        if lo <= words[a + k][1] < hi
-    ]
-    if lines:
-        return [at + min(lines), at + max(lines)]
-    size, width = len(old), len(new)
-    return [at + lo * width // size, at - (-hi * width // size) - 1]
-
-
-def _common(a: Sequence[str], b: Sequence[str], skip: int, step: int) -> int:
-    """How many lines `a` and `b` share at their start (`step` 1) or end (-1), leaving
-    the first `skip` of each alone."""
-    limit = min(len(a), len(b)) - skip
-    n = 0
-    if step > 0:
-        while n < limit and a[n] == b[n]:
-            n += 1
-    else:
-        while n < limit and a[-1 - n] == b[-1 - n]:
-            n += 1
-    return n
 
 
 def category(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> str:
