@@ -71,20 +71,49 @@ def _mapped(before: Sequence[str], after: Sequence[str], start: int, end: int) -
 
 def _replaced(old: Sequence[str], new: Sequence[str], lo: int, hi: int, at: int) -> list[int]:
     """Where lines old[lo:hi] went among the lines `new` that replaced `old` (numbered from
-    `at`): the lines their words went to (an edited `"version": "0.16.7",` to the new
-    `"version":` line, not to all fourteen that replaced two); nowhere where no line
-    kept its words."""
+    `at`): the lines they went to (an edited `"version": "0.16.7",` to the new
+    `"version":` line, not to all fourteen that replaced two); nowhere where none went
+    anywhere."""
     lines = _aligned(old, new, lo, hi)
     return [at + min(lines), at + max(lines)] if lines else []
 
 
-def _aligned(old: Sequence[str], new: Sequence[str], lo: int, hi: int) -> list[int]:
-    """The lines of `new` the words of lines old[lo:hi] went to, in an alignment of the
-    words of the two. A cited line that kept less than FOUND_SHARE of its words went
-    nowhere, and a line it went to holds that share of its words or of the new line's: a
-    word that strayed into a paragraph below (crush's "Environment variable expansion is
-    supported", whose `expansion` the alignment paired with a new paragraph's) takes no
-    line with it."""
+def _aligned(
+    old: Sequence[str], new: Sequence[str], lo: int, hi: int, keyed: bool = True
+) -> list[int]:
+    """The lines of `new` that lines old[lo:hi] went to. A line went where half its words
+    went, in an alignment of the words of the two, to the lines that hold half its words
+    or are mostly made of them: a word that strayed into a paragraph below (crush's
+    "Environment variable expansion is supported", whose `expansion` the alignment paired
+    with a new paragraph's) takes no line with it. A line that kept less went to the
+    nearest line that starts as it did (`_key`: `"zod":` with a new version range after
+    it, an edited line: `keyed`); else nowhere (a `go.mod` module replaced by another on
+    its line)."""
+    went, cited = _went(old, new, lo, hi)
+    held = Counter(m for m, line in enumerate(new) for _ in line.split())
+    kept, into = Counter[int](), Counter[int]()
+    for (n, m), count in went.items():
+        kept[n] += count
+        into[m] += count
+    lines = [
+        m
+        for (n, m), count in went.items()
+        if _enough(kept[n], cited[n])
+        and (count >= FOUND_SHARE * cited[n] or into[m] >= FOUND_SHARE * held[m])
+    ]
+    keys = [_key(line) for line in new] if keyed else []
+    for n in range(lo, hi):
+        if cited[n] and not _enough(kept[n], cited[n]) and _key(old[n]) in keys:
+            same = [m for m, key in enumerate(keys) if key == _key(old[n])]
+            lines.append(min(same, key=lambda m: abs(m - n * len(new) // max(1, len(old)))))
+    return sorted(lines)
+
+
+def _went(
+    old: Sequence[str], new: Sequence[str], lo: int, hi: int
+) -> tuple[Counter[tuple[int, int]], Counter[int]]:
+    """How many words of each line of old[lo:hi] went to each line of `new`, in an
+    alignment of the words of the two, and how many words each line of `old` has."""
     words = [(w, n) for n, line in enumerate(old) for w in line.split()]
     placed = [(w, m) for m, line in enumerate(new) for w in line.split()]
     matcher = difflib.SequenceMatcher(
@@ -96,28 +125,41 @@ def _aligned(old: Sequence[str], new: Sequence[str], lo: int, hi: int) -> list[i
         for k in range(size)
         if lo <= words[a + k][1] < hi
     )
-    cited, held = Counter(n for _, n in words), Counter(m for _, m in placed)
-    kept = Counter[int]()
-    into = Counter[int]()
-    for (n, m), count in went.items():
-        kept[n] += count
-        into[m] += count
-    return sorted(
-        m
-        for (n, m), count in went.items()
-        if kept[n] >= FOUND_SHARE * cited[n]
-        and (count >= FOUND_SHARE * cited[n] or into[m] >= FOUND_SHARE * held[m])
-    )
+    return went, Counter(n for _, n in words)
 
 
-def _share(cited: Sequence[str], found: Sequence[str]) -> float:
-    """How much of the cited lines' words the found lines hold, in order."""
-    words = [w for line in cited for w in line.split()]
-    if not words:
+def _key(line: str) -> str:
+    """How a line starts: its words up to the first that holds a letter or digit (`"zod":`,
+    `- run:`, a `go.mod` module path, `## Tools`); "" for a line with none."""
+    key = []
+    for word in line.split():
+        key.append(word)
+        if any(c.isalnum() for c in word):
+            return " ".join(key)
+    return ""
+
+
+def _share(cited: Sequence[str], found: Sequence[str], keyed: bool = True) -> float:
+    """How much of the cited lines the found lines hold, weighted by their words: a line
+    is held where half its words are, in order, or (`keyed`) where a found line starts as
+    it did."""
+    went, size = _went(cited, found, 0, len(cited))
+    total = sum(size.values())
+    if not total:
         return 1.0
-    held = [w for line in found for w in line.split()]
-    matcher = difflib.SequenceMatcher(None, words, held, autojunk=False)
-    return sum(size for _, _, size in matcher.get_matching_blocks()) / len(words)
+    kept = Counter[int]()
+    for (n, _), count in went.items():
+        kept[n] += count
+    keys = {_key(line) for line in found} - {""} if keyed else set()
+    held = sum(size[n] for n in size if _enough(kept[n], size[n]) or _key(cited[n]) in keys)
+    return held / total
+
+
+def _enough(kept: int, words: int) -> bool:
+    """Whether a line that kept `kept` of its `words` words is still there: half of them,
+    and two at least (a `go.mod` line whose version another module has is not that
+    module's line)."""
+    return kept >= FOUND_SHARE * words and kept >= min(2, words)
 
 
 def _searched(before: Sequence[str], after: Sequence[str], start: int, end: int) -> Lines:
@@ -140,11 +182,11 @@ def _searched(before: Sequence[str], after: Sequence[str], start: int, end: int)
     rarest = min(places, key=lambda lines: len(lines))
     for at in sorted(set(rarest))[:SEARCHED]:
         low = max(0, at - width)
-        lines = _aligned(cited, after[low : at + width], 0, len(cited))
+        lines = _aligned(cited, after[low : at + width], 0, len(cited), keyed=False)
         if not lines or max(lines) - min(lines) + 1 > width:  # scattered: no one stretch
             continue
         first, last = low + min(lines), low + max(lines)
-        share = _share(cited, after[first : last + 1])
+        share = _share(cited, after[first : last + 1], keyed=False)
         if share < FOUND_SHARE or share * total < min(2, total):  # a version number alone
             continue
         if best is None or share > best[0]:
