@@ -76,24 +76,30 @@ def test_a_statement_edited_in_two_steps_below_half_is_changed_where_it_is(
     assert result["candidates"] == []
 
 
+def edited_thrice(upstream: Upstream) -> tuple[str, list[str], str]:
+    """The hub, then the two edits that take the statement below half and one more that
+    edits it (`stderr`): the baseline, the three commits, and the file after them."""
+    base = upstream.commit("hub", {TS: hub()})
+    defaults = upstream.commit("default environment (#1)", {TS: hub(env=DEFAULTS)})
+    wrapped = upstream.commit("windows (#2)", {TS: hub(setup=WRAP, command=SHORT, env=DEFAULTS)})
+    piped = hub(setup=WRAP, command=SHORT, env=DEFAULTS).replace('"pipe"', '"inherit"')
+    return base, [defaults, wrapped, upstream.commit("inherit stderr (#3)", {TS: piped})], piped
+
+
 def test_a_statement_edited_below_half_and_then_deleted_is_missing_from_the_deletion(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The same two edits, then a commit that edits the statement again and one that
     deletes it: the history has all four, and the deletion is what made it missing."""
-    base = upstream.commit("hub", {TS: hub()})
+    base, edits, piped = edited_thrice(upstream)
     project.note("n", f"{base} {TS}:4-14")
-    defaults = upstream.commit("default environment (#1)", {TS: hub(env=DEFAULTS)})
-    wrapped = upstream.commit("windows (#2)", {TS: hub(setup=WRAP, command=SHORT, env=DEFAULTS)})
-    piped = hub(setup=WRAP, command=SHORT, env=DEFAULTS).replace('"pipe"', '"inherit"')
-    inherit = upstream.commit("inherit stderr (#3)", {TS: piped})
     start, end = piped.index("\t\ttransport = new"), piped.index("\t\tawait this.client(name)")
     deleted = upstream.commit("connect elsewhere (#4)", {TS: piped[:start] + piped[end:]})
 
     result = check_results(project, capsys)[f"n:{TS}:4-14"]
 
     assert result["verdict"] == "missing"
-    assert [h["commit"] for h in result["history"]] == [defaults, wrapped, inherit, deleted]
+    assert [h["commit"] for h in result["history"]] == [*edits, deleted]
     assert [h["state"] for h in result["history"]] == ["changed"] * 3 + ["missing"]
     assert result["introduced_by"]["commit"] == deleted
 
@@ -239,14 +245,10 @@ def test_a_commit_inside_a_stretch_one_jump_lost_the_statement_in_is_its_change(
     block, lost to one jump when a look-alike above it was flattened, and edited before a
     later commit let the jump find it again). `git log --first-parent -L` at HEAD lists
     all four; deleted after them, it is missing from there, with the four before."""
-    base = upstream.commit("hub", {TS: hub()})
+    base, changes, _ = edited_thrice(upstream)
     project.note("n", f"{base} {TS}:4-14")
-    defaults = upstream.commit("default environment (#1)", {TS: hub(env=DEFAULTS)})
-    wrapped = upstream.commit("windows (#2)", {TS: hub(setup=WRAP, command=SHORT, env=DEFAULTS)})
-    piped = hub(setup=WRAP, command=SHORT, env=DEFAULTS).replace('"pipe"', '"inherit"')
-    inherit = upstream.commit("inherit stderr (#3)", {TS: piped})
     restored = hub(setup=WRAP, env=DEFAULTS).replace('"pipe"', '"inherit"')
-    changes = [defaults, wrapped, inherit, upstream.commit("full command (#4)", {TS: restored})]
+    changes.append(upstream.commit("full command (#4)", {TS: restored}))
     if deleted:
         start, end = restored.index("\t\ttransport = new"), restored.index("\t\tawait this")
         gone = restored[:start] + restored[end:]
