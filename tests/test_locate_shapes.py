@@ -270,3 +270,66 @@ def test_an_import_deleted_among_rewritten_imports_is_missing(
 
     assert result["verdict"] == "missing", (result["message"], result.get("current"))
     assert result["introduced_by"]["commit"] == removed
+
+
+RUN = "packages/agents-core/src/run.ts"
+RUN_IMPORTS = """\
+import { NoopTrace, type Trace } from './tracing/traces';
+import { NOOP_TRACE_OR_SPAN_ID } from './tracing/utils';
+import type { ReasoningItemIdPolicy } from './runner/items';
+import type {
+  AgentArtifacts,
+  CallModelInputFilter,
+  PreparedModelCall,
+} from './runner/types';
+import { tryHandleRunError } from './runner/errorHandlers';
+import type { RunErrorHandlers } from './runner/errorHandlers';
+import {
+  finalizeSandboxRuntime,
+  isSandboxRuntimeAgent,
+  prepareSandboxInterruptedTurnResume,
+} from './runner/sandbox';
+
+export function run(handlers: RunErrorHandlers): void {
+  tryHandleRunError(handlers);
+}
+"""
+ITEMS = (
+    "import {\n  assertValidCompactionItems,\n  CompactionItemValidationError,\n"
+    "  type ReasoningItemIdPolicy,\n} from './runner/items';\n"
+)
+HANDLERS = "import {\n  attachRunStateToError,\n<names>} from './runner/errorHandlers';\n"
+
+
+def test_a_name_added_to_an_import_the_cited_ones_became_is_a_change(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """openai-agents-js's `run.ts`, three imports cited: the first made a multi-line
+    import of three names; the third given a second name, then its own replaced; then a
+    commit adds a name to it, inside the HEAD span. `git log -L` of the HEAD span lists
+    that commit; carried commit by commit it is a change of the item too. Then the
+    uncited import below is made multi-line: one jump from the baseline now places the
+    item on the first two imports alone, and the walk back from HEAD followed the third's
+    lines through the commit that added the name (on main before: missing from the
+    history, though the last step carried the item onto the third import)."""
+    base = upstream.commit("run", {RUN: RUN_IMPORTS})
+    project.note("n", f"{base} {RUN}:3-9")
+    single = "import type { ReasoningItemIdPolicy } from './runner/items';\n"
+    plain = "import { tryHandleRunError } from './runner/errorHandlers';\n"
+    merged = RUN_IMPORTS.replace(single, ITEMS)
+    changes = [upstream.commit("compaction items (#1567)", {RUN: merged})]
+    for number, names in [
+        (1578, "  tryHandleRunError,\n"),
+        (1584, "  prepareRunErrorFinalOutput,\n"),
+        (1630, "  invalidateAcceptedResponseReplayEvidence,\n  prepareRunErrorFinalOutput,\n"),
+    ]:
+        imports = merged.replace(plain, HANDLERS.replace("<names>", names))
+        changes.append(upstream.commit(f"run errors (#{number})", {RUN: imports}))
+    handlers = "import type { RunErrorHandlers } from './runner/errorHandlers';\n"
+    wrapped = "import type {\n  PreparedRunErrorFinalOutput,\n  RunErrorHandlers,\n} from './runner/errorHandlers';\n"
+    upstream.commit("deferred error items (#1650)", {RUN: imports.replace(handlers, wrapped)})
+
+    result = _results(project, capsys)[f"n:{RUN}:3-9"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert [h["commit"] for h in result["history"]] == changes

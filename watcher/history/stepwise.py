@@ -26,7 +26,10 @@ missing after a commit and found it again later, it is carried through every com
 the first, a definition cited whole too; if each step finds it, that commit did not take
 it out (a method split in two, its half in a scope the baseline file did not have), and
 the commits up to the one that found it again, which the walk judged none of, are walked
-from where the step found it (`_across`): one of them may have changed it. Where
+from where the step found it (`_across`): one of them may have changed it. So are the
+commits from the last change to HEAD: the walk followed the lines one jump placed it on,
+and the steps may place it on more (openai-agents-js's three cited imports, the third
+edited by a commit one jump's lines did not reach). Where
 the walk found it missing for good, it is carried across the commits up to the one that
 lost it (`recovered`): edited a little at a time, less than half of what was cited may be
 left while each commit kept most of what the one before left, and it is walked on from
@@ -255,9 +258,13 @@ def _carry(
             return None
         if cut and _cut_up(mirror, (again, files), (carried, into)):
             return None
-        gap = _between(steps, position[commit], into) if after == "missing" else ()
-        if gap:  # the walk judged none of the commits up to `into`: a step, then a walk
-            crossed = _across(mirror, cited, again, steps[position[commit]], gap, state, kept)
+        # The walk judged none of the commits up to `into` where it found the item missing,
+        # and, after the last, only those that touched the lines it had placed it on.
+        last = n + 1 == len(stops)
+        gap = _between(steps, position[commit], into) if after == "missing" or last else ()
+        if gap:  # a step, then a walk
+            step = steps[position[commit]]
+            crossed = _across(mirror, cited, again, step, gap, after, state, kept)
             if crossed is None:
                 return None
             carried, state = crossed
@@ -284,6 +291,7 @@ def _across(
     again: Anchor,
     step: tuple[str, Files],
     gap: Sequence[tuple[str, Files]],
+    after: str,
     state: str | None,
     kept: Changes,
 ) -> tuple[Found, str] | None:
@@ -299,9 +307,9 @@ def _across(
     walked = None if carried is None else _recited(mirror, cited, carried, files)
     if carried is None or walked is None:
         return None
-    state = _crossed(cited, carried, commit, "missing", state, kept)
-    for later, after in _walked(mirror, walked, files, gap):
-        state = "missing" if after == "missing" else "changed"
+    state = _crossed(cited, carried, commit, after, state, kept)
+    for later, walked_after in _walked(mirror, walked, files, gap):
+        state = "missing" if walked_after == "missing" else "changed"
         kept.append((later, state))
     found = classify.find_citation(mirror, walked, gap[-1][1])
     return None if found is None or state == "missing" else (found, state)
