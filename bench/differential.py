@@ -76,13 +76,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="N of each shape that is no function (bench.draw)")  # fmt: skip
     args = parser.parse_args(argv)
     repo = args.upstream.resolve()
-    branch = args.branch or git_out(repo, "symbolic-ref", "--short", "HEAD").strip()
-    base = git_out(repo, "rev-list", "--first-parent", "-n1", f"--skip={args.back}", branch).strip()
+    branch = args.branch
+    if branch is None:
+        branch = git_out(repo, "symbolic-ref", "HEAD").strip().removeprefix("refs/heads/")
+    # The branch's own ref: a tag of the same name (continue's `main`) would win otherwise.
+    tip = git_out(repo, "rev-parse", "--verify", f"refs/heads/{branch}").strip()
+    base = git_out(repo, "rev-list", "--first-parent", "-n1", f"--skip={args.back}", tip).strip()
     rng = random.Random(args.seed)
     cites = shapes(repo, base, args.n, rng) if args.shapes else sample(repo, base, args.n, rng)
     work = args.work or Path(tempfile.mkdtemp(prefix="watch-differential-"))
     report = run_watch(repo, branch, base, cites, work, args.python, args.python_path)
-    rows = compare(repo, branch, base, report)
+    rows = compare(repo, tip, base, report)
     return summarize(repo, rows, args.show)
 
 
