@@ -295,13 +295,14 @@ def _across(
     state: str | None,
     kept: Changes,
 ) -> tuple[Found, str] | None:
-    """A citation (`again`, in the version before `step`) carried across a commit that one
-    jump lost it at, then walked on through `gap`, the commits after it that the walk
-    judged none of, having found it missing before and after each (crush's
+    """A citation (`again`, in the version before `step`) carried across that commit (the
+    walk found it `after` there), then walked on through `gap`: the commits after it that
+    the walk judged none of, having found it missing before and after each (crush's
     `c.Initialize(...)` block, lost to one jump when a look-alike `c.Start(...)` block
-    above it was flattened, then edited by a commit of that gap). The changes are added
-    to `kept`; where it is at the gap's end, and its state there, are returned. None
-    where a step or the walk loses it."""
+    above it was flattened, then edited by a commit of that gap), or, up to HEAD, judged
+    only where they touched the lines one jump placed it on. The changes are added to
+    `kept`; where it is at the gap's end, and its state there, are returned. None where
+    a step or the walk loses it."""
     commit, files = step
     carried = classify.find_citation(mirror, again, files)
     walked = None if carried is None else _recited(mirror, cited, carried, files)
