@@ -554,6 +554,67 @@ def test_a_definition_moved_out_of_its_scope_is_followed_by_its_name_and_tokens(
     assert [h["commit"] for h in presets["history"]] == [retold]
 
 
+TOOLKIT = "camel/toolkits/mcp_toolkit.py"
+CLIENT_AND_TOOLKIT = """\
+class MCPClient:
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self._session = None
+
+    async def call_tool(self, tool_name: str, tool_args: dict) -> object:
+        \"\"\"Calls the specified tool with the provided arguments.\"\"\"
+        if self._session is None:
+            raise RuntimeError("Session is not initialized.")
+        return await self._session.call_tool(tool_name, tool_args)
+
+
+class MCPToolkit:
+    def __init__(self, servers: list[MCPClient]) -> None:
+        self.servers = servers
+"""
+TOOLKIT_ONLY = """\
+from camel.utils.mcp_client import MCPClient
+
+
+class MCPToolkit:
+    def __init__(self, servers: list[MCPClient]) -> None:
+        self.servers = servers
+
+    async def call_tool(self, tool_name: str, tool_args: dict) -> object:
+        \"\"\"Calls the specified tool with the provided arguments, on the first
+        server that offers it.\"\"\"
+        if not self.servers:
+            raise RuntimeError("No server is connected.")
+        for server in self.servers:
+            names = [tool.name for tool in await server.list_tools()]
+            if tool_name not in names:
+                continue
+            try:
+                return await server.call_tool(tool_name, tool_args)
+            except TimeoutError as error:
+                raise RuntimeError(f"Tool {tool_name} timed out") from error
+        raise ValueError(f"No server offers {tool_name}")
+"""
+
+
+def test_a_method_whose_class_left_the_file_is_not_a_new_namesake_elsewhere_in_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """camel's `MCPClient.call_tool`, cited whole: a commit moved `MCPClient` to another
+    module and wrote a `call_tool` of its own into `MCPToolkit`, which holds the cited
+    method's signature and docstring among much more code. That namesake is not the
+    method moved to another class of the file: `missing` from that commit (before:
+    `changed`, the whole toolkit method its span)."""
+    base = upstream.commit("mcp toolkit", {TOOLKIT: CLIENT_AND_TOOLKIT})
+    project.note("n", f"{base} {TOOLKIT}:6-10")
+    moved = upstream.commit("refactor: mcp client module (#2496)", {TOOLKIT: TOOLKIT_ONLY})
+
+    result = _results(project, capsys)[f"n:{TOOLKIT}:6-10"]
+
+    assert result["verdict"] == "missing", (result["message"], result["current"])
+    assert result["introduced_by"]["commit"] == moved
+
+
 VECTORIZE = "crates/rig-vectorize/src/lib.rs"
 QUERY = """\
         if let Some(filter) = req.filter() {

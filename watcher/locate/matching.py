@@ -12,13 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
-from watcher.locate.alignment import (
-    bounded,
-    carried,
-    carry,
-    completed,
-    could_survive,
-)
+from watcher.locate.alignment import FOUND_SHARE, bounded, carried, carry, completed, could_survive
 from watcher.locate.anchors import Anchor, Found, body_statements, enclosing, trimmed
 from watcher.locate.definitions import (
     definition_node,
@@ -287,7 +281,9 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
         # 92 `__init__`s of 604 asks, 6.3 s of difflib).
         key = ("moved", names, parsed.source[low:high])
         if key not in anchor.derived:
-            anchor.derived[key] = _moved_here(anchor, namesakes.get(names), parsed, low, high)
+            scope = any(n == names[:-1] for _, n in anchor.known)
+            own = namesakes.get(names)
+            anchor.derived[key] = _moved_here(anchor, own, parsed, (low, high), scope)
         if anchor.derived[key] is True:
             found.append(node)
     return found
@@ -304,10 +300,16 @@ _GENERIC = re.compile(r"<[^<>]*>")
 
 
 def _moved_here(
-    anchor: Anchor, own: Sequence[str] | None, parsed: Parsed, low: int, high: int
+    anchor: Anchor,
+    own: Sequence[str] | None,
+    parsed: Parsed,
+    span: tuple[int, int],
+    known_scope: bool,
 ) -> bool:
-    """Whether the definition at bytes [low, high) of `parsed` is the citation's, moved
-    there (`_moved`); `own`: its tokens in the baseline file, when it had it."""
+    """Whether the definition at bytes `span` of `parsed` is the citation's, moved there
+    (`_moved`); `own`: its tokens in the baseline file, when it had it; `known_scope`:
+    the scope it is in is one the baseline file had."""
+    low, high = span
     texts = tokens_between(parsed, low, high, starting=True, placed=False).texts
     parsed.stats.tokens_scanned += len(texts)
     # The tokens both hold, order aside, bound how many can survive the alignment.
@@ -315,7 +317,17 @@ def _moved_here(
         return False
     if own is not None and kept(anchor.body, texts) <= kept(own, texts):
         return False  # a namesake the baseline had, still more itself than the citation
+    if known_scope and _own_code(anchor.body, texts):
+        return False  # a new namesake in a scope the baseline had, mostly code of its own
     return carry(anchor.body, 0, len(anchor.body), texts) is not None
+
+
+def _own_code(body: Sequence[str], texts: Sequence[str]) -> bool:
+    """Whether less than FOUND_SHARE of a definition's tokens could come from the cited
+    one (order aside): camel's `MCPToolkit.call_tool`, written into a class the baseline
+    file had as `MCPClient` (whose `call_tool` was cited) left for another module, holds
+    its signature and docstring among four times as much code."""
+    return sum((Counter(texts) & Counter(body)).values()) < FOUND_SHARE * len(texts)
 
 
 def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found | None:
