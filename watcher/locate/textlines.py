@@ -89,11 +89,10 @@ def _aligned(
     nearest line that starts as it did (`_key`: `"zod":` with a new version range after
     it, an edited line: `keyed`); else nowhere (a `go.mod` module replaced by another on
     its line)."""
-    went, cited = _went(old, new, lo, hi)
+    went, cited, kept = _went(old, new, lo, hi)
     held = Counter(m for m, line in enumerate(new) for _ in line.split())
-    kept, into = Counter[int](), Counter[int]()
-    for (n, m), count in went.items():
-        kept[n] += count
+    into = Counter[int]()
+    for (_, m), count in went.items():
         into[m] += count
     lines = [
         m
@@ -111,9 +110,10 @@ def _aligned(
 
 def _went(
     old: Sequence[str], new: Sequence[str], lo: int, hi: int
-) -> tuple[Counter[tuple[int, int]], Counter[int]]:
+) -> tuple[Counter[tuple[int, int]], Counter[int], Counter[int]]:
     """How many words of each line of old[lo:hi] went to each line of `new`, in an
-    alignment of the words of the two, and how many words each line of `old` has."""
+    alignment of the words of the two; how many words each line of `old` has; and how
+    many of them went anywhere."""
     words = [(w, n) for n, line in enumerate(old) for w in line.split()]
     placed = [(w, m) for m, line in enumerate(new) for w in line.split()]
     matcher = difflib.SequenceMatcher(
@@ -125,7 +125,10 @@ def _went(
         for k in range(size)
         if lo <= words[a + k][1] < hi
     )
-    return went, Counter(n for _, n in words)
+    kept = Counter[int]()
+    for (n, _), count in went.items():
+        kept[n] += count
+    return went, Counter(n for _, n in words), kept
 
 
 def _key(line: str) -> str:
@@ -143,13 +146,10 @@ def _share(cited: Sequence[str], found: Sequence[str], keyed: bool = True) -> fl
     """How much of the cited lines the found lines hold, weighted by their words: a line
     is held where half its words are, in order, or (`keyed`) where a found line starts as
     it did."""
-    went, size = _went(cited, found, 0, len(cited))
+    _, size, kept = _went(cited, found, 0, len(cited))
     total = sum(size.values())
     if not total:
         return 1.0
-    kept = Counter[int]()
-    for (n, _), count in went.items():
-        kept[n] += count
     keys = {_key(line) for line in found} - {""} if keyed else set()
     held = sum(size[n] for n in size if _enough(kept[n], size[n]) or _key(cited[n]) in keys)
     return held / total
