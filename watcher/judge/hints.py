@@ -24,17 +24,15 @@ def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[
     """Where `hints` looks for a missing citation: the other files (path, blob at HEAD) the
     commit that removed it added or changed, still at HEAD. Fetch them first: many
     citations' files come in one fetch."""
-    language = languages.for_path(plan.item.path)
-    if anchor.definition is None or language is None:
+    touched = _touched(mirror, plan, anchor, commit)
+    if touched is None:
         return []
-    suffixes = languages.LANGUAGES[language].extensions
-    at_head = mirror.files(plan.head, suffixes)
+    at_head, paths, suffixes = touched
     followed = {p for p, _ in plan.files} | {plan.item.path}
-    touched = mirror.paths.touched([commit])[commit]
-    found = {p: at_head[p] for p in sorted(touched) if p in at_head and p not in followed}
+    found = {p: at_head[p] for p in paths if p in at_head and p not in followed}
     # A file the commit added or changed that a later commit moved (fastmcp's
     # client/resources.py, made client/mixins/resources.py): where it is at HEAD.
-    for path in moved_since(mirror, plan, anchor, commit):
+    for path in _gone(at_head, paths, suffixes):
         for moved, blob in mirror.paths.where(commit, plan.head, path).files:
             if moved not in followed:
                 found.setdefault(moved, blob)
@@ -44,13 +42,27 @@ def hint_files(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[
 def moved_since(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str) -> list[str]:
     """The files of the citation's language that `commit` added or changed and that are
     not at HEAD: `hint_files` asks where each went (`Paths.prepare` answers many at once)."""
+    touched = _touched(mirror, plan, anchor, commit)
+    return [] if touched is None else _gone(*touched)
+
+
+def _touched(
+    mirror: Mirror, plan: Plan, anchor: Anchor, commit: str
+) -> tuple[dict[str, str], list[str], tuple[str, ...]] | None:
+    """The files of the citation's language at HEAD (path: blob), the paths `commit`
+    touched, and the language's file endings; None where no hint is looked for (no
+    definition held the citation, or no grammar reads its file)."""
     language = languages.for_path(plan.item.path)
     if anchor.definition is None or language is None:
-        return []
+        return None
     suffixes = languages.LANGUAGES[language].extensions
-    at_head = mirror.files(plan.head, suffixes)
-    touched = mirror.paths.touched([commit])[commit]
-    return [p for p in sorted(touched) if p not in at_head and p.endswith(suffixes)]
+    touched = sorted(mirror.paths.touched([commit])[commit])
+    return mirror.files(plan.head, suffixes), touched, suffixes
+
+
+def _gone(at_head: dict[str, str], paths: list[str], suffixes: tuple[str, ...]) -> list[str]:
+    """Of `paths`, the files of the language that HEAD does not have."""
+    return [p for p in paths if p not in at_head and p.endswith(suffixes)]
 
 
 def hints(
