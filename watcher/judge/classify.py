@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from watcher.errors import Absent, TooLarge
+from watcher.errors import Absent, Unreadable
 from watcher.inputs import quotes
 from watcher.inputs.rules import Compiled, InvalidRule, compile_rule
 from watcher.judge.claims import claims
@@ -169,21 +169,22 @@ def judge(mirror: Mirror, plan: Plan) -> Result:
             f"{item.path}: {exc}; fix the note's lines",
             _baseline(plan, item.start_line, item.end_line),
         )
-    except TooLarge as exc:
+    except Unreadable as exc:
         return error(
             item,
-            ErrorCode.FILE_TOO_LARGE,
+            _unreadable(plan, exc),
             f"{item.path}: {exc}",
             _baseline(plan, item.start_line, item.end_line),
         )
-    except Absent as exc:  # the cited version: the note's; a later one: the upstream's
+
+
+def _unreadable(plan: Plan, exc: Unreadable) -> ErrorCode:
+    """What an item that reads a file version watch cannot read is: too large; or not on
+    the upstream, the note's error where it is the cited version, else the upstream's."""
+    if isinstance(exc, Absent):
         cited = exc.blob == plan.base_blob
-        return error(
-            item,
-            ErrorCode.BASELINE_UNREACHABLE if cited else ErrorCode.UPSTREAM_UNREACHABLE,
-            f"{item.path}: {exc}",
-            _baseline(plan, item.start_line, item.end_line),
-        )
+        return ErrorCode.BASELINE_UNREACHABLE if cited else ErrorCode.UPSTREAM_UNREACHABLE
+    return ErrorCode.FILE_TOO_LARGE
 
 
 def parse_at(
