@@ -333,3 +333,33 @@ def test_a_name_added_to_an_import_the_cited_ones_became_is_a_change(
 
     assert result["verdict"] == "changed", result["message"]
     assert [h["commit"] for h in result["history"]] == changes
+
+
+@pytest.mark.parametrize(("cited", "found"), [("1-3", (1, 7)), ("1-1", (1, 5)), ("2-3", (6, 7))])
+def test_imports_whose_first_was_wrapped_are_found_from_its_start(
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    cited: str,
+    found: tuple[int, int],
+) -> None:
+    """openai-agents-js's `run.ts`: the first of the cited imports is wrapped over five
+    lines, a name added. Aligned line by line, the cited line went to the wrapped one's
+    `} from './tracing/traces';`, and the HEAD span started there, inside the statement
+    (on main before: 5-7 and 5-5). The item is the statements whole, as `git log -L` of
+    their lines shows them; imports below the wrapped one keep their own lines."""
+    base = upstream.commit("run", {RUN: RUN_IMPORTS})
+    project.note("n", f"{base} {RUN}:{cited}")
+    single = "import { NoopTrace, type Trace } from './tracing/traces';\n"
+    wrapped = "import {\n  NoopTrace,\n  type Span,\n  type Trace,\n} from './tracing/traces';\n"
+    wrap = upstream.commit("spans (#1701)", {RUN: RUN_IMPORTS.replace(single, wrapped)})
+
+    result = _results(project, capsys)[f"n:{RUN}:{cited}"]
+
+    current = result["current"]
+    assert (current["start_line"], current["end_line"]) == found, current
+    if cited == "2-3":
+        assert result["verdict"] == "moved", result["message"]
+    else:
+        assert result["verdict"] == "changed", result["message"]
+        assert [h["commit"] for h in result["history"]] == [wrap]

@@ -15,6 +15,8 @@ from dataclasses import replace
 
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.editscript import myers
+from watcher.parse.languages import LANGUAGES
+from watcher.parse.nodes import is_definition
 from watcher.parse.plain import Marks
 from watcher.parse.syntax import Parsed, Tokens, tokens_between
 
@@ -23,6 +25,9 @@ from watcher.parse.syntax import Parsed, Tokens, tokens_between
 # the alignment of the definition that held them (`carry`). Less, and it is missing there:
 # its code was deleted or rewritten.
 FOUND_SHARE = 0.5
+# Tokens a statement the found tokens start inside must begin with, as the citation does,
+# to be taken in whole (`_from_statement_start`): `import {`, `from m import`, `x = f(`.
+HEAD_TOKENS = 3
 
 
 def carry(
@@ -401,12 +406,21 @@ _SPACE = re.compile(r"\s+")
 
 
 def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
-    """An item found at HEAD, ended where the statement its citation closed ends there
+    """An item found at HEAD, started where its first statement starts there
+    (`_from_statement_start`) and ended where the statement its citation closed ends there
     (`Anchor.closes`): a line added at the end of a cited `try`'s last branch is inside
     the item, and changes it; so do tokens added after the last aligned one on its line,
     inside the statement (`from m import A, B` become `from m import A, B, C`: a Python
     statement has no closing token for them to come before). Found as it is otherwise."""
-    if anchor.closes is None or parsed.tree is None or found.start_line is None:
+    if parsed.tree is None or found.start_line is None:
+        return found
+    return _from_statement_start(anchor, parsed, _to_closed(anchor, parsed, found))
+
+
+def _to_closed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
+    """`found` ended where the statement its citation closed ends (`completed`)."""
+    assert parsed.tree is not None and found.start_line is not None
+    if anchor.closes is None:
         return found
     start, end = found.start_line, found.end_line or found.start_line
     low, high = parsed.line_bytes(start, end)
@@ -425,6 +439,41 @@ def completed(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
     if tokens == found.tokens or (found.identical and tokens == anchor.tokens):
         return found
     return Found(found.path, start, last, False, parsed.lines(start, last), tokens)
+
+
+def _from_statement_start(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
+    """`found` started where a statement starts that its first token lies inside and that
+    ends on its lines, when the citation started with a statement (not `Anchor.ragged`)
+    and that statement starts as the citation did: three cited imports, the first since
+    wrapped over several lines, are aligned line by line from its `} from './agent';`,
+    and the item is the three statements whole. Found as it is otherwise."""
+    assert parsed.tree is not None and found.start_line is not None
+    if anchor.ragged[0] or not found.tokens or not anchor.tokens:
+        return found
+    end_line = found.end_line or found.start_line
+    line = tokens_between(parsed, *parsed.line_bytes(found.start_line, found.start_line),
+                          starting=True)  # fmt: skip
+    texts, n = line.texts, len(found.tokens)  # its first line's: the found ones start there
+    at = next((k for k in range(len(texts))
+               if tuple(texts[k : k + n]) == found.tokens[: len(texts) - k]), None)  # fmt: skip
+    if at is None:
+        return found
+    first, end = line.start_bytes[at], parsed.line_bytes(found.start_line, end_line)[1]
+    kinds = LANGUAGES[parsed.language].definitions
+    node, started = parsed.tree.root_node.descendant_for_byte_range(first, first), None
+    while node is not None and node.end_byte <= end and not is_definition(node, kinds):
+        if node.start_byte < first and node.is_named:  # a statement it ends inside
+            started = node
+        node = node.parent
+    if started is None:
+        return found
+    head = tokens_between(parsed, started.start_byte, first, starting=True).texts
+    k = min(HEAD_TOKENS, len(head), len(anchor.tokens))
+    if not k or tuple(head[:k]) != anchor.tokens[:k]:  # it starts as the citation did
+        return found
+    start_line = started.start_point[0] + 1
+    return Found(found.path, start_line, end_line, False, parsed.lines(start_line, end_line),
+                 (*head, *found.tokens))  # fmt: skip
 
 
 def _to_statement_end(found: Found, placed: Tokens, end: int) -> Found:
