@@ -66,8 +66,13 @@ def moved(
     after = min(len(new) - end - at - size, len(old) - end - found - size)
     if before < 0 or after < 0:
         return None, searched
-    left = common_end(new, old, at, found, before)
-    right = common_start(new, old, at + size, found + size, after)
+    # The bytes both share around the lines, as far as a guard word could reach: past
+    # that, the windows below take in shared bytes on both sides alike, which count the
+    # same, and measuring them would cost more than it saves (most of the file, edited
+    # on either side of the lines).
+    reach = max((len(w) for w in words), default=0) + 1
+    left = common_end(new, old, at, found, min(before, reach))
+    right = common_start(new, old, at + size, found + size, min(after, reach))
     if any(size + left + right <= len(w) for w in words):  # the windows' reaches would meet
         return None, searched
     windows = [

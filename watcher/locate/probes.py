@@ -163,6 +163,8 @@ def stays_unmatched(
         stretches = [(start, len(source) - end, start, len(newer.source) - end)]
     if not _held_alike(probes, kept, newer, older, stretches):
         return False
+    if older.derived.get(("witness", probes[0])) == -1:
+        return True  # its rarest probe is nowhere in it: no window to look in
     needles = probes[1:]
     written = _written(anchor, language)
     gap = _gap(language)
