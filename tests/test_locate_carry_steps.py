@@ -245,3 +245,57 @@ def test_a_declaration_split_into_a_new_method_is_carried_across_the_split(
     assert [c["commit"] for c in result["history"]] == [rewritten, again]
     assert result["introduced_by"]["commit"] == rewritten
     assert result["current"]["start_line"] == 9
+
+
+PY_PROXY = "src/server/proxy.py"
+PROXY = """\
+class ProxyTool(Tool):
+    task_config: TaskConfig = TaskConfig(mode="forbidden")
+    _client: Client
+
+    def __init__(self, client: Client, **kwargs):
+        super().__init__(**kwargs)
+        self._client = client
+
+
+class ProxyPrompt(Prompt):
+    \"\"\"A prompt rendered by a remote server.\"\"\"
+
+    task_config: TaskConfig = TaskConfig(mode="forbidden")
+    _client: Client
+
+    def __init__(self, client: Client, **kwargs):
+        super().__init__(**kwargs)
+        self._client = client
+"""
+
+
+@pytest.mark.parametrize("moved", [False, True])
+def test_a_field_left_alone_of_two_cited_is_the_item_without_the_one_after_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], moved: bool
+) -> None:
+    """fastmcp's `ProxyPrompt`, its `task_config` and `_client` fields cited: a commit
+    writes `_backend_name` below them (outside the item), and a later one deletes
+    `_client` (and, in the real history, moved the class to `providers/proxy.py`). One
+    jump from the baseline pairs the deleted field with `_backend_name`, and the HEAD
+    span took it in; carried from the version before, the item is `task_config` alone,
+    a whole field now, which a step used to refuse as a definition cited whole where
+    part of one was (on main before: 13-14)."""
+    base = upstream.commit("proxy", {PY_PROXY: PROXY})
+    project.note("n", f"{base} {PY_PROXY}:13-14")
+    beside = "    _client: Client\n    _backend_name: str | None = None\n\n    def __init__"
+    named = PROXY.replace("    _client: Client\n\n    def __init__", beside)
+    upstream.commit("backend names (#2648)", {PY_PROXY: named})
+    factory = named.replace("    _client: Client\n", "").replace(
+        "client: Client", "factory: Factory"
+    )
+    path = "src/providers/proxy.py" if moved else PY_PROXY
+    files = {PY_PROXY: None, path: factory} if moved else {path: factory}
+    dropped = upstream.commit("proxy provider (#2669)", files)
+
+    result = check_results(project, capsys)[f"n:{PY_PROXY}:13-14"]
+
+    assert result["verdict"] == "changed", result["message"]
+    current = result["current"]
+    assert (current["path"], current["start_line"], current["end_line"]) == (path, 13, 13)
+    assert [h["commit"] for h in result["history"]] == [dropped]

@@ -338,10 +338,10 @@ def _as_cited(again: Anchor, cited: Anchor) -> bool:
 def _recited(mirror: Mirror, cited: Anchor, found: Found, files: Files) -> Anchor | None:
     """The lines `found` occupies in `files`, cited there: what the next version is
     searched for. None where they are not like `cited`: a whole definition where it was
-    part of one (or the other way round), a definition's lines where it was in none (or
-    the other way round), part of a statement where it
-    cited whole statements (a call's argument lines, where it cited the `return` around
-    them), no code of their own."""
+    part of one (or the other way round), but for one member left of the members cited
+    (`_member_left`); a definition's lines where it was in none (or the other way round),
+    part of a statement where it cited whole statements (a call's argument lines, where it
+    cited the `return` around them), no code of their own."""
     blob = dict(files).get(found.path)
     if blob is None or found.start_line is None or found.end_line is None:
         return None
@@ -352,8 +352,23 @@ def _recited(mirror: Mirror, cited: Anchor, found: Found, files: Files) -> Ancho
         again = anchor(parsed, found.path, found.start_line, found.end_line)
     except LocateError:
         return None
-    if again.whole != cited.whole or (again.definition is None) != (cited.definition is None):
+    if (again.definition is None) != (cited.definition is None):
+        return None
+    if _member_left(again, cited):
+        return again
+    if again.whole != cited.whole:
         return None
     if cited.cited_statements is not None and again.cited_statements is None:
         return None
     return again
+
+
+def _member_left(again: Anchor, cited: Anchor) -> bool:
+    """Whether lines cited anew are a whole definition only because one member is all
+    that is left of the members cited: two fields of a class, one of them deleted since
+    (fastmcp's `ProxyPrompt.task_config` and `_client`). A member of the definition the
+    citation was part of is the same item, shrunk; a definition elsewhere (a helper the
+    code was cut into) is not."""
+    if not again.whole or cited.whole or again.definition is None or cited.definition is None:
+        return False
+    return again.definition[1][:-1] == cited.definition[1] and len(again.tokens) < len(cited.tokens)
