@@ -363,3 +363,61 @@ def test_imports_whose_first_was_wrapped_are_found_from_its_start(
     else:
         assert result["verdict"] == "changed", result["message"]
         assert [h["commit"] for h in result["history"]] == [wrap]
+
+
+SESSIONS = "langchain_mcp_adapters/sessions.py"
+SESSIONS_BASE = """\
+from __future__ import annotations
+
+import os
+from contextlib import asynccontextmanager
+from typing import Any, Literal
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+
+EncodingErrorHandler = Literal["strict", "ignore", "replace"]
+DEFAULT_ENCODING = "utf-8"
+"""
+SESSIONS_BELOW = """\
+from typing_extensions import NotRequired, TypedDict
+
+logger = logging.getLogger(__name__)
+
+_BRACED = re.compile(r"\\$\\{([^}]+)\\}")
+
+
+def _expand_env_vars(value: str) -> str:
+    \"\"\"Expand `${VAR}` references in *value* from the environment.\"\"\"
+    return _BRACED.sub(lambda m: os.environ.get(m.group(1), m.group(0)), value)
+
+"""
+
+
+def test_an_import_edited_with_code_written_below_it_ends_at_its_own_line(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """langchain-mcp-adapters' `sessions.py`, its stdio and streamable HTTP imports cited:
+    one commit renamed the second import's name and wrote an import, a logger and a
+    function below it. Its lines aligned, the edited import pairs with its successor, and
+    the new lines below went with the pair: its old name, replaced, stood for all of them,
+    and the HEAD span ran to the end of the new function (on main before: 9-20). `git log
+    -L` of the two import lines lists that commit alone."""
+    base = upstream.commit("sessions", {SESSIONS: SESSIONS_BASE})
+    project.note("n", f"{base} {SESSIONS}:9-10")
+    renamed = SESSIONS_BASE.replace(
+        "import streamablehttp_client\n",
+        "import create_mcp_http_client, streamable_http_client\n" + SESSIONS_BELOW,
+    )
+    edit = upstream.commit(
+        "use the non-deprecated streamable HTTP client (#541)", {SESSIONS: renamed}
+    )
+
+    result = _results(project, capsys)[f"n:{SESSIONS}:9-10"]
+
+    assert result["verdict"] == "changed", result["message"]
+    current = result["current"]
+    assert (current["start_line"], current["end_line"]) == (9, 10), current
+    assert [h["commit"] for h in result["history"]] == [edit]

@@ -169,9 +169,25 @@ def _replaced(
         i, j = p, q
     stretches.append((i, len(old) - 1, j, len(new) - 1))
     found: list[Opcode] = []
-    for i1, i2, j1, j2 in stretches:
-        found += _tokens(before, after, old[i1 : i2 + 1], new[j1 : j2 + 1])
+    for n, (i1, i2, j1, j2) in enumerate(stretches):
+        ops = _tokens(before, after, old[i1 : i2 + 1], new[j1 : j2 + 1])
+        if n and i2 - i1 == 1 < j2 - j1:  # one line and its successor, new lines below
+            ops = _below(ops, new[j1 + 1])
+        found += ops
     return found
+
+
+def _below(ops: list[Opcode], end: int) -> list[Opcode]:
+    """A line's tokens aligned with its successor's and the new lines below it (`end`:
+    where they start), its last stretch replaced by tokens past the successor's end and
+    none of it kept after: the new lines are code inserted below it, not its tail's
+    replacement (langchain-mcp-adapters' `... import streamablehttp_client`, made
+    `... import create_mcp_http_client, streamable_http_client` by a commit that wrote an
+    import, a logger and a function below it: its name stood for all of them)."""
+    tag, a1, a2, b1, b2 = ops[-1]
+    if tag != "replace" or not b1 < end < b2:
+        return ops
+    return [*ops[:-1], ("replace", a1, a2, b1, end), ("insert", a2, a2, end, b2)]
 
 
 def _tokens(
