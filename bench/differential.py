@@ -82,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     # The branch's own ref: a tag of the same name (continue's `main`) would win otherwise.
     tip = git_out(repo, "rev-parse", "--verify", f"refs/heads/{branch}").strip()
     base = git_out(repo, "rev-list", "--first-parent", "-n1", f"--skip={args.back}", tip).strip()
+    if not base:
+        count = git_out(repo, "rev-list", "--first-parent", "--count", tip).strip()
+        parser.error(f"--back {args.back}: {branch} has {count} first-parent commits; ask fewer")
     rng = random.Random(args.seed)
     cites = shapes(repo, base, args.n, rng) if args.shapes else sample(repo, base, args.n, rng)
     work = args.work or Path(tempfile.mkdtemp(prefix="watch-differential-"))
