@@ -421,3 +421,68 @@ def test_an_import_edited_with_code_written_below_it_ends_at_its_own_line(
     current = result["current"]
     assert (current["start_line"], current["end_line"]) == (9, 10), current
     assert [h["commit"] for h in result["history"]] == [edit]
+
+
+HTTP = "src/mcp/server/streamable_http.py"
+HTTP_TYPES = """\
+from mcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
+"""
+HTTP_BASE = f"""\
+import logging
+from typing import Any
+
+from anyio.streams.memory import MemoryObjectReceiveStream
+from pydantic import ValidationError
+from starlette.types import Receive, Scope, Send
+
+from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+{HTTP_TYPES}
+logger = logging.getLogger(__name__)
+"""
+
+
+def test_imports_moved_by_a_reordering_keep_the_lines_written_among_them(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's `streamable_http.py`, three imports cited: one commit wrote two
+    imports between the last two; another moved the `mcp.types` block below them to the
+    top (as `mcp_types`), so that the diff of the imports keeps that block and not the
+    cited lines, and they are found by likeness; a third added a name to the last cited
+    import. A region as long as the citation stopped short of that import (on main
+    before: 18-21 at HEAD, and the third commit missing from the history)."""
+    base = upstream.commit("http", {HTTP: HTTP_BASE})
+    project.note("n", f"{base} {HTTP}:6-9")
+    message = "from mcp.shared.message import ServerMessageMetadata, SessionMessage\n"
+    streams = (
+        "from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream\n"
+        "from mcp.shared._stream_protocols import ReadStream, WriteStream\n"
+    )
+    inserted = HTTP_BASE.replace(message, streams + message)
+    among = upstream.commit("propagate contextvars (#2298)", {HTTP: inserted})
+    split = inserted.replace(HTTP_TYPES, "").replace(
+        "from anyio", HTTP_TYPES.replace("mcp.types", "mcp_types") + "from anyio"
+    )
+    upstream.commit("split types into mcp-types (#2973)", {HTTP: split})
+    named = split.replace(
+        "import ServerMessageMetadata", "import CloseSSEStreamCallback, ServerMessageMetadata"
+    )
+    last = upstream.commit("fail fast in JSON-response mode (#3195)", {HTTP: named})
+
+    result = _results(project, capsys)[f"n:{HTTP}:6-9"]
+
+    assert result["verdict"] == "changed", result["message"]
+    current = result["current"]
+    assert (current["start_line"], current["end_line"]) == (18, 23), current
+    assert [h["commit"] for h in result["history"]] == [among, last]

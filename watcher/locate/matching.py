@@ -430,6 +430,7 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if best is None:
         return None
     _, window, start, end = best
+    start, end = _grown(anchor.tokens, window.texts, start, end)
     start, end = _trimmed(anchor.tokens, window.texts, start, end)
     first, last = window.start_lines[start], window.end_lines[end - 1]
     tokens = tuple(window.texts[start:end])
@@ -459,6 +460,16 @@ def _renamed(anchor: Anchor, found: Found, parsed: Parsed, first: int, last: int
     if carry(anchor.body, 0, len(anchor.body), texts) is None or taken(anchor, parsed, texts):
         return None  # not its own renamed: it keeps too little, or another's more
     return _carried_in(anchor, found.path, parsed, node)
+
+
+def _grown(needle: tuple[str, ...], texts: list[str], start: int, end: int) -> tuple[int, int]:
+    """texts[start:end], a region as long as the needle, ended as far as the needle's
+    tokens go (`carry`) in the window past its start: lines inserted among the cited ones
+    push its last tokens out of a region of its length (python-sdk's imports, three
+    written between them: the span stopped short of the last import)."""
+    after = texts[start : min(len(texts), start + 2 * len(needle))]
+    span = carry(needle, 0, len(needle), after)
+    return (start, end) if span is None else (start, start + max(span[1], end - start))
 
 
 def _trimmed(needle: tuple[str, ...], texts: list[str], start: int, end: int) -> tuple[int, int]:
