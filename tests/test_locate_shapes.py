@@ -486,3 +486,58 @@ def test_imports_moved_by_a_reordering_keep_the_lines_written_among_them(
     current = result["current"]
     assert (current["start_line"], current["end_line"]) == (18, 23), current
     assert [h["commit"] for h in result["history"]] == [among, last]
+
+
+ROOT_GO = "pkg/kubernetes-mcp-server/cmd/root.go"
+ROOT_IMPORTS = """\
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/containers/kubernetes-mcp-server/pkg/config"
+)
+
+func NewMCPServer(streams genericiooptions.IOStreams) *cobra.Command {
+	klog.V(1).Info("starting", fmt.Sprint(context.Background()))
+	return &cobra.Command{Use: "kubernetes-mcp-server"}
+}
+"""
+
+
+def test_imports_removed_one_commit_at_a_time_are_judged_where_each_went(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kubernetes-mcp-server's `root.go`, three Go imports cited (strings: no word of
+    them votes for a line): one commit removed the third, a later one the second, with a
+    commit between that edited only the function below. Missing at HEAD by one jump
+    from the baseline, the walk back told the version before the second removal missing
+    too from its bytes alone, as it looked only in the windows a verbatim or a like
+    region is read in, where a citation no definition held is carried through its scope
+    (on main before: `missing` from the first removal, which left two of the three).
+    Carried a commit at a time, each removal kept half of what was left: the import
+    left is the item."""
+    base = upstream.commit("root", {ROOT_GO: ROOT_IMPORTS})
+    project.note("n", f"{base} {ROOT_GO}:9-11")
+    third = '\t"k8s.io/klog/v2/textlogger"\n'
+    first = upstream.commit("logging to a file (#1083)", {ROOT_GO: ROOT_IMPORTS.replace(third, "")})
+    body = upstream.read(ROOT_GO).replace('"starting"', '"serving"')
+    upstream.commit("contextual logging (#1202)", {ROOT_GO: body})
+    second = '\t"k8s.io/klog/v2"\n'
+    later = body.replace(second, "").replace('klog.V(1).Info("serving", ', "_ = (")
+    last = upstream.commit("logs exported with otel (#1260)", {ROOT_GO: later})
+
+    result = _results(project, capsys)[f"n:{ROOT_GO}:9-11"]
+
+    assert [h["commit"] for h in result["history"]] == [first, last], result["history"]
+    assert result["verdict"] == "changed", result["message"]
+    current = result["current"]
+    assert (current["start_line"], current["end_line"]) == (9, 9), current

@@ -49,11 +49,37 @@ def stays_missing(
         named = all(p is None for p in places)
         if named and may_define(older.source, language, anchor.definition, older.stats):
             return False  # the definition may be there
+    if not anchor.body and anchor.scope is not None and _scoped_in(anchor, newer, older, stretches):
+        return False  # carried through its scope, it may keep enough of its tokens there
     if not _no_match_in(anchor, newer, older):
         return False
     # Its definition renamed, its rarest tokens rewritten with the name, may be there.
     renamed = not apart and _may_be_renamed(anchor, language, newer, older, stretches)
     return not renamed or not _renamed_in(anchor, language, older)
+
+
+def _scoped_in(
+    anchor: Anchor, newer: Parsed, older: Parsed, stretches: Stretches | None = None
+) -> bool:
+    """Whether `older` may hold, where it differs from `newer`, what carrying a citation
+    that no definition held through its scope (`scopes.through_scope`) could find: one of
+    its rarest words, or the name of a neighbour that bounds the scope. Such a citation
+    is found by neither of the windows `_no_match_in` reads (kubernetes-mcp-server's
+    three Go imports, strings with no word to vote for a line: the version before the
+    commit that removed the second still holds two of them)."""
+    source = older.source
+    if stretches is None:
+        start, end = common_ends(newer.source, source)
+        stretches = [(start, max(start, len(source) - end), 0, 0)]
+    scope = anchor.scope
+    assert scope is not None
+    neighbours = [key[1][-1] for key, _ in (*scope.above, *scope.below) if key and key[1]]
+    words = {t.encode() for t in (*anchor.probes, *neighbours) if WORD.search(t.encode())}
+    return any(
+        source.find(word, max(0, low - len(word) + 1), high + len(word) - 1) >= 0
+        for low, high, _, _ in stretches
+        for word in words
+    )
 
 
 def _no_match_in(anchor: Anchor, newer: Parsed, older: Parsed) -> bool:
