@@ -184,9 +184,9 @@ def _below(ops: list[Opcode], end: int) -> list[Opcode]:
     replacement (langchain-mcp-adapters' `... import streamablehttp_client`, made
     `... import create_mcp_http_client, streamable_http_client` by a commit that wrote an
     import, a logger and a function below it: its name stood for all of them)."""
-    tag, a1, a2, b1, b2 = ops[-1]
-    if tag != "replace" or not b1 < end < b2:
+    if not ops or ops[-1][0] != "replace" or not ops[-1][3] < end < ops[-1][4]:
         return ops
+    _, a1, a2, b1, b2 = ops[-1]
     return [*ops[:-1], ("replace", a1, a2, b1, end), ("insert", a2, a2, end, b2)]
 
 
