@@ -232,3 +232,74 @@ def test_a_cited_block_keeps_its_closing_brace_when_a_block_is_nested_in_it(
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (start, end)
     assert [h["commit"] for h in result["history"]] == [changed]
+
+
+CLIENT_GO = "client/client.go"
+CLIENT = """\
+package client
+
+func (c *Client) ListTools(ctx context.Context) (*mcp.ListToolsResult, error) {
+	response, err := c.sendRequest(ctx, "tools/list", nil)
+	if err != nil {
+		return nil, err
+	}
+	return parse[mcp.ListToolsResult](response)
+}
+
+func (c *Client) CallTool(ctx context.Context, name string) (*mcp.CallToolResult, error) {
+	response, err := c.sendRequest(ctx, "tools/call", name)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.ParseCallToolResult(response)
+}
+"""
+SEND_PY = "src/mcpcli/messages/send_messages.py"
+SEND = """\
+async def send_tools_list(read_stream, write_stream) -> list:
+    message = ToolsListMessage()
+    response = await send_message(read_stream, write_stream, message)
+    return response.get("result", [])
+
+
+async def send_prompts_list(read_stream, write_stream) -> list:
+    message = PromptsListMessage()
+    response = await send_message(read_stream, write_stream, message)
+    return response.get("result", [])
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "cited", "before", "after"),
+    [
+        (CLIENT_GO, CLIENT, "13-15", "\t\treturn nil, err\n\t}\n\treturn mcp.Parse",
+         '\t\treturn nil, fmt.Errorf("tools/call: %w", err)\n\t}\n\treturn mcp.Parse'),
+        (SEND_PY, SEND, "4-4", '    return response.get("result", [])\n\n\nasync def send_prompts',
+         '    return response.get("result") or []\n\n\nasync def send_prompts'),
+    ],
+)  # fmt: skip
+def test_a_statement_rewritten_in_its_function_is_not_the_same_one_in_another(
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    path: str,
+    text: str,
+    cited: str,
+    before: str,
+    after: str,
+) -> None:
+    """mcp-go's `CallTool`, its `if err != nil { return nil, err }` cited, and mcp-cli's
+    `send_tools_list`, its `return response.get("result", [])`: a commit rewrote the cited
+    statement in its own function. Another function of the file held the same statement
+    at the baseline and still does; that is its own code, not the citation moved there
+    (on main before: `moved` to it, with no history)."""
+    base = upstream.commit("client", {path: text})
+    project.note("n", f"{base} {path}:{cited}")
+    rewrite = upstream.commit("wrap the errors (#320)", {path: text.replace(before, after)})
+
+    result = check_results(project, capsys)[f"n:{path}:{cited}"]
+
+    assert result["verdict"] == "changed", (result["message"], result["current"])
+    start, end = map(int, cited.split("-"))
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (start, end)
+    assert [h["commit"] for h in result["history"]] == [rewrite]

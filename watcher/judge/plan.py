@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 37  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
+JUDGE_VERSION = 38  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
 # 6: a region kept in order in its definition is found there; 7: an item is what was cited;
 # 8: a definition renamed and resized is found; 9: a definition moved to another scope
 # is found by its name and tokens; 10: a citation carried by lines, then tokens; 11: carried
@@ -57,6 +57,7 @@ JUDGE_VERSION = 37  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # 35: new lines below a line and its successor are inserted code, not its tail replaced
 # 36: a region found by likeness ends as far as the cited tokens go, lines inserted in it
 # 37: a missing citation no definition held is judged where what differs holds its words
+# 38: a verbatim match in another definition the baseline had is not the citation
 
 
 @dataclass(frozen=True)

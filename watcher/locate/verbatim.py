@@ -11,8 +11,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from watcher.locate.alignment import completed
-from watcher.locate.anchors import Anchor, Found
-from watcher.locate.definitions import named
+from watcher.locate.anchors import Anchor, Found, enclosing
+from watcher.locate.definitions import name_path, named
 from watcher.locate.windows import in_order, probe_ranges, starts_in
 from watcher.parse.nodes import with_attributes
 from watcher.parse.syntax import Parsed, tokens_between
@@ -240,6 +240,8 @@ def chosen(
     cited `self.map.contains_key(name)` grown with `&& ...` in its own function is not
     the same call begun in another (rust-sdk's `ToolRouter::has_route`). `matching.find`
     and `matching.place` both choose so, among the same matches."""
+    if anchor.definition is not None and any(named(p, *anchor.definition) for _, p in files):
+        exact = [f for f in exact if not _others(anchor, dict(files)[f.path], f)]
     ordered = sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
     if not ordered:
         return None
@@ -248,6 +250,23 @@ def chosen(
         return first
     own = next((f for f in ordered if _in_definition(anchor, dict(files)[f.path], f)), None)
     return first if own is None or own is ordered[0] else _completed(anchor, files, own)
+
+
+def _others(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
+    """Whether a verbatim match lies in another definition than the citation's own, one
+    the baseline file had: its own code, not the citation, when the citation's own
+    definition is there (`chosen`). A cited `if err != nil { return nil, err }` rewritten
+    in its own Go method is not the same three lines that another method held all along,
+    nor a cited `return response.get("result", [])` another function's."""
+    assert anchor.definition is not None
+    if parsed.tree is None or found.start_line is None or _in_definition(anchor, parsed, found):
+        return False
+    low, high = parsed.line_bytes(found.start_line, found.end_line or found.start_line)
+    text = parsed.source[low:high]
+    first = low + len(text) - len(text.lstrip())
+    last = max(first, low + len(text.rstrip()) - 1)
+    node = enclosing(parsed, first, last)
+    return node is not None and (node.type, name_path(node, parsed.language)) in anchor.known
 
 
 def _completed(anchor: Anchor, files: Sequence[tuple[str, Parsed]], match: Found) -> Found:
