@@ -541,3 +541,37 @@ def test_imports_removed_one_commit_at_a_time_are_judged_where_each_went(
     assert result["verdict"] == "changed", result["message"]
     current = result["current"]
     assert (current["start_line"], current["end_line"]) == (9, 9), current
+
+
+TOOL_GO = "internal/ui/chat/tool_result_content.go"
+HUMANIZED = """\
+package chat
+
+func humanizedToolName(name string) string {
+	name = strings.ReplaceAll(name, "_", " ")
+	name = strings.ReplaceAll(name, "-", " ")
+	return stringext.Capitalize(name)
+}
+"""
+
+
+@pytest.mark.parametrize("edit", [None, "return stringext.Title(name)"])
+def test_statements_that_start_as_the_one_above_them_keep_their_own_start(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str], edit: str | None
+) -> None:
+    """crush's `humanizedToolName`, its last two statements cited: the Go body's list of
+    statements starts a line above them, with a statement that begins as the cited one
+    does (`name = strings`), and ends with them. The first cited token starts a statement
+    of its own: the span is not taken back to that list's start (while it was, for a
+    while, the unchanged lines read `changed` at 4-6)."""
+    base = upstream.commit("chat", {TOOL_GO: HUMANIZED})
+    project.note("n", f"{base} {TOOL_GO}:5-6")
+    text = (
+        HUMANIZED if edit is None else HUMANIZED.replace("return stringext.Capitalize(name)", edit)
+    )
+    upstream.commit("titles (#1402)", {TOOL_GO: text + "\n// Widths of a tool's result.\n"})
+
+    result = _results(project, capsys)[f"n:{TOOL_GO}:5-6"]
+
+    assert result["verdict"] == ("fresh" if edit is None else "changed"), result["message"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (5, 6)

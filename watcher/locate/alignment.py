@@ -462,9 +462,11 @@ def _from_statement_start(anchor: Anchor, parsed: Parsed, found: Found) -> Found
     ends on its lines, when the citation started with a statement (not `Anchor.ragged`)
     and that statement starts as the citation did: three cited imports, the first since
     wrapped over several lines, are aligned line by line from its `} from './agent';`,
-    and the item is the three statements whole. Found as it is otherwise."""
+    and the item is the three statements whole. Found as it is otherwise, and where the
+    first token starts a construct of its own (a statement of a Go body, whose list of
+    statements begins a line above with one as like it: crush's `name = strings...`)."""
     assert parsed.tree is not None and found.start_line is not None
-    if anchor.ragged[0] or not found.tokens or not anchor.tokens:
+    if anchor.ragged[0] or found.identical or not found.tokens or not anchor.tokens:
         return found
     end_line = found.end_line or found.start_line
     line = tokens_between(parsed, *parsed.line_bytes(found.start_line, found.start_line),
@@ -476,8 +478,11 @@ def _from_statement_start(anchor: Anchor, parsed: Parsed, found: Found) -> Found
         return found
     first, end = line.start_bytes[at], parsed.line_bytes(found.start_line, end_line)[1]
     kinds = LANGUAGES[parsed.language].definitions
-    node, started = parsed.tree.root_node.descendant_for_byte_range(first, first), None
+    leaf = parsed.tree.root_node.descendant_for_byte_range(first, first)
+    node, started = (leaf.parent if leaf is not None else None), None
     while node is not None and node.end_byte <= end and not is_definition(node, kinds):
+        if node.start_byte == first and node.is_named:
+            return found  # the first token starts a construct of its own
         if node.start_byte < first and node.is_named:  # a statement it ends inside
             started = node
         node = node.parent
