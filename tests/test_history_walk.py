@@ -322,16 +322,17 @@ def test_cited_lines_removed_beside_a_look_alike_in_their_definition_are_missing
 
 def copied(tweaked: bool, copy: bool) -> str:
     """Cited lines in `approve` (one word changed when `tweaked`), and a verbatim copy of
-    the original ones in a function `expected` written far below them (when `copy`): a
-    definition the baseline did not have, so the copy can be the citation moved."""
+    the original ones in `expected` (when `copy`), far below them."""
     block = (
         "    let key = Key {\n        server: NAME.to_string(),\n"
         '        tool: "run_action".to_string(),\n    };\n'
     )
     checks = "".join(f"    assert_eq!(options({n}), vec![{n}, {n + 1}]);\n" for n in range(6))
     mine = block.replace("run_action", "run_tool") if tweaked else block
-    below = f"\nfn expected() {{\n{block}    check(expected, key);\n}}\n" if copy else ""
-    return f'fn approve() {{\n{mine}    ask("run_action", None);\n{checks}}}\n{below}'
+    return (
+        f'fn approve() {{\n{mine}    ask("run_action", None);\n{checks}}}\n\n'
+        f"fn expected() {{\n{block if copy else ''}    check(expected, key);\n}}\n"
+    )
 
 
 def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(

@@ -57,7 +57,7 @@ JUDGE_VERSION = 38  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # 35: new lines below a line and its successor are inserted code, not its tail replaced
 # 36: a region found by likeness ends as far as the cited tokens go, lines inserted in it
 # 37: a missing citation no definition held is judged where what differs holds its words
-# 38: a verbatim match in another definition the baseline had is not the citation
+# 38: a verbatim match outside its own definition, where the baseline had a copy, is not it
 
 
 @dataclass(frozen=True)

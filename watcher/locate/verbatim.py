@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from watcher.locate.alignment import completed
 from watcher.locate.anchors import Anchor, Found, enclosing
-from watcher.locate.definitions import name_path, named
+from watcher.locate.definitions import Key, name_path, named
+from watcher.locate.scopes import reparsed
 from watcher.locate.windows import in_order, probe_ranges, starts_in
 from watcher.parse.nodes import with_attributes
 from watcher.parse.syntax import Parsed, tokens_between
@@ -253,20 +254,43 @@ def chosen(
 
 
 def _others(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
-    """Whether a verbatim match lies in another definition than the citation's own, one
-    the baseline file had: its own code, not the citation, when the citation's own
-    definition is there (`chosen`). A cited `if err != nil { return nil, err }` rewritten
-    in its own Go method is not the same three lines that another method held all along,
-    nor a cited `return response.get("result", [])` another function's."""
+    """Whether a verbatim match lies outside the citation's own definition, where the
+    baseline file held a copy of the cited tokens already (in a definition of the same
+    kind and name, or outside any): that copy's own code, not the citation, when the
+    citation's own definition is there (`chosen`). A cited `if err != nil { return nil,
+    err }` rewritten in its own Go method is not the same three lines another method held
+    all along, nor a cited local import the module's own import of the same name. Code
+    moved where no copy stood is still the citation moved."""
     assert anchor.definition is not None
     if parsed.tree is None or found.start_line is None or _in_definition(anchor, parsed, found):
         return False
+    copies = _copies(anchor)
+    return bool(copies) and _around(parsed, found) in copies
+
+
+def _copies(anchor: Anchor) -> frozenset[Key | None]:
+    """Where the baseline file held the cited tokens verbatim besides the cited lines:
+    the definition around each copy (None: none), read once per anchor."""
+    memo = ("verbatim copies",)
+    if memo not in anchor.derived:
+        found: set[Key | None] = set()
+        if anchor.scope is not None and anchor.span is not None:
+            baseline = reparsed(anchor.scope)
+            for match in verbatim(anchor, anchor.path, baseline):
+                if match.start_line != anchor.span[0]:
+                    found.add(_around(baseline, match))
+        anchor.derived[memo] = frozenset(found)
+    return cast("frozenset[Key | None]", anchor.derived[memo])
+
+
+def _around(parsed: Parsed, found: Found) -> Key | None:
+    """The kind and name of the smallest definition holding a match (None: none)."""
+    assert parsed.tree is not None and found.start_line is not None
     low, high = parsed.line_bytes(found.start_line, found.end_line or found.start_line)
     text = parsed.source[low:high]
     first = low + len(text) - len(text.lstrip())
-    last = max(first, low + len(text.rstrip()) - 1)
-    node = enclosing(parsed, first, last)
-    return node is not None and (node.type, name_path(node, parsed.language)) in anchor.known
+    node = enclosing(parsed, first, max(first, low + len(text.rstrip()) - 1))
+    return None if node is None else (node.type, name_path(node, parsed.language))
 
 
 def _completed(anchor: Anchor, files: Sequence[tuple[str, Parsed]], match: Found) -> Found:
