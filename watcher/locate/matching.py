@@ -430,7 +430,8 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if best is None:
         return None
     _, window, start, end = best
-    start, end = _grown(anchor.tokens, window.texts, start, end)
+    if anchor.definition is None:  # code no definition held: nothing bounds it
+        start, end = _grown(anchor.tokens, window.texts, start, end)
     start, end = _trimmed(anchor.tokens, window.texts, start, end)
     first, last = window.start_lines[start], window.end_lines[end - 1]
     tokens = tuple(window.texts[start:end])
@@ -466,7 +467,10 @@ def _grown(needle: tuple[str, ...], texts: list[str], start: int, end: int) -> t
     """texts[start:end], a region as long as the needle, ended as far as the needle's
     tokens go (`carry`) in the window past its start: lines inserted among the cited ones
     push its last tokens out of a region of its length (python-sdk's imports, three
-    written between them: the span stopped short of the last import)."""
+    written between them: the span stopped short of the last import). Only for code no
+    definition held: grown past a definition's end, a region would be taken for one in
+    the class around it, which the baseline file's definitions do not rule out (fastmcp's
+    `read_resource`, gone, found in a `read` method that stood beside it all along)."""
     after = texts[start : min(len(texts), start + 2 * len(needle))]
     span = carry(needle, 0, len(needle), after)
     return (start, end) if span is None else (start, start + max(span[1], end - start))
