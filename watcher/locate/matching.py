@@ -471,7 +471,7 @@ def _grown(needle: tuple[str, ...], texts: list[str], start: int, end: int) -> t
     definition held: grown past a definition's end, a region would be taken for one in
     the class around it, which the baseline file's definitions do not rule out (fastmcp's
     `read_resource`, gone, found in a `read` method that stood beside it all along)."""
-    after = texts[start : min(len(texts), start + 2 * len(needle))]
+    after = texts[start : start + 2 * len(needle)]
     span = carry(needle, 0, len(needle), after)
     return (start, end) if span is None else (start, start + max(span[1], end - start))
 

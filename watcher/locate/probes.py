@@ -71,15 +71,25 @@ def _scoped_in(
     if stretches is None:
         start, end = common_ends(newer.source, source)
         stretches = [(start, max(start, len(source) - end), 0, 0)]
-    scope = anchor.scope
-    assert scope is not None
-    neighbours = [key[1][-1] for key, _ in (*scope.above, *scope.below) if key and key[1]]
-    words = {t.encode() for t in (*anchor.probes, *neighbours) if WORD.search(t.encode())}
+    words = _scope_words(anchor)
     return any(
         source.find(word, max(0, low - len(word) + 1), high + len(word) - 1) >= 0
         for low, high, _, _ in stretches
         for word in words
     )
+
+
+def _scope_words(anchor: Anchor) -> frozenset[bytes]:
+    """`_scoped_in`'s words: the anchor's rarest ones and its scope's neighbours' names,
+    told once per anchor (a walk asks at every step)."""
+    memo = ("scope words",)
+    if memo not in anchor.derived:
+        scope = anchor.scope
+        assert scope is not None
+        names = [key[1][-1] for key, _ in (*scope.above, *scope.below) if key and key[1]]
+        texts = (t.encode() for t in (*anchor.probes, *names))
+        anchor.derived[memo] = frozenset(t for t in texts if WORD.search(t))
+    return cast("frozenset[bytes]", anchor.derived[memo])
 
 
 def _no_match_in(anchor: Anchor, newer: Parsed, older: Parsed) -> bool:
