@@ -575,3 +575,147 @@ def test_statements_that_start_as_the_one_above_them_keep_their_own_start(
 
     assert result["verdict"] == ("fresh" if edit is None else "changed"), result["message"]
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (5, 6)
+
+
+RENDER_PY = "src/agent/commands/renderers/log_markdown.py"
+RENDER = '''\
+"""Markdown for a session's log."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent.commands.log_summaries import LogOverview
+
+
+def render_overview(overview: "LogOverview", *, title: str) -> str:
+    lines = [f"# {title}", ""]
+    for entry in overview.entries:
+        lines.append(f"- {entry.role}: {entry.text}")
+    return "\\n".join(lines)
+'''
+
+
+def test_an_import_wrapped_with_names_added_ends_where_its_statement_ends(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fast-agent's `history_markdown.py`: a one-name import under `if TYPE_CHECKING:`
+    took a second name and three helpers below it, then was wrapped over six lines with
+    two more names, while imports were written above the block and the helpers replaced.
+    Carried from the version between, whose neighbours below (the helpers) are gone, it
+    was found by likeness (no definition holds it, no verbatim match is left) in a region as
+    long as the citation, which stopped at the name it cited (14-17 of the statement's
+    14-19); it ends where the statement ends, as a carried citation's does."""
+    base = upstream.commit("log renderer", {RENDER_PY: RENDER})
+    project.note("n", f"{base} {RENDER_PY}:8-8")
+    cited = "    from agent.commands.log_summaries import LogOverview\n"
+    helper = "".join(
+        f"\n\ndef _{name}(value: str) -> str:\n    return value.{call}\n"
+        for name, call in (("cell", 'replace("|", "/")'), ("pad", "ljust(8)"), ("trim", "strip()"))
+    )
+    second = RENDER.replace(cited, cited.replace("LogOverview", "LogOverview, LogTurns") + helper)
+    added = upstream.commit("turn reports (#716)", {RENDER_PY: second})
+    imports = "".join(f"from agent.util.{m} import {m}_text\n" for m in ("cells", "time", "rate"))
+    wrapped = (
+        "    from agent.commands.log_summaries import (\n        LogEntry,\n"
+        "        LogOverview,\n        LogTurns,\n        LogTurnRow,\n    )\n"
+    )
+    row = '\n\ndef _row(cells: list[str]) -> str:\n    return "| " + " | ".join(cells) + " |"\n'
+    third = (
+        second.replace("if TYPE_CHECKING:\n", imports + "\nif TYPE_CHECKING:\n")
+        .replace(cited.replace("LogOverview", "LogOverview, LogTurns"), wrapped)
+        .replace(helper, row)
+    )
+    merged = upstream.commit("Merge branch 'main'", {RENDER_PY: third})
+
+    result = _results(project, capsys)[f"n:{RENDER_PY}:8-8"]
+
+    assert result["verdict"] == "changed", result["message"]
+    current = result["current"]
+    assert (current["start_line"], current["end_line"]) == (12, 17), current
+    assert [h["commit"] for h in result["history"]] == [added, merged]
+
+
+CLIENT_TS = "packages/agents/src/mcp/client.ts"
+CLIENT_IMPORTS = """\
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import { type ToolSet, jsonSchema } from "ai";
+import { nanoid } from "nanoid";
+
+export class ClientManager {
+  private connections: Record<string, Client> = {};
+
+  connect(url: string, options: RequestOptions): string {
+    const id = nanoid(8);
+    this.connections[id] = makeClient(url, options);
+    return id;
+  }
+
+  tools(): ToolSet {
+    return toToolSet(this.connections, jsonSchema);
+  }
+}
+"""
+CLIENT_PY = "src/agents/mcp/client.py"
+CLIENT_PY_IMPORTS = """\
+from mcp.client.session import ClientSession
+from mcp.shared.options import RequestOptions
+from ai import ToolSet, json_schema
+from secrets import token_hex
+
+
+class ClientManager:
+    def connect(self, url: str, options: RequestOptions) -> str:
+        key = token_hex(8)
+        self.sessions[key] = ClientSession(url, options)
+        return key
+
+    def tools(self) -> ToolSet:
+        return to_tool_set(self.sessions, json_schema)
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "retries", "narrowed"),
+    [
+        (CLIENT_TS, CLIENT_IMPORTS, 'import { type RetryOptions, tryN } from "../retries";\n',
+         'import type { ToolSet } from "ai";\n'),
+        (CLIENT_PY, CLIENT_PY_IMPORTS, "from agents.retries import RetryOptions, try_n\n",
+         "from ai import ToolSet\n"),
+    ],
+)  # fmt: skip
+def test_an_import_removed_is_not_the_import_of_its_shape_written_above_it(
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    path: str,
+    text: str,
+    retries: str,
+    narrowed: str,
+) -> None:
+    """cloudflare/agents' `client.ts`: `import { type ToolSet, jsonSchema } from "ai"`
+    cited; one commit wrote `import { type RetryOptions, tryN } from "../retries"` above
+    it, another narrowed it to `import type { ToolSet } from "ai"`, a third removed it.
+    Carried through its scope, the removed import was the retries one, which keeps its
+    keywords and punctuation (half its tokens, none of its names): `changed` there; and
+    from the narrowed one, found by likeness, it was the `import type { Client }` line.
+    A region that holds none of the cited names is not the citation: `missing` from the
+    removal. Python's imports in the same steps read `missing` already: kept here."""
+    cited = text.splitlines(keepends=True)[2]
+    base = upstream.commit("client", {path: text})
+    project.note("n", f"{base} {path}:3-3")
+    upstream.commit("retry utilities (#874)", {path: text.replace(cited, retries + cited)})
+    narrowing = upstream.commit(
+        "startup time (#544)", {path: upstream.read(path).replace(cited, narrowed)}
+    )
+    removal = upstream.commit(
+        "make the AI SDK optional (#1796)", {path: upstream.read(path).replace(narrowed, "")}
+    )
+
+    result = _results(project, capsys)[f"n:{path}:3-3"]
+
+    assert result["verdict"] == "missing", (result["current"], result["message"])
+    assert [h["commit"] for h in result["history"]] == [narrowing, removal]
+    assert result["introduced_by"]["commit"] == removal

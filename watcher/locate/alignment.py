@@ -374,6 +374,16 @@ def _kept(old: str, new: str) -> int:
     return min(weight(old), sum(block.size for block in words.get_matching_blocks()))
 
 
+def holds_one(names: Collection[str], region: Sequence[str]) -> bool:
+    """Whether `region` holds one of `names`, or a long token that keeps one (`_kept`: a
+    module path extended, `'@scope/core'` become `'@scope/core-internal'`)."""
+    held = set(region)
+    if not held.isdisjoint(names):
+        return True
+    edited = [text for text in held if len(text) >= LONG_TOKEN]
+    return any(_kept(name, text) for name in names if len(name) >= LONG_TOKEN for text in edited)
+
+
 def _strings_kept(cited: Sequence[str], replacement: Sequence[str]) -> int:
     """What the strings of words in `cited` keep in a replacement of another shape
     (`logger.debug(f"Cleanup cancelled for {name}")` rewritten as a helper's call taking

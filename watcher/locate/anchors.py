@@ -20,7 +20,7 @@ from watcher.locate.definitions import (
     of_last_name,
     scope_of,
 )
-from watcher.parse.languages import LANGUAGES
+from watcher.parse.languages import LANGUAGES, for_path, grammar
 from watcher.parse.nodes import ATTRIBUTES, is_definition, with_attributes, wrapped
 from watcher.parse.plain import line_marks
 from watcher.parse.syntax import WORD, Parsed, Tokens, tokens_between
@@ -93,6 +93,19 @@ class Anchor:
         """What other stages compute once from this anchor, kept as long as it is: whether
         its lines read as its tokens in a language (`probes`)."""
         return {}
+
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        """The cited names and literals: the tokens its grammar gives no kind of their own
+        (keywords and punctuation have one). A region found for it by likeness or through
+        its scope that holds none of them shares only its shape: `import type { ToolSet }
+        from "ai"` is not the `import type { Client } from "..."` above it. Every token
+        of a file no grammar reads."""
+        language = for_path(self.path)
+        if language not in LANGUAGES:
+            return frozenset(self.tokens)
+        kinds = grammar(language)
+        return frozenset(t for t in self.tokens if not kinds.id_for_node_kind(t, False))
 
     @property
     def whole(self) -> bool:

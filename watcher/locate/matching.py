@@ -12,7 +12,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
-from watcher.locate.alignment import FOUND_SHARE, bounded, carried, carry, completed, could_survive
+from watcher.locate.alignment import (
+    FOUND_SHARE,
+    bounded,
+    carried,
+    carry,
+    completed,
+    could_survive,
+    holds_one,
+)
 from watcher.locate.anchors import Anchor, Found, body_statements, enclosing, trimmed
 from watcher.locate.definitions import (
     definition_node,
@@ -37,8 +45,9 @@ Locator = Callable[[Anchor, str, Parsed], "Found | None"]
 
 
 # A region found by likeness alone (its definition renamed, or none) must be this alike
-# (difflib ratio), and hold one of the citation's this many rarest tokens: one that
-# shares only its shape (another method of the same class) is another construct.
+# (difflib ratio), and hold one of the citation's this many rarest tokens, and one of its
+# names (`Anchor.names`): one that shares only its shape (another method of the same
+# class, another import) is another construct.
 SIMILAR_IN_FILE = 0.8
 
 
@@ -425,7 +434,7 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
             ratio = likeness(anchor.tokens, region)
             if ratio < SIMILAR_IN_FILE or (best is not None and ratio <= best[0]):
                 continue
-            if not identity.isdisjoint(region):
+            if not identity.isdisjoint(region) and holds_one(anchor.names, region):
                 best = (ratio, window, start, end)
     if best is None:
         return None
@@ -438,6 +447,8 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if anchor.attributes and carry(anchor.tokens, 0, n, tokens, minor=anchor.attributes) is None:
         return None  # like it by the attributes above it: its item's own tokens are gone
     found = Found(path, first, last, False, parsed.lines(first, last), tokens)
+    if anchor.definition is None:  # ended where its statement ends, as a carried one is
+        return completed(anchor, parsed, found)
     return _renamed(anchor, found, parsed, window.start_bytes[start], window.start_bytes[end - 1])
 
 

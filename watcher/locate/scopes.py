@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, cast
 
-from watcher.locate.alignment import carry, completed, substantial
+from watcher.locate.alignment import carry, completed, holds_one, substantial
 from watcher.locate.anchors import Anchor, Found, trimmed
 from watcher.locate.definitions import Key, Scope, named
 from watcher.locate.editscript import myers
@@ -73,6 +73,8 @@ def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if span is None:
         return None
     first, last = trimmed(parsed, version, start + span[0], start + span[1], keep=anchor.ragged)
+    if anchor.definition is None and not holds_one(anchor.names, after[first:last]):
+        return None  # its shape kept, none of its names: another import written there
     start_line, end_line = version.start_lines[first], version.end_lines[last - 1]
     found = Found(path, start_line, end_line, False, parsed.lines(start_line, end_line),
                   tuple(after[first:last]))  # fmt: skip
