@@ -303,3 +303,95 @@ def test_a_statement_rewritten_in_its_function_is_not_the_same_one_in_another(
     start, end = map(int, cited.split("-"))
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (start, end)
     assert [h["commit"] for h in result["history"]] == [rewrite]
+
+
+RUNTIME_RS = "crates/sdk/src/runtimes/client_runtime.rs"
+RUNTIME = """\
+use std::sync::Arc;
+
+pub struct ClientRuntime {
+    transport: Box<dyn Transport>,
+    handler: Box<dyn ClientHandler>,
+}
+
+impl ClientRuntime {
+    pub(crate) fn new(transport: Box<dyn Transport>, handler: Box<dyn ClientHandler>) -> Self {
+        Self { transport, handler }
+    }
+}
+
+#[async_trait]
+impl Client for ClientRuntime {
+    async fn start(self: Arc<Self>) -> SdkResult<()> {
+        let (mut stream, error_io) = self.transport.start().await?;
+        let errors = Arc::clone(&self);
+
+        let err_task = tokio::spawn(async move {
+            if let IoStream::Readable(error_input) = error_io {
+                let mut reader = BufReader::new(error_input).lines();
+                while let Ok(Some(message)) = reader.next_line().await {
+                    errors.handler.handle_process_error(message, &*errors).await?;
+                }
+            }
+            Ok::<(), SdkError>(())
+        });
+
+        while let Some(message) = stream.next().await {
+            self.handler.handle_message(message, &*self).await?;
+        }
+        err_task.await??;
+        Ok(())
+    }
+
+    fn client_info(&self) -> &ClientDetails {
+        &self.details
+    }
+}
+"""
+STANDALONE = """\
+    async fn start_standalone(self: Arc<Self>) -> SdkResult<()> {
+        let (mut stream, error_io_stream) = self.transport.start().await?;
+        let errors = Arc::clone(&self);
+
+        let err_task = tokio::spawn(async move {
+            if let Some(IoStream::Readable(error_input)) = error_io_stream {
+                let mut reader = BufReader::new(error_input).lines();
+                while let Ok(Some(message)) = reader.next_line().await {
+                    errors.handler.handle_process_error(message, &*errors).await?;
+                }
+            }
+            Ok::<(), SdkError>(())
+        });
+
+        self.run(stream, err_task).await
+    }
+"""
+
+
+def test_statements_moved_into_a_function_split_out_of_theirs_are_found_there(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rust-mcp-sdk's `ClientRuntime::start`: its task reading the server's error stream
+    cited; a commit split the body out into a new `start_standalone` in the other impl
+    block (two names edited on the way) and left `start` calling it. `start` is still
+    there, but holds none of it, and the new function lies outside the stretch between
+    its neighbours: the citation read `missing` from that commit, where git's blame
+    sees its lines go on. A region as like it as a similar region must be, in a
+    definition the baseline did not have, is where it went: `changed` there."""
+    base = upstream.commit("client runtime", {RUNTIME_RS: RUNTIME})
+    project.note("n", f"{base} {RUNTIME_RS}:20-28")
+    first = RUNTIME.index("        let (mut stream")
+    body_end = RUNTIME.index("\n    fn client_info")
+    split = (
+        RUNTIME[:first]
+        + "        self.start_standalone().await\n    }\n"
+        + RUNTIME[body_end:]
+    ).replace("impl ClientRuntime {\n", "impl ClientRuntime {\n" + STANDALONE + "\n", 1)
+    moved = upstream.commit("streamable HTTP client (#98)", {RUNTIME_RS: split})
+
+    result = check_results(project, capsys)[f"n:{RUNTIME_RS}:20-28"]
+
+    assert result["verdict"] == "changed", (result["current"], result["message"])
+    current = result["current"]
+    assert (current["start_line"], current["end_line"]) == (13, 21), current
+    assert [h["commit"] for h in result["history"]] == [moved]

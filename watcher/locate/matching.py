@@ -32,7 +32,15 @@ from watcher.locate.definitions import (
 from watcher.locate.scopes import through_scope
 from watcher.locate.siblings import taken
 from watcher.locate.textlines import by_lines
-from watcher.locate.verbatim import chosen, found_at, in_windows, margins, nearest, verbatim
+from watcher.locate.verbatim import (
+    chosen,
+    copies,
+    found_at,
+    in_windows,
+    margins,
+    nearest,
+    verbatim,
+)
 from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
 from watcher.parse.plain import line_marks
@@ -106,11 +114,27 @@ def _elsewhere(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if anchor.context and parsed.tree is None:
         return by_lines(anchor, path, parsed)
     if anchor.body and definition_node(parsed, anchor.definition, anchor.start_line or 0):
-        # Its definition is there: it carries the citation, else the scope around it does.
-        return _carried(anchor, path, parsed) or through_scope(anchor, path, parsed)
+        # Its definition is there: it carries the citation, else the scope around it does,
+        # else a definition it was split out into.
+        return (
+            _carried(anchor, path, parsed)
+            or through_scope(anchor, path, parsed)
+            or _split_out(anchor, path, parsed)
+        )
     if not anchor.body and (found := through_scope(anchor, path, parsed)) is not None:
         return found  # no one definition held it: the scope around it carries it
     return _in_file(anchor, path, parsed) or renamed_definition(anchor, path, parsed)
+
+
+def _split_out(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """The citation found by likeness (`_in_file`) where its own definition still is but
+    holds it no more: in a definition the baseline file did not have, the code split out
+    into it (rust-mcp-sdk's `ClientRuntime::start`, its error-reading task moved into a
+    new `start_standalone` beyond the neighbours its scope is bounded by; inspector's
+    `clientInformation` body, moved into a `getClientInformationFromSessionStorage`
+    helper). Not for code the baseline file held more than once (`verbatim.copies`: an
+    `if err != nil { return nil, err }`): where one copy went likeness cannot tell."""
+    return None if copies(anchor) else _in_file(anchor, path, parsed)
 
 
 def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:

@@ -264,11 +264,11 @@ def _others(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
     assert anchor.definition is not None
     if parsed.tree is None or found.start_line is None or _in_definition(anchor, parsed, found):
         return False
-    copies = _copies(anchor)
-    return bool(copies) and _around(parsed, found) in copies
+    found_copies = copies(anchor)
+    return bool(found_copies) and _around(parsed, found) in found_copies
 
 
-def _copies(anchor: Anchor) -> frozenset[Key | None]:
+def copies(anchor: Anchor) -> frozenset[Key | None]:
     """Where the baseline file held the cited tokens verbatim besides the cited lines:
     the definition around each copy (None: none), read once per anchor."""
     memo = ("verbatim copies",)
