@@ -383,9 +383,7 @@ def test_statements_moved_into_a_function_split_out_of_theirs_are_found_there(
     first = RUNTIME.index("        let (mut stream")
     body_end = RUNTIME.index("\n    fn client_info")
     split = (
-        RUNTIME[:first]
-        + "        self.start_standalone().await\n    }\n"
-        + RUNTIME[body_end:]
+        RUNTIME[:first] + "        self.start_standalone().await\n    }\n" + RUNTIME[body_end:]
     ).replace("impl ClientRuntime {\n", "impl ClientRuntime {\n" + STANDALONE + "\n", 1)
     moved = upstream.commit("streamable HTTP client (#98)", {RUNTIME_RS: split})
 
