@@ -6,6 +6,7 @@ here in the shape of the real code where each wrong answer was seen."""
 from __future__ import annotations
 
 import hashlib
+import textwrap
 
 import pytest
 
@@ -375,6 +376,71 @@ def test_a_namesake_that_stays_itself_does_not_take_a_deleted_method(
     result = _results(project, capsys)[f"n:{TOOL}:17-22"]
 
     assert (result["verdict"], result["introduced_by"]["commit"]) == ("missing", gone)
+
+
+OUTPUTS_PY = "python/framework/tools/tool.py"
+OUTPUTS = """\
+class StringToolOutput(ToolOutput):
+    def __init__(self, result: str = "") -> None:
+        super().__init__()
+        self.result = result
+
+    def get_text_content(self) -> str:
+        return self.result
+
+
+class Tool(ABC):
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        self._options = options or {}
+
+
+def tool(function: Callable[..., Any]) -> Tool:
+    class FunctionTool(Tool):
+        name = function.__name__
+
+        def __init__(self, options: dict[str, Any] | None = None) -> None:
+            super().__init__(options)
+            self.emitter = Emitter.root().child(namespace=["tool", "custom", self.name])
+
+    return FunctionTool()
+"""
+
+
+def test_a_namesake_only_made_shorter_does_not_take_a_constructor_gone_elsewhere(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """beeai-framework's `StringToolOutput.__init__` cited whole: one commit moved the
+    class to another module and cut the nested `FunctionTool.__init__` down to
+    `super().__init__(options)`, which left that one more like the cited constructor than
+    like its own old self; a later commit lifted `FunctionTool` to the module. The cited
+    constructor read `changed` in `FunctionTool`, first by the rule for a namesake the
+    baseline had (it now holds no cited token it lacked: it only lost code), then by the
+    rule for one in a new scope (`__init__` is a name the file gives several definitions:
+    shared tokens tell little). `missing` from the move."""
+    base = upstream.commit("tools", {OUTPUTS_PY: OUTPUTS})
+    project.note("n", f"{base} {OUTPUTS_PY}:2-4")
+    cls = OUTPUTS[: OUTPUTS.index("class Tool(ABC)")]
+    emitter = (
+        '            self.emitter = Emitter.root().child(namespace=["tool", "custom", self.name])\n'
+    )
+    moved = upstream.commit(
+        "emitter event types (#550)",
+        {
+            OUTPUTS_PY: OUTPUTS.replace(cls, "").replace(emitter, ""),
+            "python/framework/tools/types.py": cls,
+        },
+    )
+    nested = upstream.read(OUTPUTS_PY)
+    body = nested[
+        nested.index("    class FunctionTool") : nested.index("    return FunctionTool()")
+    ]
+    lifted = textwrap.dedent(body) + "\n" + nested.replace(body, "")
+    upstream.commit("tools as classes (#1183)", {OUTPUTS_PY: lifted})
+
+    result = _results(project, capsys)[f"n:{OUTPUTS_PY}:2-4"]
+
+    assert result["verdict"] == "missing", (result["current"], result["message"])
+    assert result["introduced_by"]["commit"] == moved
 
 
 TEMPLATE_PY = "src/resources/template.py"

@@ -32,15 +32,7 @@ from watcher.locate.definitions import (
 from watcher.locate.scopes import through_scope
 from watcher.locate.siblings import taken
 from watcher.locate.textlines import by_lines
-from watcher.locate.verbatim import (
-    chosen,
-    copies,
-    found_at,
-    in_windows,
-    margins,
-    nearest,
-    verbatim,
-)
+from watcher.locate.verbatim import chosen, copies, found_at, in_windows, margins, nearest, verbatim
 from watcher.locate.windows import line_votes, window_bytes
 from watcher.parse.nodes import with_attributes
 from watcher.parse.plain import line_marks
@@ -348,11 +340,24 @@ def _moved_here(
     # The tokens both hold, order aside, bound how many can survive the alignment.
     if not could_survive(anchor.body, texts):
         return False
-    if own is not None and kept(anchor.body, texts) <= kept(own, texts):
+    if own is not None and (
+        kept(anchor.body, texts) <= kept(own, texts) or not _gained(anchor.body, own, texts)
+    ):
         return False  # a namesake the baseline had, still more itself than the citation
     if known_scope and _own_code(anchor.body, texts):
         return False  # a new namesake in a scope the baseline had, mostly code of its own
+    if own is None and anchor.namesakes and likeness(anchor.body, texts) < SIMILAR_IN_FILE:
+        return False  # a name the file gives many definitions (`__init__`): shape tells little
     return carry(anchor.body, 0, len(anchor.body), texts) is not None
+
+
+def _gained(body: Sequence[str], own: Sequence[str], texts: Sequence[str]) -> bool:
+    """Whether a namesake the baseline had (`own`, its tokens there) now holds a token of
+    the cited definition (`body`) that it did not hold: one that only lost code is its own
+    self made shorter, however like the citation that leaves it (beeai's
+    `FunctionTool.__init__`, down to `super().__init__(options)` when the cited
+    `StringToolOutput.__init__` went to another module)."""
+    return not (set(texts) & set(body)).issubset(own)
 
 
 def _own_code(body: Sequence[str], texts: Sequence[str]) -> bool:
