@@ -4,11 +4,15 @@ was seen."""
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from tests.conftest import Project
 from tests.support import check_results as _results
 from watcher.gitbuild import Upstream
+from watcher.locate import anchors
+from watcher.parse import syntax
 
 PY = "src/mcp/shared/errors.py"
 ERRORS = """\
@@ -719,3 +723,29 @@ def test_an_import_removed_is_not_the_import_of_its_shape_written_above_it(
     assert result["verdict"] == "missing", (result["current"], result["message"])
     assert [h["commit"] for h in result["history"]] == [narrowing, removal]
     assert result["introduced_by"]["commit"] == removal
+
+
+@pytest.mark.parametrize(
+    ("path", "language", "source", "names"),
+    [
+        ("src/client/models.py", "python", 'DEFAULT_MODEL = "gpt-4"\n', {"DEFAULT_MODEL", "gpt-4"}),
+        (
+            "src/client/models.ts",
+            "typescript",
+            'export const model = "gpt-4";\n',
+            {"model", "gpt-4"},
+        ),
+        ("client/models.go", "go", 'package client\n\nvar model = "gpt-4"\n', {"model", "gpt-4"}),
+    ],
+)
+def test_a_citations_names_are_its_words_no_keyword_or_quote(
+    path: str, language: str, source: str, names: set[str]
+) -> None:
+    """The names a region found by likeness or through a scope must hold one of: words
+    the grammar gives no kind of their own. Python's quotes are read by its scanner and
+    have no kind either; they are no name, or any string would hold one."""
+    raw = source.encode()
+    parsed = syntax.parse(hashlib.sha1(raw).hexdigest(), language, lambda: raw)
+    line = source.count("\n")
+
+    assert anchors.anchor(parsed, path, line, line).names == names

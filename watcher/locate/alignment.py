@@ -375,10 +375,10 @@ def _kept(old: str, new: str) -> int:
 
 
 def holds_one(names: Collection[str], region: Sequence[str]) -> bool:
-    """Whether `region` holds one of `names`, or a long token that keeps one (`_kept`: a
-    module path extended, `'@scope/core'` become `'@scope/core-internal'`)."""
+    """Whether `region` holds one of `names` (none: held), or a long token that keeps one
+    (`_kept`: a module path extended, `'@scope/core'` become `'@scope/core-internal'`)."""
     held = set(region)
-    if not held.isdisjoint(names):
+    if not names or not held.isdisjoint(names):
         return True
     edited = [text for text in held if len(text) >= LONG_TOKEN]
     return any(_kept(name, text) for name in names if len(name) >= LONG_TOKEN for text in edited)

@@ -96,16 +96,18 @@ class Anchor:
 
     @functools.cached_property
     def names(self) -> frozenset[str]:
-        """The cited names and literals: the tokens its grammar gives no kind of their own
-        (keywords and punctuation have one). A region found for it by likeness or through
-        its scope that holds none of them shares only its shape: `import type { ToolSet }
+        """The cited names and literals: the tokens with a word in them that its grammar
+        gives no kind of their own (keywords have one; Python's string quotes, read by its
+        scanner, have none and no word). A region found for it by likeness or through its
+        scope that holds none of them shares only its shape: `import type { ToolSet }
         from "ai"` is not the `import type { Client } from "..."` above it. Every token
         of a file no grammar reads."""
         language = for_path(self.path)
         if language not in LANGUAGES:
             return frozenset(self.tokens)
         kinds = grammar(language)
-        return frozenset(t for t in self.tokens if not kinds.id_for_node_kind(t, False))
+        words = (t for t in self.tokens if WORD.search(t.encode()))
+        return frozenset(t for t in words if not kinds.id_for_node_kind(t, False))
 
     @property
     def whole(self) -> bool:
