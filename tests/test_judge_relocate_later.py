@@ -228,3 +228,79 @@ def test_a_namesake_written_beside_a_cited_method_is_not_it_when_its_class_goes(
     assert [line.split()[1:5] for line in out.splitlines()[1:]] == [
         [deleted[:10], "fresh", "->", "missing"]
     ]
+
+
+CLIENT_TS = """\
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { presenter } from '@/presenter'
+
+export class McpClient {
+  private client: Client | null = null
+  constructor(public serverName: string, public serverConfig: Record<string, unknown>) {}
+
+  async listTools(): Promise<Tool[]> {
+    const response = await this.client!.listTools()
+    return response.tools
+  }
+
+  async callTool(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+    return (await this.client!.callTool({ name, arguments: args })) as ToolCallResult
+  }
+}
+
+export async function createMcpClient(serverName: string): Promise<McpClient> {
+  const servers = await presenter.configPresenter.getMcpServers()
+  const serverConfig = servers[serverName]
+  if (!serverConfig) {
+    throw new Error(`MCP server ${serverName} not found in configuration`)
+  }
+  return new McpClient(serverName, serverConfig as unknown as Record<string, unknown>)
+}
+"""
+
+CLIENT_TEST = "".join(
+    f"describe('{n}', () => {{\n  it('works', async () => {{\n"
+    f"    const client = new McpClient('{n}', {{ command: 'node' }})\n"
+    f"    expect(await client.listTools()).toEqual([])\n  }})\n}})\n\n"
+    for n in ("everything", "memory", "filesystem", "fetch", "git")
+)
+
+TEST_HELPER = """\
+function createMcpClient(
+  serverName: string,
+  serverConfig: Record<string, unknown>,
+  npmRegistry: string | null = null
+): McpClient {
+  return new McpClient(serverName, serverConfig, npmRegistry, {
+    sampling: { handleSamplingRequest: mockHandleSamplingRequest },
+    completion: { generateCompletionStandalone: mockGenerateCompletion }
+  })
+}
+
+"""
+
+
+def test_a_namesake_written_into_a_file_the_commit_only_renamed_is_not_where_it_went(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """deepchat's `createMcpClient`: the commit that moved the client's module (a rename)
+    dropped the factory from it, and moved its test module too, writing there a helper of
+    the same name (0.2 alike). A file git pairs with one the parent had is no file made
+    for the construct: the helper is a namesake, as in any file already there, and the
+    factory is missing from that commit."""
+    cited = "src/main/presenter/mcpPresenter/mcpClient.ts"
+    old_test = "test/main/presenter/mcpClient.test.ts"
+    base = upstream.commit("client (#1)", {cited: CLIENT_TS, old_test: CLIENT_TEST})
+    project.note("n", f"{base} {cited}:18-25")
+    without = CLIENT_TS[: CLIENT_TS.index("export async function")].rstrip() + "\n"
+    moved = upstream.commit("realign (#1987)", {
+        cited: None, old_test: None, "src/main/mcp/mcpClient.ts": without,
+        "test/main/mcp/mcpClient.test.ts": TEST_HELPER + CLIENT_TEST})  # fmt: skip
+
+    result = check_results(project, capsys)[f"n:{cited}:18-25"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == moved
+    assert [(c["path"], c["chosen"]) for c in result["candidates"]] == [
+        ("test/main/mcp/mcpClient.test.ts", False)
+    ]

@@ -180,10 +180,28 @@ def moved_by(
     best, candidates = choose(plan.item.path, anchor.tokens, matches, f"{ADDED}{commit[:12]}")
     if _alike(candidates, anchor.tokens, best.tokens):
         return best.path
+    if _written_into(mirror, anchor, commit, best.path, suffixes, parse):
+        return None
     others = _removed_namesakes(mirror, plan, anchor, commit, suffixes, parse)
     shared = any(other.tokens != best.tokens for other in others)
     alone = len(candidates) == 1 and not shared
     return best.path if alone and _similarity(anchor.tokens, best.tokens) >= least else None
+
+
+def _written_into(
+    mirror: Mirror, anchor: Anchor, commit: str, path: str, suffixes: tuple[str, ...], parse: Parse
+) -> bool:
+    """Whether `commit` wrote the definition at `path` into a file it renamed or copied
+    from one that had none of its kind and name: such a file was there before, and a
+    namesake written into it is no sign of a move, as in any other file (deepchat's
+    `createMcpClient`, removed from the client as a test file was renamed beside it and
+    given a helper of that name, 0.2 alike). One it carried from there is (python-sdk's
+    `LATEST_PROTOCOL_VERSION`, moved into `shared/version.py`, that file into a package)."""
+    source = mirror.paths.source(commit, path)
+    if source is None:
+        return False
+    blob = mirror.files(f"{commit}^1", suffixes).get(source)
+    return blob is None or not definitions_in(mirror, anchor, [(source, blob)], parse)
 
 
 def _removal(plan: Plan, found_in: str) -> str:

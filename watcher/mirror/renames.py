@@ -474,6 +474,17 @@ class Paths:
             path, head = source, f"{added[0]}^1"
         return found
 
+    def source(self, commit: str, path: str) -> str | None:
+        """The file `commit` renamed or copied into `path` (`_source`); None: it is new."""
+        asking = self._source(commit, path)
+        try:
+            self.mirror.prefetch(next(asking))
+            next(asking)
+        except StopIteration as stop:
+            found: str | None = stop.value
+            return found
+        return None  # not reached: `_source` yields once
+
     def _source(self, commit: str, path: str) -> Generator[list[str], None, str | None]:
         """The file `commit` renamed or copied into `path`, by git's similarity detection
         among the files it deleted or modified (their blobs yielded, then fetched if the
