@@ -393,3 +393,106 @@ def test_statements_moved_into_a_function_split_out_of_theirs_are_found_there(
     current = result["current"]
     assert (current["start_line"], current["end_line"]) == (13, 21), current
     assert [h["commit"] for h in result["history"]] == [moved]
+
+
+CLIENT_TS = """\
+export class McpClient {
+  private client: Client | null = null
+
+  async disconnect(): Promise<void> {
+    if (!this.client) {
+      return
+    }
+    try {
+      // release the transport and the caches
+      this.cleanupResources()
+
+      console.log(`Disconnected from MCP server: ${this.serverName}`)
+    } catch (error) {
+      console.error(`Failed to disconnect from ${this.serverName}:`, error)
+      throw error
+    }
+  }
+}
+"""
+CLIENT_PY = """\
+class Client:
+    def close(self):
+        if self.session is None:
+            return
+        self.release(self.session)
+        self.session = None
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "cited", "before", "after"),
+    [
+        ("src/mcpClient.ts", CLIENT_TS, "10", "      this.cleanupResources()",
+         "      await this.cleanupResources()"),
+        ("client.py", CLIENT_PY, "5", "        self.release(", "        return self.release("),
+        ("client.py", CLIENT_PY, "5", "        self.release(", "        released = self.release("),
+    ],
+)  # fmt: skip
+def test_a_cited_statement_wrapped_in_another_on_its_line_is_changed(
+    project: Project,
+    upstream: Upstream,
+    capsys: pytest.CaptureFixture[str],
+    path: str,
+    text: str,
+    cited: str,
+    before: str,
+    after: str,
+) -> None:
+    """deepchat's `disconnect`: its cited `this.cleanupResources()` became `await
+    this.cleanupResources()`. The cited tokens are still there verbatim, but as part of
+    another statement: the statement changed (on main before: `fresh`, with no history).
+    A statement written before the cited one on its line is no change of it."""
+    base = upstream.commit("client", {path: text})
+    project.note("n", f"{base} {path}:{cited}")
+    wrapped = upstream.commit("await the cleanup (#1793)", {path: text.replace(before, after)})
+    line = int(cited)
+    apart = text.replace(before, before.replace(before.strip(), "pass; " + before.strip()))
+    if path.endswith(".ts"):
+        apart = text.replace(before, before.replace("this.", "this.flush(); this."))
+
+    result = check_results(project, capsys)[f"n:{path}:{cited}"]
+
+    assert result["verdict"] == "changed", (result["message"], result["current"])
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (line, line)
+    assert [h["commit"] for h in result["history"]] == [wrapped]
+    upstream.commit("flush first (#1800)", {path: apart})
+    assert check_results(project, capsys)[f"n:{path}:{cited}"]["verdict"] == "fresh"
+
+
+BUILDER_RS = """\
+impl ToolRoute {
+    pub fn description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
+        self.attr.description = Some(description.into());
+        self
+    }
+    pub fn parameters_value(mut self, schema: serde_json::Value) -> Self {
+        self.attr.input_schema = crate::model::object(schema).into();
+        self
+    }
+}
+"""
+
+
+def test_a_cited_token_that_begins_what_it_began_is_not_wrapped(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rust-sdk's router: a builder's closing `self` cited alone, code inserted above it.
+    The nearest `self` is the method's `mut self` parameter, which begins with `mut`; but
+    the cited `self` began a `self`, as that one does: no construct it began is wrapped
+    in another there, and the citation is not `changed` for it."""
+    path = "crates/rmcp/src/handler/server/router/tool.rs"
+    base = upstream.commit("router", {path: BUILDER_RS})
+    project.note("n", f"{base} {path}:8")
+    helper = "fn schema_for<T>() -> Schema {\n    schema_for_type::<T>()\n}\n\n"
+    upstream.commit("schemas (#677)", {path: helper + BUILDER_RS})
+
+    result = check_results(project, capsys)[f"n:{path}:8"]
+
+    assert result["verdict"] == "moved", (result["message"], result["current"])
+    assert result["history"] == []

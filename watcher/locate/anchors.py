@@ -11,7 +11,7 @@ import functools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from watcher.locate.definitions import (
     Scope,
@@ -87,6 +87,10 @@ class Anchor:
     # item the citation also cites: they make it changed, never found (`carried`'s minor;
     # `probes` are drawn from the others).
     attributes: tuple[int, ...] = field(default=(), compare=False)
+    # The kind of the construct its first token begins within its lines (`opens`): a
+    # verbatim match whose first token begins another kind at HEAD is part of a construct
+    # begun before it (`verbatim._wrapped`).
+    opens: str | None = field(default=None, compare=False)
 
     @functools.cached_property
     def derived(self) -> dict[object, object]:
@@ -223,6 +227,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         cited_statements,
         _namesakes(parsed, key) if body else (),
         attributes,
+        opens(parsed, cited.start_bytes[0], cited.start_bytes[-1]),
     )
 
 
@@ -328,6 +333,27 @@ def _holds_construct(parsed: Parsed, starts: Sequence[int], high: int) -> bool:
 def _ragged(parsed: Parsed, cited: Tokens) -> tuple[bool, bool]:
     low, high = trimmed(parsed, cited, 0, len(cited.texts))
     return low > 0, high < len(cited.texts)
+
+
+def opens(parsed: Parsed, first: int, last: int) -> str | None:
+    """The kind of the largest construct that starts with the token at byte `first` and
+    ends by the end of the token at byte `last`, short of a definition or its parts: a
+    cited `this.cleanupResources()` opens an expression statement, a cited `self` a
+    `self`; None when there is none."""
+    assert parsed.tree is not None
+    kinds = LANGUAGES[parsed.language].definitions
+    end = parsed.tree.root_node.descendant_for_byte_range(last, last)
+    leaf = parsed.tree.root_node.descendant_for_byte_range(first, first)
+    if leaf is None or end is None:
+        return None
+    found, node = None, cast("Node | None", leaf)
+    while node is not None and node.start_byte == first and node.end_byte <= end.end_byte:
+        if is_definition(node, kinds) or (node.parent and is_definition(node.parent, kinds)):
+            break
+        if node.is_named:
+            found = node.type
+        node = node.parent
+    return found
 
 
 def _closes(parsed: Parsed, first: int, last: int) -> str | None:

@@ -11,11 +11,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from watcher.locate.alignment import completed
-from watcher.locate.anchors import Anchor, Found, enclosing
+from watcher.locate.anchors import Anchor, Found, enclosing, opens
 from watcher.locate.definitions import Key, name_path, named
 from watcher.locate.scopes import reparsed
 from watcher.locate.windows import in_order, probe_ranges, starts_in
-from watcher.parse.nodes import with_attributes
+from watcher.parse.languages import LANGUAGES
+from watcher.parse.nodes import is_definition, with_attributes
 from watcher.parse.syntax import Parsed, tokens_between
 
 if TYPE_CHECKING:
@@ -295,7 +296,48 @@ def _around(parsed: Parsed, found: Found) -> Key | None:
 
 def _completed(anchor: Anchor, files: Sequence[tuple[str, Parsed]], match: Found) -> Found:
     parsed = dict(files)[match.path]
-    return completed(anchor, parsed, _with_margins(anchor, parsed, match))
+    return _wrapped(anchor, parsed, completed(anchor, parsed, _with_margins(anchor, parsed, match)))
+
+
+def _wrapped(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
+    """A verbatim match that a construct begun before it on its first line now holds, up
+    to its end: cited whole, `this.cleanupResources()` become `await
+    this.cleanupResources()` (deepchat's `disconnect`), `f(x)` become `return f(x)` or `y =
+    f(x)`. The cited statement is part of another now: the item is that one, changed, as
+    when code is added after its last token (`alignment.completed`). Found as it is where
+    the citation's edges are punctuation of a construct reaching past its lines
+    (`Anchor.ragged`: it was part of one already), where the match begins a construct of
+    the kind the citation began (`Anchor.opens`: a cited `self` is one in `mut self`
+    too), and where what precedes it on the line is code of its own (`a(); b()`) or a
+    definition (an `export` added)."""
+    if not found.identical or any(anchor.ragged) or anchor.opens is None or not found.tokens:
+        return found
+    if parsed.tree is None:
+        return found
+    start, end = found.start_line or 0, found.end_line or found.start_line or 0
+    placed = tokens_between(parsed, *parsed.line_bytes(start, end), starting=True)
+    n, texts = len(found.tokens), placed.texts
+    at = next((k for k in range(len(texts) - n + 1) if tuple(texts[k : k + n]) == found.tokens),
+              None)  # fmt: skip
+    if at is None:
+        return found
+    first, last = placed.start_bytes[at], placed.start_bytes[at + n - 1]
+    if opens(parsed, first, last) == anchor.opens:
+        return found
+    line_start = parsed.line_bytes(placed.start_lines[at], placed.start_lines[at])[0]
+    last_leaf = parsed.tree.root_node.descendant_for_byte_range(last, last)
+    stop = last_leaf.end_byte if last_leaf is not None else last
+    kinds = LANGUAGES[parsed.language].definitions
+    leaf = parsed.tree.root_node.descendant_for_byte_range(first, first)
+    node = leaf.parent if leaf is not None else None
+    while node is not None and node.end_byte <= stop and not is_definition(node, kinds):
+        if node.start_byte < first:
+            if node.start_byte < line_start or not node.is_named:
+                return found
+            head = tokens_between(parsed, node.start_byte, first, starting=True).texts
+            return replace(found, identical=False, tokens=(*head, *found.tokens))
+        node = node.parent
+    return found
 
 
 def _in_definition(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
