@@ -749,3 +749,101 @@ def test_a_citations_names_are_its_words_no_keyword_or_quote(
     line = source.count("\n")
 
     assert anchors.anchor(parsed, path, line, line).names == names
+
+
+CLIENT_TS = "src/main/mcp/mcpClient.ts"
+SDK_IMPORTS = """\
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
+import { type Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import path from 'path'
+
+export class McpClient {
+  private client: Client | null = null
+  private transport: Transport | null = null
+
+  async connect(): Promise<void> {
+    this.client = new Client({ name: 'deepchat', version: '1.0.0' })
+    await this.client.connect(this.transport!)
+  }
+}
+"""
+V2_IMPORTS = """\
+import type { ProviderSettingsPort } from '@/provider/settings'
+import logger from '@shared/logger'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import {
+  Client,
+  SSEClientTransport,
+  fromJsonSchema
+} from '@modelcontextprotocol/client'
+import type { Transport } from '@modelcontextprotocol/client'
+import path from 'path'
+"""
+
+
+def test_imports_merged_below_imports_of_other_modules_start_at_their_own(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """deepchat's `mcpClient.ts`: three SDK imports, cited, became one import of the v2
+    client and one of its `stdio` module, under two imports of other modules written above
+    them. Carried through the file's scope, the cited `import {` and `} from` were aligned
+    with those two lines', and the HEAD span began at line 1 (on main before: 1-8). An
+    import that holds none of the cited names is not one of them: 3-8."""
+    base = upstream.commit("client", {CLIENT_TS: SDK_IMPORTS})
+    project.note("n", f"{base} {CLIENT_TS}:1-3")
+    head = V2_IMPORTS + SDK_IMPORTS[SDK_IMPORTS.index("\nexport class") :]
+    v2 = upstream.commit("support v2 ecosystem (#2069)", {CLIENT_TS: head})
+
+    result = _results(project, capsys)[f"n:{CLIENT_TS}:1-3"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (3, 8)
+    assert [h["commit"] for h in result["history"]] == [v2]
+
+
+REASONING_GO = """\
+package dialog
+
+import (
+	"errors"
+
+	"github.com/charmbracelet/crush/internal/config"
+)
+
+const (
+	// ReasoningID is the identifier for the reasoning effort dialog.
+	ReasoningID              = "reasoning"
+	reasoningDialogMaxWidth  = 50
+	reasoningDialogMaxHeight = 10
+)
+
+// Reasoning represents a dialog for selecting reasoning effort.
+type Reasoning struct {
+	width int
+}
+"""
+
+
+def test_a_const_block_grown_inside_is_its_whole_block(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """crush's reasoning dialog: a `const ( ... )` block cited whole, a constant written
+    into it and another changed. Its `const (` and `)` are its own, not a statement at
+    the edge of what was carried that holds none of its names: the block is still
+    9-15 whole."""
+    path = "internal/ui/dialog/reasoning.go"
+    base = upstream.commit("dialog", {path: REASONING_GO})
+    project.note("n", f"{base} {path}:9-14")
+    grown = REASONING_GO.replace(
+        "reasoningDialogMaxHeight = 10",
+        "reasoningDialogMinHeight = 8\n\treasoningDialogMaxHeight = 16",
+    )
+    change = upstream.commit("taller (#1190)", {path: grown})
+
+    result = _results(project, capsys)[f"n:{path}:9-14"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (9, 15)
+    assert [h["commit"] for h in result["history"]] == [change]

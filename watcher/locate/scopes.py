@@ -24,7 +24,7 @@ from watcher.locate.definitions import Key, Scope, named
 from watcher.locate.editscript import myers
 from watcher.parse.nodes import with_attributes
 from watcher.parse.plain import line_marks
-from watcher.parse.syntax import Parsed, Tokens, parse, tokens_between
+from watcher.parse.syntax import Parsed, Tokens, comment_kinds, parse, tokens_between
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -73,12 +73,61 @@ def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     if span is None:
         return None
     first, last = trimmed(parsed, version, start + span[0], start + span[1], keep=anchor.ragged)
-    if anchor.definition is None and not holds_one(anchor.names, after[first:last]):
-        return None  # its shape kept, none of its names: another import written there
+    if anchor.definition is None:
+        first, last = _named_edges(anchor, parsed, version, first, last)
+        if not holds_one(anchor.names, after[first:last]):
+            return None  # its shape kept, none of its names: another import written there
     start_line, end_line = version.start_lines[first], version.end_lines[last - 1]
     found = Found(path, start_line, end_line, False, parsed.lines(start_line, end_line),
                   tuple(after[first:last]))  # fmt: skip
     return completed(anchor, parsed, found)
+
+
+def _named_edges(
+    anchor: Anchor, parsed: Parsed, version: Tokens, first: int, last: int
+) -> tuple[int, int]:
+    """Tokens [first, last) of `version` without the whole-line statements at their edges
+    that hold none of the citation's names (`Anchor.names`): an import written above the
+    cited ones is no part of them, though the alignment took its `import {` and `} from`
+    for theirs (deepchat's client: three SDK imports merged into one, two imports of
+    other modules written above). As they are where what the tokens span is not whole
+    statements, each on lines of its own (one import's parts)."""
+    assert parsed.tree is not None
+    if last - first < 2 or not anchor.names:
+        return first, last
+    low, high = version.start_bytes[first], version.start_bytes[last - 1]
+    around = parsed.tree.root_node.descendant_for_byte_range(low, high)
+    if around is None:
+        return first, last
+    comments = comment_kinds(parsed.language)
+    parts = [
+        c
+        for c in around.named_children
+        if c.end_byte > low and c.start_byte <= high and c.kind_id not in comments
+    ]
+    if len(parts) < 2 or parts[0].start_byte > low or parts[-1].end_byte <= high:
+        return first, last  # its own tokens too (a `const (` block's): one statement
+    if not all(_own_lines(parsed.source, c) for c in parts):
+        return first, last
+    bounds = [bisect.bisect_left(version.start_bytes, c.start_byte) for c in parts[1:]]
+    pieces = list(zip([first, *bounds], [*bounds, last], strict=True))
+    named_pieces = [
+        k for k, (a, b) in enumerate(pieces) if holds_one(anchor.names, version.texts[a:b])
+    ]
+    if not named_pieces:
+        return first, last
+    return pieces[named_pieces[0]][0], pieces[named_pieces[-1]][1]
+
+
+def _own_lines(source: bytes, node: Node) -> bool:
+    """Whether a node starts its line and ends it (blanks aside)."""
+    line_start = source.rfind(b"\n", 0, node.start_byte) + 1
+    line_end = source.find(b"\n", node.end_byte)
+    line_end = len(source) if line_end < 0 else line_end
+    return (
+        not source[line_start : node.start_byte].strip()
+        and not source[node.end_byte : line_end].strip()
+    )
 
 
 def _bound(
