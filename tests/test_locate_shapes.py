@@ -847,3 +847,39 @@ def test_a_const_block_grown_inside_is_its_whole_block(
     assert result["verdict"] == "changed", result["message"]
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (9, 15)
     assert [h["commit"] for h in result["history"]] == [change]
+
+
+HTTPX_PY = """\
+\"\"\"Utilities for creating standardized httpx AsyncClient instances.\"\"\"
+
+from typing import Any, Protocol
+
+import httpx
+
+__all__ = ["create_mcp_http_client", "MCP_DEFAULT_TIMEOUT"]
+
+MCP_DEFAULT_TIMEOUT = 30.0
+
+
+def create_mcp_http_client(headers: dict[str, str] | None = None) -> httpx.AsyncClient:
+    return httpx.AsyncClient(headers=headers, timeout=MCP_DEFAULT_TIMEOUT)
+"""
+
+
+def test_an_import_whose_only_name_changed_stays_in_the_span(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's `_httpx_utils.py`: `from typing import Any, Protocol` and `import
+    httpx` cited, then httpx replaced by httpx2. `import httpx2` holds none of the cited
+    names, but the cited `import httpx` keeps none elsewhere: it is that line, changed,
+    and stays in the span (3-5), not an import written at its edge."""
+    path = "src/mcp/shared/_httpx_utils.py"
+    base = upstream.commit("utils", {path: HTTPX_PY})
+    project.note("n", f"{base} {path}:3-5")
+    change = upstream.commit("httpx2 (#2713)", {path: HTTPX_PY.replace("httpx", "httpx2")})
+
+    result = _results(project, capsys)[f"n:{path}:3-5"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (3, 5)
+    assert [h["commit"] for h in result["history"]] == [change]

@@ -90,15 +90,48 @@ def _named_edges(
     that hold none of the citation's names (`Anchor.names`): an import written above the
     cited ones is no part of them, though the alignment took its `import {` and `} from`
     for theirs (deepchat's client: three SDK imports merged into one, two imports of
-    other modules written above). As they are where what the tokens span is not whole
-    statements, each on lines of its own (one import's parts)."""
-    assert parsed.tree is not None
-    if last - first < 2 or not anchor.names:
+    other modules written above). Only while each cited statement keeps one of its names
+    in what is left (`_cited_names`): python-sdk's `import httpx`, become `import httpx2`,
+    keeps none and is that line, changed. As they are where what the tokens span is not
+    whole statements, each on lines of its own (a `const (` block's own tokens)."""
+    pieces = _pieces(parsed, version, first, last)
+    if pieces is None or not anchor.names:
         return first, last
-    low, high = version.start_bytes[first], version.start_bytes[last - 1]
+    named = [k for k, (a, b) in enumerate(pieces) if holds_one(anchor.names, version.texts[a:b])]
+    if not named:
+        return first, last
+    low, high = pieces[named[0]][0], pieces[named[-1]][1]
+    if not all(holds_one(names, version.texts[low:high]) for names in _cited_names(anchor)):
+        return first, last
+    return low, high
+
+
+def _cited_names(anchor: Anchor) -> list[frozenset[str]]:
+    """The names each whole-line statement of the citation holds at the baseline (one
+    set for all where they are not such statements), told once per anchor."""
+    key = ("names by statement",)
+    if key not in anchor.derived:
+        assert anchor.scope is not None and anchor.span is not None
+        parsed = reparsed(anchor.scope)
+        end = parsed.line_bytes(*anchor.span)[1]
+        tokens = tokens_between(parsed, anchor.scope.cited, end, starting=True)
+        n = len(tokens.texts)
+        pieces = _pieces(parsed, tokens, 0, n) or [(0, n)]
+        anchor.derived[key] = [anchor.names & set(tokens.texts[a:b]) for a, b in pieces]
+    return cast("list[frozenset[str]]", anchor.derived[key])
+
+
+def _pieces(parsed: Parsed, tokens: Tokens, first: int, last: int) -> list[tuple[int, int]] | None:
+    """Tokens [first, last) cut where the whole-line statements they span begin (comments
+    aside); None where they span no two such statements, or the first begins after them
+    (a block's own tokens before its statements)."""
+    assert parsed.tree is not None
+    if last - first < 2:
+        return None
+    low, high = tokens.start_bytes[first], tokens.start_bytes[last - 1]
     around = parsed.tree.root_node.descendant_for_byte_range(low, high)
     if around is None:
-        return first, last
+        return None
     comments = comment_kinds(parsed.language)
     parts = [
         c
@@ -106,17 +139,11 @@ def _named_edges(
         if c.end_byte > low and c.start_byte <= high and c.kind_id not in comments
     ]
     if len(parts) < 2 or parts[0].start_byte > low or parts[-1].end_byte <= high:
-        return first, last  # its own tokens too (a `const (` block's): one statement
+        return None
     if not all(_own_lines(parsed.source, c) for c in parts):
-        return first, last
-    bounds = [bisect.bisect_left(version.start_bytes, c.start_byte) for c in parts[1:]]
-    pieces = list(zip([first, *bounds], [*bounds, last], strict=True))
-    named_pieces = [
-        k for k, (a, b) in enumerate(pieces) if holds_one(anchor.names, version.texts[a:b])
-    ]
-    if not named_pieces:
-        return first, last
-    return pieces[named_pieces[0]][0], pieces[named_pieces[-1]][1]
+        return None
+    bounds = [bisect.bisect_left(tokens.start_bytes, c.start_byte) for c in parts[1:]]
+    return list(zip([first, *bounds], [*bounds, last], strict=True))
 
 
 def _own_lines(source: bytes, node: Node) -> bool:
