@@ -9,9 +9,9 @@ from __future__ import annotations
 import bisect
 import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from watcher.locate.definitions import (
     Scope,
@@ -341,19 +341,12 @@ def opens(parsed: Parsed, first: int, last: int) -> str | None:
     cited `this.cleanupResources()` opens an expression statement, a cited `self` a
     `self`; None when there is none."""
     assert parsed.tree is not None
-    kinds = LANGUAGES[parsed.language].definitions
     end = parsed.tree.root_node.descendant_for_byte_range(last, last)
     leaf = parsed.tree.root_node.descendant_for_byte_range(first, first)
     if leaf is None or end is None:
         return None
-    found, node = None, cast("Node | None", leaf)
-    while node is not None and node.start_byte == first and node.end_byte <= end.end_byte:
-        if is_definition(node, kinds) or (node.parent and is_definition(node.parent, kinds)):
-            break
-        if node.is_named:
-            found = node.type
-        node = node.parent
-    return found
+    stop = end.end_byte
+    return _largest(parsed, leaf, lambda node: node.start_byte == first and node.end_byte <= stop)
 
 
 def _closes(parsed: Parsed, first: int, last: int) -> str | None:
@@ -361,12 +354,21 @@ def _closes(parsed: Parsed, first: int, last: int) -> str | None:
     with the token at byte `last`, short of a definition's own parts (its body block);
     None when that is a single token."""
     assert parsed.tree is not None
-    kinds = LANGUAGES[parsed.language].definitions
     leaf = parsed.tree.root_node.descendant_for_byte_range(last, last)
     if leaf is None:
         return None
-    found, node = None, leaf.parent
-    while node is not None and node.end_byte == leaf.end_byte and node.start_byte >= first:
+    end = leaf.end_byte
+    return _largest(
+        parsed, leaf.parent, lambda node: node.end_byte == end and node.start_byte >= first
+    )
+
+
+def _largest(parsed: Parsed, node: Node | None, within: Callable[[Node], bool]) -> str | None:
+    """The kind of the largest named node from `node` up that `within` keeps, short of a
+    definition or a definition's own parts (its body block)."""
+    kinds = LANGUAGES[parsed.language].definitions
+    found = None
+    while node is not None and within(node):
         if is_definition(node, kinds) or (node.parent and is_definition(node.parent, kinds)):
             break
         if node.is_named:
