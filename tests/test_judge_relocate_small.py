@@ -107,3 +107,58 @@ def test_a_list_of_names_is_not_another_modules_list_of_other_names(
 
     assert result["verdict"] == "missing", result["message"]
     assert result["introduced_by"]["commit"] == removed
+
+
+UPGRADE_0_1_6 = '''\
+from pathlib import Path
+
+import aiosqlite
+
+
+async def add_template_system_to_chat(db_path: Path) -> None:
+    async with aiosqlite.connect(db_path) as connection:
+        await connection.executescript(
+            """
+            ALTER TABLE chat ADD COLUMN template TEXT;
+            ALTER TABLE chat ADD COLUMN system TEXT;
+            """
+        )
+'''
+UPGRADE_0_15_0 = '''\
+from pathlib import Path
+
+import aiosqlite
+
+
+async def drop_template_from_chat(db_path: Path) -> None:
+    async with aiosqlite.connect(db_path) as connection:
+        await connection.executescript(
+            """
+            BEGIN TRANSACTION;
+            CREATE TABLE chat_new (id INTEGER, name TEXT, model TEXT NOT NULL, system TEXT);
+            INSERT INTO chat_new(id, name, model, system) SELECT id, name, model, system FROM chat;
+            DROP TABLE chat;
+            ALTER TABLE chat_new RENAME TO chat;
+            COMMIT;
+            """
+        )
+'''
+
+
+def test_a_script_is_not_another_script_run_the_same_way(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """oterm's store upgrades: the body of `add_template_system_to_chat` cited, an
+    `executescript` of two `ALTER TABLE`s. The commit that deleted its module added
+    another upgrade whose body runs another script the same way: 95% alike token by
+    token, the script being one token. Counted by its words, as the share rule counts a
+    long string, it is another script, and the citation is missing."""
+    old, new = "src/oterm/store/upgrades/v0_1_6.py", "src/oterm/store/upgrades/v0_15_0.py"
+    base = upstream.commit("upgrades", {old: UPGRADE_0_1_6})
+    project.note("n", f"{base} {old}:7-13")
+    removed = upstream.commit("pydantic-ai (#290)", {old: None, new: UPGRADE_0_15_0})
+
+    result = _results(project, capsys)[f"n:{old}:7-13"]
+
+    assert result["verdict"] == "missing", (result["current"], result["message"])
+    assert result["introduced_by"]["commit"] == removed

@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from watcher.errors import Unreadable
+from watcher.locate.alignment import LONG_TOKEN
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.definitions import definition_keys, definition_nodes, may_define
 from watcher.locate.matching import SIMILAR_IN_FILE, find, may_be_alike, renamed_definition
@@ -280,8 +281,16 @@ def alike(cited: Sequence[str], found: Sequence[str], least: float) -> bool:
 
 
 def _telling(tokens: Sequence[str]) -> tuple[str, ...]:
-    """The tokens that hold a word (a name, a keyword, a string's text)."""
-    return tuple(t for t in tokens if WORD.search(t.encode()))
+    """The tokens that hold a word (a name, a keyword, a string's text), a long string
+    as its words (as the share rule counts it: `alignment.weight`): a function whose SQL
+    script is another is not alike for the `executescript(` call around it (oterm's
+    upgrade steps, each a script in one string)."""
+    return tuple(
+        word
+        for token in tokens
+        if WORD.search(token.encode())
+        for word in (token.split() if len(token) >= LONG_TOKEN else (token,))
+    )
 
 
 def needed(least: float, words: int) -> float:
