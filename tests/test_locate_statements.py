@@ -496,3 +496,144 @@ def test_a_cited_token_that_begins_what_it_began_is_not_wrapped(
 
     assert result["verdict"] == "moved", (result["message"], result["current"])
     assert result["history"] == []
+
+
+MCP_GO = """\
+package main
+
+func mcpTools(ctx context.Context) (map[string][]mcp.Tool, error) {
+	result := map[string][]mcp.Tool{}
+	for sname, server := range enabledMCPs() {
+		serverTools, err := mcpToolsFor(ctx, sname, server)
+		if err != nil {
+			return nil, err
+		}
+		result[sname] = append(result[sname], serverTools...)
+	}
+	return result, nil
+}
+
+func mcpToolsFor(ctx context.Context, name string, server MCPServerConfig) ([]mcp.Tool, error) {
+	cli, err := client.NewStdioMCPClient(
+		server.Command,
+		append(os.Environ(), server.Env...),
+		server.Args...,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("could not setup %s: %w", name, err)
+	}
+	defer cli.Close() //nolint:errcheck
+	if _, err := cli.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		return nil, fmt.Errorf("could not setup %s: %w", name, err)
+	}
+	tools, err := cli.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("could not setup %s: %w", name, err)
+	}
+	return tools.Tools, nil
+}
+
+func toolCall(ctx context.Context, name string, data []byte) (string, error) {
+	sname, tool, ok := strings.Cut(name, "_")
+	if !ok {
+		return "", fmt.Errorf("mcp: invalid tool name: %q", name)
+	}
+	return call(ctx, sname, tool, data)
+}
+"""
+INIT_GO = """\
+// initMcpClient creates and initializes an MCP client.
+func initMcpClient(ctx context.Context, server MCPServerConfig) (*client.Client, error) {
+	cli, err := client.NewStdioMCPClient(server.Command, os.Environ(), server.Args...)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create MCP client: %w", err)
+	}
+	if _, err := cli.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		cli.Close() //nolint:errcheck,gosec
+		return nil, fmt.Errorf("failed to initialize MCP client: %w", err)
+	}
+	return cli, nil
+}
+
+func mcpToolsFor(ctx context.Context, name string, server MCPServerConfig) ([]mcp.Tool, error) {
+	cli, err := initMcpClient(ctx, server)
+	if err != nil {
+		return nil, fmt.Errorf("could not setup %s: %w", name, err)
+	}
+	defer cli.Close() //nolint:errcheck
+
+	tools, err := cli.ListTools(ctx, mcp.ListToolsRequest{})
+"""
+
+
+def test_code_carried_through_its_scope_stays_in_one_definition(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mods' `mcpToolsFor`: its `cli.Initialize` check, cited, moved into a new
+    `initMcpClient` written above the function, with another message; the function kept
+    its own `return nil, fmt.Errorf("could not setup ...")` below. Carried through the
+    stretch between the neighbours both versions have, the cited tokens were aligned
+    with both, and the span ran from the check across the function's header (on main
+    before: 21-32). Code a definition held is carried into one: the check, 21-24."""
+    path = "mcp.go"
+    base = upstream.commit("mcp (#486)", {path: MCP_GO})
+    project.note("n", f"{base} {path}:25-27")
+    listing = "\ttools, err := cli.ListTools(ctx, mcp.ListToolsRequest{})\n"
+    head, rest = MCP_GO.split("func mcpToolsFor")[0], MCP_GO.split(listing)[1]
+    split = upstream.commit("sse and http (#565)", {path: head + INIT_GO + rest})
+
+    result = check_results(project, capsys)[f"n:{path}:25-27"]
+
+    assert result["verdict"] == "changed", (result["message"], result["current"])
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (21, 24)
+    assert [h["commit"] for h in result["history"]] == [split]
+
+
+MANAGER_PY = '''\
+class SummarizingManager:
+    def reduce_context(self, agent, e=None):
+        """Summarize the oldest messages."""
+        try:
+            count = max(1, int(len(agent.messages) * self.summary_ratio))
+            count = min(count, len(agent.messages) - self.preserve_recent_messages)
+            if count <= 0:
+                raise ContextWindowOverflowException("Cannot summarize: too few messages")
+            summary = self._generate_summary(agent.messages[:count], agent)
+            agent.messages[:] = [summary] + agent.messages[count:]
+        except Exception as summarization_error:
+            logger.error("Summarization failed: %s", summarization_error)
+            raise summarization_error from e
+
+    def _generate_summary(self, messages, agent):
+        return agent.summarize(messages)
+'''
+MANAGER_BODY = MANAGER_PY[
+    MANAGER_PY.index("            count = max") : MANAGER_PY.index("        except")
+]
+MANAGER_SPLIT = MANAGER_PY.replace(
+    MANAGER_BODY, "            self._summarize_oldest(agent)\n"
+).replace(
+    "    def _generate_summary",
+    "    def _summarize_oldest(self, agent):\n"
+    + MANAGER_BODY.replace("            ", "        ")
+    + "\n    def _generate_summary",
+)
+
+
+def test_a_try_whose_body_went_to_a_new_method_spans_both(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """strands' `reduce_context`: its cited `try:` statement kept its `except` and handed
+    its body to a new `_summarize_oldest` below. The statement went to both: the item runs
+    from its `try:` to the end of the body it handed on, as `git log -L` of its lines has
+    it, and as a docstring and guard split the same way do."""
+    path = "src/strands/agent/conversation_manager/summarizing_conversation_manager.py"
+    base = upstream.commit("manager", {path: MANAGER_PY})
+    project.note("n", f"{base} {path}:4-13")
+    split = upstream.commit("proactive summarization (#2109)", {path: MANAGER_SPLIT})
+
+    result = check_results(project, capsys)[f"n:{path}:4-13"]
+
+    assert result["verdict"] == "changed", (result["message"], result["current"])
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (4, 16)
+    assert [h["commit"] for h in result["history"]] == [split]

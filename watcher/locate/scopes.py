@@ -16,6 +16,8 @@ tokens of it are read once per anchor (its bytes parsed again, on first need).
 from __future__ import annotations
 
 import bisect
+import difflib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from watcher.locate.alignment import carry, completed, holds_one, substantial
@@ -72,7 +74,8 @@ def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     )
     if span is None:
         return None
-    first, last = trimmed(parsed, version, start + span[0], start + span[1], keep=anchor.ragged)
+    first, last = _one_definition(anchor, parsed, version, start + span[0], start + span[1])
+    first, last = trimmed(parsed, version, first, last, keep=anchor.ragged)
     if anchor.definition is None:
         first, last = _named_edges(anchor, parsed, version, first, last)
         if not holds_one(anchor.names, after[first:last]):
@@ -81,6 +84,74 @@ def through_scope(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
     found = Found(path, start_line, end_line, False, parsed.lines(start_line, end_line),
                   tuple(after[first:last]))  # fmt: skip
     return completed(anchor, parsed, found)
+
+
+def _one_definition(
+    anchor: Anchor, parsed: Parsed, version: Tokens, first: int, last: int
+) -> tuple[int, int]:
+    """Tokens [first, last) of `version`, where they run from one definition into another,
+    without the definitions no cited statement went to: each of the citation's whole
+    statements (`Anchor.statements`) went to the definition that keeps the most of it in
+    order, and to those that hold its first line (strands' cited `try:`, whose body went
+    to a new `_summarize_oldest` below, its `except` staying); the item runs from the
+    first token kept in the first of those to the last kept in the last. mods' cited `if
+    _, err := cli.Initialize(...); err != nil { return nil, fmt.Errorf("could not setup
+    ...") }`, moved into a new `initMcpClient` above its function, was aligned with that
+    one's check and with its own function's `return nil, fmt.Errorf("could not setup
+    ...")` below, the span running across the function's header: the statement went to
+    `initMcpClient`, and the item is the check there. python-sdk's cited docstring and
+    guard, the guard handed to a new method below and the docstring kept, span both
+    (`test_a_body_moved_into_a_new_method_below_...`). As they are for a citation that is
+    not whole statements."""
+    cited = anchor.cited_statements
+    if cited is None or last - first < 2:
+        return first, last
+    kind = anchor.definition[0] if anchor.definition else ""
+    owners = [_owner(parsed, version.start_bytes[k], kind) for k in range(first, last)]
+    if len(set(owners)) < 2:
+        return first, last
+    cuts = [k for k in range(first + 1, last) if owners[k - first] != owners[k - first - 1]]
+    pieces = list(zip([first, *cuts], [*cuts, last], strict=True))
+    went = set()
+    for a, b in anchor.statements[cited[0] : cited[1] + 1]:
+        statement = anchor.body[a:b]
+        kept = [_size(_kept(statement, version.texts[low:high])) for low, high in pieces]
+        went.add(max(range(len(pieces)), key=lambda k: (kept[k], -k)))
+        marks = anchor.body_lines[a:b]
+        opening = [t for t, (row, _) in zip(statement, marks, strict=False) if row == marks[0][0]]
+        went.update(  # its first line too: a `try:` whose body went elsewhere
+            k for k, (low, high) in enumerate(pieces) if _holds(version.texts[low:high], opening)
+        )
+    low, high = pieces[min(went)][0], pieces[max(went)][1]
+    blocks = [b for b in _kept(anchor.tokens, version.texts[low:high]) if b.size]
+    if not blocks:
+        return low, high
+    return low + blocks[0].b, low + blocks[-1].b + blocks[-1].size
+
+
+def _holds(tokens: Sequence[str], wanted: Sequence[str]) -> bool:
+    """Whether `tokens` hold `wanted`, in order (others between them)."""
+    it = iter(tokens)
+    return bool(wanted) and all(any(t == w for t in it) for w in wanted)
+
+
+def _size(blocks: list[difflib.Match]) -> int:
+    return sum(block.size for block in blocks)
+
+
+def _owner(parsed: Parsed, at: int, kind: str) -> tuple[int, int] | None:
+    """The bytes of the nearest definition of `kind` (the citation's own kind: a function,
+    not the local `const` it declares) around the token at byte `at`; None: none."""
+    assert parsed.tree is not None
+    node = parsed.tree.root_node.descendant_for_byte_range(at, at)
+    while node is not None and node.type != kind:
+        node = node.parent
+    return None if node is None else (node.start_byte, node.end_byte)
+
+
+def _kept(cited: Sequence[str], tokens: Sequence[str]) -> list[difflib.Match]:
+    """The runs of the cited tokens that `tokens` keeps in order."""
+    return difflib.SequenceMatcher(None, cited, tokens, autojunk=False).get_matching_blocks()
 
 
 def _named_edges(
