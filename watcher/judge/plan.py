@@ -65,7 +65,7 @@ JUDGE_VERSION = 48  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # 42: a quote is no cited name, and a citation with no names is not held to them
 # 43: a namesake written into a file the removing commit renamed is no move
 # 44: cited code found verbatim inside a construct begun before it on its line is changed
-# 45: whole statements at the edge of a scope-carried citation that hold none of its names are not its
+# 45: edge statements of a scope-carried citation that hold none of its names are not its
 # 46: ... while each cited statement keeps one of its names in what is left
 # 47: a construct found in another file is alike in its words with a long string as its words
 # 48: a definition no cited statement went to is no part of an item carried through its scope
