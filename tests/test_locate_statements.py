@@ -637,3 +637,70 @@ def test_a_try_whose_body_went_to_a_new_method_spans_both(
     assert result["verdict"] == "changed", (result["message"], result["current"])
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (4, 16)
     assert [h["commit"] for h in result["history"]] == [split]
+
+
+CLEANUP_PY = '''\
+class BaseConnector:
+    async def _cleanup_resources(self) -> None:
+        """Clean up all resources associated with this connector."""
+        errors = []
+
+        # First close the client session
+        if self.client_session:
+            try:
+                logger.debug("Closing client session")
+                await self.client_session.__aexit__(None, None, None)
+            except Exception as e:
+                error_msg = f"Error closing client session: {e}"
+                logger.warning(error_msg)
+                errors.append(error_msg)
+            finally:
+                self.client_session = None
+
+        # Then stop the connection manager
+        if self._connection_manager:
+            try:
+                logger.debug("Stopping connection manager")
+                await self._connection_manager.stop()
+            except Exception as e:
+                error_msg = f"Error stopping connection manager: {e}"
+                logger.warning(error_msg)
+                errors.append(error_msg)
+            finally:
+                self._connection_manager = None
+
+        self._tools = None
+'''
+SESSION_BLOCK = CLEANUP_PY[
+    CLEANUP_PY.index("        # First close") : CLEANUP_PY.index("        # Then stop")
+]
+MANAGER_BLOCK = CLEANUP_PY[
+    CLEANUP_PY.index("        # Then stop") : CLEANUP_PY.index("        self._tools")
+]
+SWAPPED = CLEANUP_PY.replace(SESSION_BLOCK + MANAGER_BLOCK, MANAGER_BLOCK + SESSION_BLOCK.replace(
+    '                logger.debug("Closing client session")\n'
+    "                await self.client_session.__aexit__(None, None, None)\n",
+    "                if not self._connection_manager:\n"
+    '                    logger.debug("Closing client session (no connection manager)")\n'
+    "                    await self.client_session.__aexit__(None, None, None)\n",
+))  # fmt: skip
+
+
+def test_a_block_moved_below_its_look_alike_in_its_own_function_is_found_there(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mcp-use's `_cleanup_resources`: its cited "close the client session" block was
+    moved below the "stop the connection manager" block, a guard added in it. Aligned in
+    order, each block pairs with the other's shape and the citation keeps too little in
+    either: `missing` (on main before). A region of its own function as like it as
+    likeness asks is where it went: `changed` there."""
+    path = "libraries/python/mcp_use/connectors/base.py"
+    base = upstream.commit("connectors", {path: CLEANUP_PY})
+    project.note("n", f"{base} {path}:7-16")
+    swap = upstream.commit("fix subprocess cleanup (#231)", {path: SWAPPED})
+
+    result = check_results(project, capsys)[f"n:{path}:7-16"]
+
+    assert result["verdict"] == "changed", (result["message"], result["current"])
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (19, 29)
+    assert [h["commit"] for h in result["history"]] == [swap]

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
+from watcher.locate import verbatim as verbatims
 from watcher.locate.alignment import (
     FOUND_SHARE,
     bounded,
@@ -483,15 +484,16 @@ def _in_file(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
 
 def _renamed(anchor: Anchor, found: Found, parsed: Parsed, first: int, last: int) -> Found | None:
     """A region like the citation (`found`, its tokens starting at bytes first..last),
-    unless it lies in a definition the baseline file had already: code like the citation
-    in `resource_not_found` is that function's own, not the deleted
-    `url_elicitation_required`'s. In a new definition of the citation's kind (its own,
-    renamed), the citation is carried into it as into its own (`carry`)."""
+    unless it lies in a definition the baseline file had already other than its own: code
+    like the citation in `resource_not_found` is that function's own, not the deleted
+    `url_elicitation_required`'s; in its own, it moved there (`verbatim.moved_within`). In
+    a new definition of its kind (its own, renamed), it is carried as into its own."""
     node = enclosing(parsed, first, last)
     if node is None or anchor.definition is None:
         return found
-    if (node.type, name_path(node, parsed.language)) in anchor.known:
-        return None
+    key = (node.type, name_path(node, parsed.language))
+    if key in anchor.known:  # another's own code, or its own moved within it
+        return verbatims.moved_within(anchor, parsed, found) if key == anchor.definition else None
     if node.type != anchor.definition[0] or not anchor.body:
         return found  # its code moved into another kind of construct (a macro's body)
     head = with_attributes(node)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
-from watcher.locate.alignment import completed
+from watcher.locate.alignment import HEAD_TOKENS, completed
 from watcher.locate.anchors import Anchor, Found, enclosing, opens
 from watcher.locate.definitions import Key, name_path, named
 from watcher.locate.scopes import reparsed
@@ -387,3 +387,44 @@ def _with_margins(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
     when nothing moved."""
     start, end = margins(anchor, parsed, found.start_line or 0, found.end_line or 0)
     return replace(found, start_line=start, end_line=end)
+
+
+def moved_within(anchor: Anchor, parsed: Parsed, found: Found) -> Found | None:
+    """A region found by likeness in the citation's own definition, when it holds a cited
+    token that the definition held nowhere else at the baseline (None otherwise: a look-
+    alike that was there beside it, an `if err != nil` block of another call); started
+    where the largest statement starts that holds its first token, ends within its lines
+    and begins as the citation did (its first HEAD_TOKENS tokens): a cited `if
+    self.client_session:` block given a guard inside is that block from its `if`, not from
+    the guard the window of the citation's length began at (mcp-use's
+    `_cleanup_resources`)."""
+    body, at, n = anchor.body, anchor.offset, len(anchor.tokens)
+    if set(anchor.tokens).difference(body[:at], body[at + n :]).isdisjoint(found.tokens):
+        return None
+    if parsed.tree is None or found.start_line is None or not anchor.tokens:
+        return found
+    low, high = parsed.line_bytes(found.start_line, found.end_line or found.start_line)
+    placed = tokens_between(parsed, low, high, starting=True)
+    if not placed.start_bytes:
+        return found
+    kinds = LANGUAGES[parsed.language].definitions
+    node = parsed.tree.root_node.descendant_for_byte_range(*[placed.start_bytes[0]] * 2)
+    best = None
+    while node is not None and node.end_byte <= high and not is_definition(node, kinds):
+        k = min(HEAD_TOKENS, len(anchor.tokens))
+        head = tokens_between(parsed, node.start_byte, node.end_byte, starting=True).texts[:k]
+        if node.is_named and tuple(head) == anchor.tokens[:k]:
+            best = node
+        node = node.parent
+    if best is None or best.start_point[0] + 1 >= found.start_line:
+        return found
+    start = best.start_point[0] + 1
+    texts = tuple(tokens_between(parsed, best.start_byte, high, starting=True).texts)
+    return Found(
+        found.path,
+        start,
+        found.end_line,
+        False,
+        parsed.lines(start, found.end_line or start),
+        texts,
+    )
