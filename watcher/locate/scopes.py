@@ -117,7 +117,7 @@ def _one_definition(
         statement = anchor.body[a:b]
         kept = [_size(_kept(statement, version.texts[low:high])) for low, high in pieces]
         went.add(max(range(len(pieces)), key=lambda k: (kept[k], -k)))
-        marks = anchor.body_lines[a:b]
+        marks = anchor.body_lines[a:b] or [(0, 0)]
         opening = [t for t, (row, _) in zip(statement, marks, strict=False) if row == marks[0][0]]
         went.update(  # its first line too: a `try:` whose body went elsewhere
             k for k, (low, high) in enumerate(pieces) if _holds(version.texts[low:high], opening)
