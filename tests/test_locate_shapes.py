@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import Project
 from tests.support import check_results as _results
 from watcher.gitbuild import Upstream
-from watcher.locate import alignment, anchors
+from watcher.locate import anchors
 from watcher.parse import syntax
 
 PY = "src/mcp/shared/errors.py"
@@ -883,24 +883,3 @@ def test_an_import_whose_only_name_changed_stays_in_the_span(
     assert result["verdict"] == "changed", result["message"]
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (3, 5)
     assert [h["commit"] for h in result["history"]] == [change]
-
-
-@pytest.mark.parametrize(
-    ("name", "token", "kept"),
-    [
-        ("@scope/core", "@scope/core-internal", True),
-        ("@/events", "@shared/contracts/events", False),
-        ("@/eventbus", "@shared/contracts/events", False),
-        ("Error closing client session", "Error closing the client session", True),
-    ],
-)
-def test_a_cited_module_path_is_kept_only_whole_within_another(
-    name: str, token: str, kept: bool
-) -> None:
-    """deepchat's `import { MCP_EVENTS } from '@/events'`, replaced by `import type {
-    DeepchatEventPublisher } from '@shared/contracts/events'`: its module path counted as
-    kept in the new one (half its characters, in order), and the citation, `missing` from
-    that commit, was "found again" when a later commit merged the imports above it. A
-    path is kept where it is whole within the new one (a path extended), a string of
-    words where most of its words are."""
-    assert alignment.holds_one({name}, ["import", "{", "X", "}", "from", token]) is kept

@@ -375,13 +375,13 @@ def _kept(old: str, new: str) -> int:
 
 
 def holds_one(names: Collection[str], region: Sequence[str]) -> bool:
-    """Whether `region` holds one of `names` (none: held), or a long token keeps one: a path
-    extended around it whole (not `'@/events'` in `'@a/b/events'`), words edited (`_kept`)."""
+    """Whether `region` holds one of `names` (none: held), or a long token that keeps one
+    (`_kept`: a module path extended, `'@scope/core'` become `'@scope/core-internal'`)."""
     held = set(region)
     if not names or not held.isdisjoint(names):
         return True
-    long, edited = ([t for t in texts if len(t) >= LONG_TOKEN] for texts in (names, held))
-    return any(n in t if weight(n) == 1 else _kept(n, t) for n in long for t in edited)
+    edited = [text for text in held if len(text) >= LONG_TOKEN]
+    return any(_kept(name, text) for name in names if len(name) >= LONG_TOKEN for text in edited)
 
 
 def _strings_kept(cited: Sequence[str], replacement: Sequence[str]) -> int:
