@@ -115,7 +115,7 @@ def _one_definition(
     went = set()
     for a, b in anchor.statements[cited[0] : cited[1] + 1]:
         statement = anchor.body[a:b]
-        kept = [_size(_kept(statement, version.texts[low:high])) for low, high in pieces]
+        kept = [_size(_runs(statement, version.texts[low:high])) for low, high in pieces]
         went.add(max(range(len(pieces)), key=lambda k: (kept[k], -k)))
         marks = anchor.body_lines[a:b] or [(0, 0)]
         opening = [t for t, (row, _) in zip(statement, marks, strict=False) if row == marks[0][0]]
@@ -123,7 +123,7 @@ def _one_definition(
             k for k, (low, high) in enumerate(pieces) if _holds(version.texts[low:high], opening)
         )
     low, high = pieces[min(went)][0], pieces[max(went)][1]
-    blocks = [b for b in _kept(anchor.tokens, version.texts[low:high]) if b.size]
+    blocks = [b for b in _runs(anchor.tokens, version.texts[low:high]) if b.size]
     if not blocks:
         return low, high
     return low + blocks[0].b, low + blocks[-1].b + blocks[-1].size
@@ -149,7 +149,7 @@ def _owner(parsed: Parsed, at: int, kind: str) -> tuple[int, int] | None:
     return None if node is None else (node.start_byte, node.end_byte)
 
 
-def _kept(cited: Sequence[str], tokens: Sequence[str]) -> list[difflib.Match]:
+def _runs(cited: Sequence[str], tokens: Sequence[str]) -> list[difflib.Match]:
     """The runs of the cited tokens that `tokens` keeps in order."""
     return difflib.SequenceMatcher(None, cited, tokens, autojunk=False).get_matching_blocks()
 
