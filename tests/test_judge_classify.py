@@ -390,6 +390,28 @@ def test_a_file_the_upstream_lacks_is_an_error_of_its_own_items_alone(
     assert code == 2
 
 
+def test_a_lacked_blob_beside_a_moved_file_leaves_the_move_followed(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The commit that moves the cited file also adds a vendored file the copy lacks
+    (docker/mcp-gateway's snapshot, its vendored sqlite): rename detection compares
+    what it has; the run is not failed, and the item is followed to its new path."""
+    base = upstream.commit("client", {LIB: SOURCE})
+    project.note("n", f"{base} {CITED}")
+    moved, vendored = "src/core/client.rs", "vendor/big.rs"
+    edited = SOURCE.replace("    next\n}", "    next.clone()\n}")
+    upstream.commit("move", {LIB: None, moved: edited, vendored: "pub fn v() {}\n"})
+    blob = upstream.git("rev-parse", f"HEAD:{vendored}")
+    (upstream.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+
+    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+
+    report = json.loads(out)
+    [result] = report["results"]
+    assert (result["verdict"], result["current"]["path"]) == ("changed", moved)
+    assert [u["error"] for u in report["upstreams"]] == [None]
+
+
 def test_ambiguous_abbreviated_commit_lists_the_candidates(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:

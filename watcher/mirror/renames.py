@@ -415,7 +415,12 @@ class Paths:
             return
         self._diff_all(commit for commit, _, _ in wanted)
         self.mirror.prefetch(b for c, p, old in wanted for b in self._compared(c, p, old))
-        asked = {r: found for r in wanted if (found := self._candidates(r[0], r[1]))}
+        # A blob the upstream lacks is left out of the comparison: git would try to fetch
+        # it, and fail the diff of every path the commit moved.
+        absent = self.mirror.absent
+        held = {r: {p: b for p, b in self._candidates(r[0], r[1]).items() if b not in absent}
+                for r in wanted if r[2] not in absent}  # fmt: skip
+        asked = {r: found for r, found in held.items() if found}
         by_commit: dict[str, list[tuple[str, str, str]]] = {}
         for removal in asked:  # one diff per commit, whatever the paths it removed or changed
             by_commit.setdefault(removal[0], []).append(removal)
@@ -493,21 +498,24 @@ class Paths:
                               "--diff-filter=DMA", f"{commit}^1", commit)  # fmt: skip
         fields = raw.split("\0")
         same = kin(path)
-        blobs, sources = [], []
+        blobs: dict[str, str] = {}  # path -> the blob compared
         for meta, name in zip(fields[::2], fields[1::2], strict=False):
             parts = meta.split()
             if len(parts) < 5:
                 continue
             if name == path:
-                blobs.append(parts[3])
+                blobs[name] = parts[3]
             elif parts[4][0] in "DM" and kin(name) == same:
-                sources.append(name)
-                blobs.append(parts[2])
-        if not sources:
+                blobs[name] = parts[2]
+        if not blobs.keys() - {path}:
             return None
         self.mirror.session.counts.paths.diffs += 1
-        yield blobs
-        self.mirror.prefetch(blobs)
+        yield list(blobs.values())
+        self.mirror.prefetch(blobs.values())
+        held = [p for p, b in blobs.items() if b not in self.mirror.absent]  # `_detect_all`
+        sources = [p for p in held if p != path]
+        if path not in held or not sources:
+            return None
         out = self.mirror.git("diff", "--name-status", "-M", "-C", "--diff-filter=RC",
                               f"{commit}^1", commit, "--", path, *sources)  # fmt: skip
         moves = []
