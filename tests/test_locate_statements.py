@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import Project
 from tests.support import check_results
 from watcher.gitbuild import Upstream
+from watcher.locate import blocks
 
 TS = "src/policy/engine.ts"
 HEAD_OF = """\
@@ -704,3 +705,168 @@ def test_a_block_moved_below_its_look_alike_in_its_own_function_is_found_there(
     assert result["verdict"] == "changed", (result["message"], result["current"])
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (19, 29)
     assert [h["commit"] for h in result["history"]] == [swap]
+
+
+POOL_GO = """\
+package gateway
+
+import "strings"
+
+func (cp *clientPool) argsAndEnv(cfg Config, readOnly *bool) []string {
+	var args []string
+
+	// Volumes
+	for _, mount := range eval.EvaluateList(cfg.Spec.Volumes, cfg.Config) {
+		if mount == "" {
+			continue
+		}
+
+		if readOnly != nil && *readOnly && !strings.HasSuffix(mount, ":ro") {
+			args = append(args, "-v", mount+":ro")
+		} else {
+			args = append(args, "-v", mount)
+		}
+	}
+
+	return args
+}
+"""
+POOL_GO_USER = """\
+package gateway
+
+import "strings"
+
+func (cp *clientPool) argsAndEnv(cfg Config) []string {
+	var args []string
+
+	// Volumes
+	for _, mount := range eval.EvaluateList(cfg.Spec.Volumes, cfg.Config) {
+		if mount == "" {
+			continue
+		}
+
+		args = append(args, "-v", mount)
+	}
+
+	// User
+	if cfg.User != "" {
+		val := cfg.User
+		if strings.Contains(val, "{{") && strings.Contains(val, "}}") {
+			val = expand(val, cfg.Config)
+		}
+		if val != "" {
+			args = append(args, "-u", val)
+		}
+	}
+
+	return args
+}
+"""
+
+
+def test_a_block_below_the_cited_loop_that_took_its_last_brace_is_outside_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docker/mcp-gateway's volumes loop: its read-only `if`/`else` went, and a `// User`
+    block written below the loop ends in an `if` that appends too. The alignment pairs
+    the cited loop's last `}` with the new block's: a statement holding one stray cited
+    token is not the citation's, and the span is the loop (it read 9-25 on main before)."""
+    path = "pkg/gateway/clientpool.go"
+    base = upstream.commit("pool", {path: POOL_GO})
+    project.note("n", f"{base} {path}:8-19")
+    drop = upstream.commit("drop read-only mounts (#306)", {path: POOL_GO_USER})
+
+    result = check_results(project, capsys)[f"n:{path}:8-19"]
+
+    assert result["verdict"] == "changed", (result["message"], result["current"])
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (9, 15)
+    assert [h["commit"] for h in result["history"]] == [drop]
+
+
+CONNECT_TS = """\
+export const connectClient = async (
+  client: Client,
+  transport: Transport,
+): Promise<Connected | undefined> => {
+  const waitFor = 2500;
+  const retries = 3;
+  let count = 0;
+  let retry = true;
+
+  while (retry) {
+    try {
+      await client.connect(transport);
+      return { client, cleanup: async () => transport.close() };
+    } catch (error) {
+      console.error(`Error connecting to the client: ${error}`);
+      count++;
+      retry = count < retries;
+      if (retry) {
+        try {
+          await client.close();
+        } catch {
+          /* empty */
+        }
+        await sleep(waitFor);
+      }
+    }
+  }
+};
+"""
+CLOSED = """\
+        try {
+          await client.close();
+        } catch {
+          /* empty */
+        }
+"""
+CLEANUP = """\
+      if (transport) {
+        try {
+          await transport.close();
+          console.log(`Cleaned up the transport of ${client.name}`);
+        } catch (cleanupError) {
+          console.error(`Error cleaning up the transport:`, cleanupError);
+        }
+      }
+      if (client) {
+        try {
+          await client.close();
+        } catch (cleanupError) {
+          // the client may not be initialized
+        }
+      }
+"""
+
+
+def test_a_nested_statement_stays_missing_when_its_tokens_come_back_in_new_code(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """metamcp's `if (retry)` in its connect loop's `catch`: a commit took the `try {
+    await client.close() }` out of it (`missing`: too little is left), and a later one
+    wrote an `if (client) { try { await client.close() } ... }` above `count++` in the
+    same `catch`. The alignment puts the cited tokens there, but the statements cited
+    beside it in that block (`retry = ...`) bound it: it is not found again there (it
+    read `changed` over both new blocks on main before)."""
+    path = "apps/backend/src/lib/metamcp/client.ts"
+    base = upstream.commit("client", {path: CONNECT_TS})
+    project.note("n", f"{base} {path}:18-25")
+    dropped = upstream.commit("2.1 (#74)", {path: CONNECT_TS.replace(CLOSED, "")})
+    cleanup = CONNECT_TS.replace(CLOSED, "").replace(
+        "      count++;\n", CLEANUP + "      count++;\n"
+    )
+    upstream.commit("fix process pool accumulation (#239)", {path: cleanup})
+
+    result = check_results(project, capsys)[f"n:{path}:18-25"]
+
+    assert result["verdict"] == "missing", (result["message"], result["current"])
+    assert [h["commit"] for h in result["history"]] == [dropped]
+
+
+def test_two_long_statements_are_compared_by_the_tokens_both_hold() -> None:
+    """Pairing statements aligns each cited one with the version's; two long ones (mcphost's
+    10,000 tokens of one against 150,000 of another took minutes) count the tokens both
+    hold, order aside, as short ones count those kept in order."""
+    swapped = ["x", "y"] * 1000, ["y", "x"] * 1000
+    assert blocks._kept(*swapped) == 2000  # both hold all, in another order
+    assert blocks._kept(["x", "y"], ["y", "x"]) == 1  # in order: one of the two

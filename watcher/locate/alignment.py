@@ -5,7 +5,6 @@ them, one rule of found or gone, and the statement a citation closed.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import itertools
 import re
@@ -193,9 +192,8 @@ def _below(ops: list[Opcode], end: int) -> list[Opcode]:
 def _tokens(
     before: Sequence[str], after: Sequence[str], old: Sequence[int], new: Sequence[int]
 ) -> list[Opcode]:
-    """The tokens of lines old[0]..old[-1] of `before` and new[0]..new[-1] of `after`
-    (where each line starts, and the end) aligned with each other, as difflib's opcodes
-    over the whole sequences."""
+    """The tokens of lines old[0]..old[-1] of `before` and new[0]..new[-1] of `after` (where
+    each line starts, and the end) aligned with each other, as difflib's opcodes of all."""
     a1, b1 = old[0], new[0]
     inner = difflib.SequenceMatcher(None, before[a1 : old[-1]], after[b1 : new[-1]],
                                     autojunk=False)  # fmt: skip
@@ -234,7 +232,7 @@ def _partners(
     # past their number (Python's integers do not overflow).
     ranks = {ratio: rank for rank, ratio in enumerate(sorted(set(alike.values())))}
     base = len(alike) + 1
-    return sorted(_chain({k: base ** ranks[r] for k, r in alike.items()}, n, m).items())
+    return sorted(chain({k: base ** ranks[r] for k, r in alike.items()}, n, m).items())
 
 
 def _likeness(line: Sequence[str], other: Sequence[str]) -> float:
@@ -247,7 +245,7 @@ def _likeness(line: Sequence[str], other: Sequence[str]) -> float:
     return 2 * sum(b.size for b in blocks) / (len(line) + len(other))
 
 
-def _chain(share: dict[tuple[int, int], float], n: int, m: int) -> dict[int, int]:
+def chain(share: dict[tuple[int, int], float], n: int, m: int) -> dict[int, int]:
     """Of the pairs (i, j) of `share`, i < n and j < m, those in order (none crossing
     another) that hold the most share in all, as {i: j}."""
     if not share:
@@ -307,9 +305,8 @@ def _rows(
     line's tokens start (with the end of the last after them).
 
     A line of signs alone (`}`, `);`, `) {`) is also told by its indentation, as git tells
-    every line: the `}` closing a block is not the one closing a block nested in it, so
-    that a shortest edit script cannot pair a cited block's last line with a new inner
-    block's and leave the cited tail behind."""
+    every line: the `}` closing a block is not the one closing a block nested in it, so that
+    a shortest edit script cannot pair a cited block's last line with a new inner one's."""
     keys: list[int] = []
     starts: list[int] = []
     for at in range(len(tokens)):
@@ -525,76 +522,3 @@ def _to_statement_end(found: Found, placed: Tokens, end: int) -> Found:
 def _tokens_of(parsed: Parsed, start: int, end: int) -> tuple[str, ...]:
     low, high = parsed.line_bytes(start, end)
     return tuple(tokens_between(parsed, low, high, starting=True).texts)
-
-
-def bounded(
-    anchor: Anchor,
-    found: tuple[tuple[int, int], list[tuple[int, int]]],
-    statements: Sequence[tuple[int, int]],
-    after: Sequence[str],
-) -> tuple[int, int]:
-    """The span `carried` found for a citation of whole statements (`Anchor.statements`),
-    without what lies past a statement inserted at its edge: the baseline's statements
-    are paired with the version's in order, each with the one that keeps the most of its
-    tokens (FOUND_SHARE at least); past the pair of the first (last) cited statement, a
-    statement that holds no cited token is code inserted at the citation's edge, and a
-    statement beyond it is none of the cited code either, however like a cited line it
-    reads (a line alignment of distant versions pairs a rewritten `return false;` with a
-    new one above it). A statement next to the pair that holds cited tokens may be part
-    of a cited one split in two, and stays. As it is, where a cited statement at the edge
-    has no pair."""
-    (start, end), held = found
-    cited = anchor.cited_statements
-    if cited is None or not statements or len(anchor.statements) * len(statements) > MAX_PAIRS:
-        return start, end
-    marks = sorted(held)
-    ends = list(itertools.accumulate((e for _, e in marks), max))
-
-    def holds(k: int) -> bool:
-        a, b = statements[k]
-        at = bisect.bisect_left(marks, (b, b))  # the stretches starting before b
-        return at > 0 and ends[at - 1] > a
-
-    if all(holds(k) for k, (a, b) in enumerate(statements) if a < end and b > start):
-        return start, end  # no statement of the span is code inserted in it
-    pairs = _paired(anchor.body, anchor.statements, after, statements)
-    first, last = pairs.get(cited[0]), pairs.get(cited[1])
-    low, high = start, end
-    if first is not None:
-        k = first - 1
-        while k >= 0 and statements[k][1] > start and holds(k):
-            k -= 1
-        if k >= 0 and statements[k][1] > start:
-            low = statements[k + 1][0]
-    if last is not None:
-        k = last + 1
-        while k < len(statements) and statements[k][0] < end and holds(k):
-            k += 1
-        if k < len(statements) and statements[k][0] < end:
-            high = statements[k - 1][1]
-    return (low, high) if low < high else (start, end)
-
-
-MAX_PAIRS = 2500  # statements before × after: past it, a span is left as `carry` found it
-
-
-def _paired(
-    before: Sequence[str],
-    old: Sequence[tuple[int, int]],
-    after: Sequence[str],
-    new: Sequence[tuple[int, int]],
-) -> dict[int, int]:
-    """Each statement of `old` paired with one of `new`, in order, the pairs keeping the
-    most tokens in all (each keeping FOUND_SHARE of its old statement's at least)."""
-    bags = [Counter(after[a:b]) for a, b in new]
-    share: dict[tuple[int, int], float] = {}
-    for i, (a, b) in enumerate(old):
-        tokens, bag = before[a:b], Counter(before[a:b])
-        for j, (c, d) in enumerate(new):
-            if sum((bag & bags[j]).values()) < FOUND_SHARE * len(tokens):
-                continue  # the tokens both hold, order aside, bound those kept
-            matcher = difflib.SequenceMatcher(None, tokens, after[c:d], autojunk=False)
-            kept = sum(block.size for block in matcher.get_matching_blocks())
-            if kept >= FOUND_SHARE * len(tokens):
-                share[i, j] = kept / len(tokens)
-    return _chain(share, len(old), len(new))

@@ -70,10 +70,11 @@ class Anchor:
     # Where it lies among the definitions of its file, with the file's bytes: what a
     # version is aligned through when its definition does not carry it (`scopes`).
     scope: Scope | None = field(default=None, compare=False, repr=False)
-    # When it cites whole statements of its definition's body: each statement of that
-    # body (its tokens' range in `body`), and the first and last cited one. A version's
-    # statements are paired with them (`alignment.bounded`), so that code inserted at an
-    # edge of the citation stays outside it, however like a cited line it reads.
+    # When it cites whole statements of one block of its definition (its body, or a
+    # block inside it): each statement of that block (its tokens' range in `body`), and
+    # the first and last cited one. A version's statements are paired with them
+    # (`blocks.bounded`), so that code inserted at an edge of the citation stays outside
+    # it, however like a cited line it reads.
     statements: tuple[tuple[int, int], ...] = field(default=(), compare=False)
     cited_statements: tuple[int, int] | None = field(default=None, compare=False)
     # The baseline file's other definitions of its definition's kind and name (a method of
@@ -149,6 +150,12 @@ class Found:
     captures: dict[str, str | None] = field(default_factory=dict)
 
 
+# Not found in a definition because the cited tokens went mostly into statements not
+# cited (`blocks.bounded`): nothing else is to find the citation there.
+REFUSED = Found("", None, None, False, "")
+GONE = (None, REFUSED)
+
+
 def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anchor:
     """Anchor cited lines (or the whole file) in the baseline parse.
 
@@ -197,7 +204,9 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         offset = bisect.bisect_left(around.start_bytes, cited.start_bytes[0])
         if body[offset : offset + len(texts)] != texts:  # cited lines reach past it
             body, body_lines, offset = (), (), 0
-        statements = body_statements(node, around.start_bytes)
+        statements = body_statements(
+            node, around.start_bytes, cited.start_bytes[0], cited.start_bytes[-1]
+        )
         ends = [i for i, (a, b) in enumerate(statements) if b == offset + len(texts)]
         starts = [i for i, (a, b) in enumerate(statements) if a == offset]
         if body and starts and ends and len(texts) < len(body):
@@ -275,10 +284,23 @@ def _attributes(parsed: Parsed, starts: Sequence[int]) -> tuple[int, ...]:
     return tuple(found) if len(found) < len(starts) else ()
 
 
-def body_statements(node: Node, starts: Sequence[int]) -> tuple[tuple[int, int], ...]:
+BLOCKS = frozenset({"block", "statement_block", "statement_list"})  # what holds statements
+
+
+def body_statements(
+    node: Node, starts: Sequence[int], first: int | None = None, last: int | None = None
+) -> tuple[tuple[int, int], ...]:
     """The statements of a definition's body, each as the range of its tokens among the
-    definition's, whose tokens start at bytes `starts` (comments are no statements)."""
+    definition's, whose tokens start at bytes `starts` (comments are no statements). With
+    `first` and `last` (bytes): those of the innermost block of it that holds both, a
+    loop's or a `catch`'s (metamcp's `if (retry)` in its connect loop's `catch`)."""
     block = node.child_by_field_name("body")
+    inner = None if first is None else node.descendant_for_byte_range(first, last or first)
+    while inner is not None and inner.start_byte > node.start_byte:
+        if inner.type in BLOCKS:
+            block = inner
+            break
+        inner = inner.parent
     if block is not None and [c.type for c in block.named_children] == ["statement_list"]:
         block = block.named_children[0]  # Go's block holds its statements in one
     if block is None:

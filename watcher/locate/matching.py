@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, cast
 from watcher.locate import verbatim as verbatims
 from watcher.locate.alignment import (
     FOUND_SHARE,
-    bounded,
     carried,
     carry,
     completed,
     could_survive,
     holds_one,
 )
-from watcher.locate.anchors import Anchor, Found, body_statements, enclosing, trimmed
+from watcher.locate.anchors import GONE, REFUSED, Anchor, Found, body_statements, enclosing, trimmed
+from watcher.locate.blocks import bounded
 from watcher.locate.definitions import (
     definition_node,
     definition_span,
@@ -82,7 +82,7 @@ def _best(anchor: Anchor, files: Sequence[tuple[str, Parsed]], how: Locator) -> 
     jump to a copy and back as the two are edited apart (typescript-sdk's
     `streamableHttp.ts` and its copy `webStandardStreamableHttp.ts`). Before anything
     merely like it in the first file."""
-    found = [f for path, parsed in files if (f := how(anchor, path, parsed)) is not None]
+    found = [f for path, parsed in files if (f := how(anchor, path, parsed)) not in GONE]
     if len(found) < 2:
         return found[0] if found else None
     if same := [f for f in found if f.identical]:
@@ -108,12 +108,11 @@ def _elsewhere(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         return by_lines(anchor, path, parsed)
     if anchor.body and definition_node(parsed, anchor.definition, anchor.start_line or 0):
         # Its definition is there: it carries the citation, else the scope around it does,
-        # else a definition it was split out into.
-        return (
-            _carried(anchor, path, parsed)
-            or through_scope(anchor, path, parsed)
-            or _split_out(anchor, path, parsed)
-        )
+        # else a definition it was split out into; not when its tokens went to others' code.
+        found = _carried(anchor, path, parsed)
+        if found is REFUSED:
+            return None
+        return found or through_scope(anchor, path, parsed) or _split_out(anchor, path, parsed)
     if not anchor.body and (found := through_scope(anchor, path, parsed)) is not None:
         return found  # no one definition held it: the scope around it carries it
     return _in_file(anchor, path, parsed) or renamed_definition(anchor, path, parsed)
@@ -213,8 +212,7 @@ def category(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> str:
     A history walk asks this of every version. When the citation is most of a definition
     that still exists, and some token of it is nowhere in the files' bytes (so it cannot
     occur verbatim), the answer is `changed` without tokenizing the files: the same
-    answer `find` gives, at a fraction of the cost.
-    """
+    answer `find` gives, at a fraction of the cost."""
     return place(anchor, files)[0]
 
 
@@ -227,8 +225,7 @@ def place(
     The same answer `find` gives, reading as little of the files as it can: exact
     matches are looked for only in windows around its rarest token, a definition is
     found with a query, and only a citation with no definition left falls back to
-    tokenizing the whole file. A history walk asks this of every version it judges.
-    """
+    tokenizing the whole file. A history walk asks this of every version it judges."""
     plain = any(parsed.tree is None for _, parsed in files)  # text files: compared by line
     if plain or anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
         return _placed(find(anchor, files))
@@ -264,7 +261,7 @@ def _carried(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
         return None
     nodes = named(parsed, *anchor.definition) or _moved(anchor, parsed)
     if len(nodes) > 1:  # overloads, one method in two impl blocks: the one most like it
-        found = [(f, n) for n in nodes if (f := _carried_in(anchor, path, parsed, n))]
+        found = [(f, n) for n in nodes if (f := _carried_in(anchor, path, parsed, n)) not in GONE]
         return max(found, key=lambda fn: _preferred(anchor, parsed, *fn), default=(None,))[0]
     return _carried_in(anchor, path, parsed, nodes[0]) if nodes else None
 
@@ -388,9 +385,12 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     went = carried(anchor.body, *cited, texts, (anchor.body_lines, marks), minor=minor)
     if went is None:
         return None
-    span = went[0]
+    span: tuple[int, int] | None = went[0]
     if anchor.cited_statements is not None:
-        span = bounded(anchor, went, body_statements(node, body.start_bytes), texts)
+        around = body.start_bytes[went[0][0]], body.start_bytes[max(went[0][0], went[0][1] - 1)]
+        span = bounded(anchor, went, body_statements(node, body.start_bytes, *around), texts)
+    if span is None:
+        return REFUSED
     low, high = trimmed(parsed, body, *span, keep=anchor.ragged)
     first_line, last_line = body.start_lines[low], body.end_lines[high - 1]
     found = Found(path, first_line, last_line, False, parsed.lines(first_line, last_line),
