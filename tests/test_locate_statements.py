@@ -6,6 +6,8 @@ pairs a cited line, since rewritten, with a line of the inserted code that reads
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.conftest import Project
@@ -459,9 +461,7 @@ def test_a_cited_statement_wrapped_in_another_on_its_line_is_changed(
 
     result = check_results(project, capsys)[f"n:{path}:{cited}"]
 
-    assert result["verdict"] == "changed", (result["message"], result["current"])
-    assert (result["current"]["start_line"], result["current"]["end_line"]) == (line, line)
-    assert [h["commit"] for h in result["history"]] == [wrapped]
+    assert_changed(result, (line, line), [wrapped])
     upstream.commit("flush first (#1800)", {path: apart})
     assert check_results(project, capsys)[f"n:{path}:{cited}"]["verdict"] == "fresh"
 
@@ -585,9 +585,7 @@ def test_code_carried_through_its_scope_stays_in_one_definition(
 
     result = check_results(project, capsys)[f"n:{path}:25-27"]
 
-    assert result["verdict"] == "changed", (result["message"], result["current"])
-    assert (result["current"]["start_line"], result["current"]["end_line"]) == (21, 24)
-    assert [h["commit"] for h in result["history"]] == [split]
+    assert_changed(result, (21, 24), [split])
 
 
 MANAGER_PY = '''\
@@ -635,9 +633,7 @@ def test_a_try_whose_body_went_to_a_new_method_spans_both(
 
     result = check_results(project, capsys)[f"n:{path}:4-13"]
 
-    assert result["verdict"] == "changed", (result["message"], result["current"])
-    assert (result["current"]["start_line"], result["current"]["end_line"]) == (4, 16)
-    assert [h["commit"] for h in result["history"]] == [split]
+    assert_changed(result, (4, 16), [split])
 
 
 CLEANUP_PY = '''\
@@ -702,9 +698,7 @@ def test_a_block_moved_below_its_look_alike_in_its_own_function_is_found_there(
 
     result = check_results(project, capsys)[f"n:{path}:7-16"]
 
-    assert result["verdict"] == "changed", (result["message"], result["current"])
-    assert (result["current"]["start_line"], result["current"]["end_line"]) == (19, 29)
-    assert [h["commit"] for h in result["history"]] == [swap]
+    assert_changed(result, (19, 29), [swap])
 
 
 POOL_GO = """\
@@ -778,9 +772,7 @@ def test_a_block_below_the_cited_loop_that_took_its_last_brace_is_outside_it(
 
     result = check_results(project, capsys)[f"n:{path}:8-19"]
 
-    assert result["verdict"] == "changed", (result["message"], result["current"])
-    assert (result["current"]["start_line"], result["current"]["end_line"]) == (9, 15)
-    assert [h["commit"] for h in result["history"]] == [drop]
+    assert_changed(result, (9, 15), [drop])
 
 
 CONNECT_TS = """\
@@ -870,3 +862,10 @@ def test_two_long_statements_are_compared_by_the_tokens_both_hold() -> None:
     swapped = ["x", "y"] * 1000, ["y", "x"] * 1000
     assert blocks._kept(*swapped) == 2000  # both hold all, in another order
     assert blocks._kept(["x", "y"], ["y", "x"]) == 1  # in order: one of the two
+
+
+def assert_changed(result: dict[str, Any], span: tuple[int, int], history: list[str]) -> None:
+    """`changed` at these HEAD lines, with these commits in its history."""
+    assert result["verdict"] == "changed", (result["message"], result["current"])
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == span
+    assert [h["commit"] for h in result["history"]] == history
