@@ -304,3 +304,59 @@ def test_a_namesake_written_into_a_file_the_commit_only_renamed_is_not_where_it_
     assert [(c["path"], c["chosen"]) for c in result["candidates"]] == [
         ("test/main/mcp/mcpClient.test.ts", False)
     ]
+
+
+MANAGER_RS = "codex-rs/codex-mcp/src/mcp_connection_manager.rs"
+CONNECTIONS_RS = "codex-rs/codex-mcp/src/connection_manager.rs"
+CALL_TOOL_RS = """\
+    pub async fn call_tool(&self, server: &str, tool: &str) -> Result<CallToolResult> {
+        let client = self.client_by_name(server).await?;
+        if !client.tool_filter.allows(tool) {
+            return Err(anyhow!("tool '{tool}' is disabled for MCP server '{server}'"));
+        }
+        client.call_tool(tool.to_string(), client.tool_timeout).await
+    }
+"""
+OTHER_RS = "".join(
+    f"""
+    pub async fn list_{n}(&self) -> Vec<Item{n}> {{
+        let items = self.items_{n}.lock().await;
+        items.iter().filter(|item| item.enabled).cloned().collect()
+    }}
+"""
+    for n in range(12)
+)
+
+
+def manager_rs(kind: str, call_tool: str = CALL_TOOL_RS, others: str = OTHER_RS) -> str:
+    return f"pub struct {kind} {{\n    clients: Vec<Client>,\n}}\n\nimpl {kind} {{\n{call_tool}{others}}}\n"
+
+
+def test_a_method_moved_into_a_new_file_is_followed_there_after_its_impl_is_renamed(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """codex's `McpConnectionManager::call_tool`: the split that deleted its file moved it,
+    unchanged, into a new `connection_manager.rs` (git pairs no file with the old one),
+    and a later commit renamed the `impl` there to `McpConnectionSet`. The method is
+    followed into the new file and is `changed` there by the edit after the rename (it
+    read `missing` from the split, the method offered as a hint)."""
+    base = upstream.commit("manager", {MANAGER_RS: manager_rs("McpConnectionManager")})
+    project.note("n", f"{base} {MANAGER_RS}:6-12")
+    split = upstream.commit(
+        "split MCP connection modules (#19725)",
+        {MANAGER_RS: None, CONNECTIONS_RS: manager_rs("McpConnectionManager", others="")},
+    )
+    upstream.commit("rename (#34708)", {CONNECTIONS_RS: manager_rs("McpConnectionSet", others="")})
+    edited = CALL_TOOL_RS.replace("client.tool_timeout", "None")
+    edit = upstream.commit(
+        "reuse connections (#34952)",
+        {CONNECTIONS_RS: manager_rs("McpConnectionSet", edited, others="")},
+    )
+    assert manager_rs("x").splitlines()[5].strip().startswith("pub async fn call_tool")
+
+    result = check_results(project, capsys)[f"n:{MANAGER_RS}:6-12"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["path"], result["current"]["start_line"]) == (CONNECTIONS_RS, 6)
+    assert [c["commit"] for c in result["history"]] == [edit]
+    assert split not in [c["commit"] for c in result["history"]]

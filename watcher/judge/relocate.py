@@ -122,7 +122,9 @@ def citation(
     the only one of that name in the files the commit that removed the construct added,
     in the file that commit moved it into (`moved_by`: python-sdk's
     LATEST_PROTOCOL_VERSION, moved and rewritten; not a `main` when the commit removed
-    several, nor one written there later). Anywhere at HEAD, or
+    several, nor one written there later), in its class or another one there (codex's
+    `call_tool`, moved into `connection_manager.rs` by the split that deleted its file,
+    whose `McpConnectionManager` later became `McpConnectionSet`). Anywhere at HEAD, or
     among several in those files, an unlike one is a namesake (codex's and
     typescript-sdk's many `main` functions): listed but not chosen, and the next place is
     searched. With none chosen, the construct is missing."""
@@ -131,6 +133,8 @@ def citation(
     namesakes: list[Candidate] = []
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
         matches = definitions_in(mirror, anchor, files, parse)
+        if not matches and found_in != ELSEWHERE:
+            matches = _moved_into(mirror, plan, anchor, found_in, files, parse)
         if not matches and found_in != ELSEWHERE:
             renamed = _renamed(mirror, anchor, files, parse)
             matches = [f for f in renamed if alike(anchor.tokens, f.tokens, SIMILAR_IN_FILE)]
@@ -146,6 +150,21 @@ def citation(
                 c.model_copy(update={"chosen": False}) for c in candidates if where(c) not in listed
             ]
     return None, tuple(namesakes)
+
+
+def _moved_into(
+    mirror: Mirror,
+    plan: Plan,
+    anchor: Anchor,
+    found_in: str,
+    files: Sequence[tuple[str, str]],
+    parse: Parse,
+) -> list[Found]:
+    """The cited definition in the file the commit of `found_in` moved it into
+    (`moved_by`), in another class or module there at HEAD: its own was renamed since."""
+    into = moved_by(mirror, plan, anchor, _removal(plan, found_in), parse)
+    there = [(p, b) for p, b in files if p == into]
+    return definitions_in(mirror, anchor, there, parse, other_class=True) if there else []
 
 
 def moved_by(
