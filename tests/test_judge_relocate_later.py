@@ -360,3 +360,76 @@ def test_a_method_moved_into_a_new_file_is_followed_there_after_its_impl_is_rena
     assert (result["current"]["path"], result["current"]["start_line"]) == (CONNECTIONS_RS, 6)
     assert [c["commit"] for c in result["history"]] == [edit]
     assert split not in [c["commit"] for c in result["history"]]
+
+
+LOGS_GO = """\
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+func log(a ...any) {
+	_, _ = fmt.Fprintln(os.Stderr, a...)
+}
+
+func logf(format string, a ...any) {
+	if !strings.HasSuffix(format, "\\n") {
+		format += "\\n"
+	}
+	_, _ = fmt.Fprintf(os.Stderr, format, a...)
+}
+"""
+LOG_GO = """\
+package log
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+var logWriter io.Writer = os.Stderr
+
+// SetLogWriter sets where the gateway logs.
+func SetLogWriter(w io.Writer) {
+	if w != nil {
+		logWriter = w
+	}
+}
+
+// Log prints a message to the log output.
+func Log(a ...any) {
+	_, _ = fmt.Fprintln(logWriter, a...)
+}
+
+// Logf prints a formatted message to the log output.
+func Logf(format string, a ...any) {
+	if !strings.HasSuffix(format, "\\n") {
+		format += "\\n"
+	}
+	_, _ = fmt.Fprintf(logWriter, format, a...)
+}
+"""
+
+
+def test_cited_lines_as_they_were_in_a_function_renamed_and_moved_are_moved(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docker/mcp-gateway's `logf`, moved into a new `pkg/log/log.go` as `Logf` by the
+    commit that deleted its file: its cited `if` is there token for token, so it is
+    `moved`, with no history (it read `changed`, and no commit changed it)."""
+    old, new = "cmd/docker-mcp/internal/gateway/logs.go", "pkg/log/log.go"
+    base = upstream.commit("gateway logs", {old: LOGS_GO})
+    project.note("n", f"{base} {old}:14-16")
+    upstream.commit("consolidate log functions in one package (#182)", {old: None, new: LOG_GO})
+    assert LOG_GO.splitlines()[25].strip().startswith("if !strings.HasSuffix")
+
+    result = check_results(project, capsys)[f"n:{old}:14-16"]
+
+    assert result["verdict"] == "moved", result["message"]
+    assert (result["current"]["path"], result["current"]["start_line"]) == (new, 26)
+    assert result["history"] == []

@@ -10,6 +10,7 @@ import difflib
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from watcher.locate import verbatim as verbatims
@@ -74,14 +75,13 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
 
 
 def _best(anchor: Anchor, files: Sequence[tuple[str, Parsed]], how: Locator) -> Found | None:
-    """`how` in every file (the file and its copies): the file's own answer (the cited
-    file or its rename, first) while it keeps the cited tokens (FOUND_SHARE survive), unless
-    a copy holds them token-identical and it does not; else the most like the cited
-    tokens (a copy that kept a definition whole, not one that made it an alias), the
-    first on a tie. So a history stays in one file, as `git log -L` does, and does not
-    jump to a copy and back as the two are edited apart (typescript-sdk's
-    `streamableHttp.ts` and its copy `webStandardStreamableHttp.ts`). Before anything
-    merely like it in the first file."""
+    """`how` in every file (the file and its copies): the file's own answer (the cited file
+    or its rename, first) while it keeps the cited tokens (FOUND_SHARE survive), unless a
+    copy holds them token-identical and it does not; else the most like the cited tokens
+    (a copy that kept a definition whole, not one that made it an alias), the first on a
+    tie. So a history stays in one file, as `git log -L` does, and does not jump to a copy
+    and back as the two are edited apart (typescript-sdk's `streamableHttp.ts` and its
+    copy `webStandardStreamableHttp.ts`). Before anything merely like it in the first file."""
     found = [f for path, parsed in files if (f := how(anchor, path, parsed)) not in GONE]
     if len(found) < 2:
         return found[0] if found else None
@@ -102,15 +102,14 @@ def _first(anchor: Anchor, files: Sequence[tuple[str, Parsed]], how: Locator) ->
 
 
 def _elsewhere(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
-    """The citation, not verbatim in the file: carried into its definition, else found by
-    likeness (a text file: line by line)."""
+    """The citation, not verbatim in the file: carried into its definition, else found
+    by likeness (a text file: line by line)."""
     if anchor.context and parsed.tree is None:
         return by_lines(anchor, path, parsed)
     if anchor.body and definition_node(parsed, anchor.definition, anchor.start_line or 0):
         # Its definition is there: it carries the citation, else the scope around it does,
         # else a definition it was split out into; not when its tokens went to others' code.
-        found = _carried(anchor, path, parsed)
-        if found is REFUSED:
+        if (found := _carried(anchor, path, parsed)) is REFUSED:
             return None
         return found or through_scope(anchor, path, parsed) or _split_out(anchor, path, parsed)
     if not anchor.body and (found := through_scope(anchor, path, parsed)) is not None:
@@ -130,13 +129,13 @@ def _split_out(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
 
 
 def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
-    """The citation carried into its definition renamed: of the definitions of its kind
-    in the same container that the baseline file did not have, the one most like it whole
-    (at least SIMILAR_IN_FILE). `_in_file` compares regions as long as the citation,
-    which misses a definition renamed and made shorter or longer. Only a definition whose
-    bytes could make it that alike (`may_be_alike`) is tokenized: not one of the rarest
-    tokens, which a rename may rewrite with the docstring and the messages that held
-    them (python-sdk's `_try_create_model_and_schema`)."""
+    """The citation carried into its definition renamed: of the definitions of its kind in
+    the same container the baseline file did not have, the one most like it whole (at least
+    SIMILAR_IN_FILE); identical where its tokens are as cited. `_in_file` compares regions
+    as long as the citation, missing a definition renamed and made shorter or longer. Only
+    a definition whose bytes could make it that alike (`may_be_alike`) is tokenized: not
+    one of the rarest tokens, which a rename may rewrite with the docstring and messages
+    that held them (python-sdk's `_try_create_model_and_schema`)."""
     if anchor.definition is None or not anchor.body or parsed.tree is None:
         return None
     kind, names = anchor.definition
@@ -152,7 +151,10 @@ def renamed_definition(anchor: Anchor, path: str, parsed: Parsed) -> Found | Non
             continue
         if not taken(anchor, parsed, _definition_texts(anchor, parsed, low, high)):
             best = (ratio, node)
-    return None if best is None else _carried_in(anchor, path, parsed, best[1])
+    found = None if best is None else _carried_in(anchor, path, parsed, best[1])
+    if found is None or found is REFUSED:
+        return None
+    return replace(found, identical=found.tokens == anchor.tokens)
 
 
 def _renamed_likeness(
@@ -222,10 +224,9 @@ def place(
     """`category`, with the path and lines the item occupies in the files (none when
     missing, or when the citation is a whole file).
 
-    The same answer `find` gives, reading as little of the files as it can: exact
-    matches are looked for only in windows around its rarest token, a definition is
-    found with a query, and only a citation with no definition left falls back to
-    tokenizing the whole file. A history walk asks this of every version it judges."""
+    The same answer `find` gives, reading as little of the files as it can: exact matches
+    are looked for only in windows around its rarest token, a definition is found with a
+    query, and only a citation with no definition left tokenizes the whole file."""
     plain = any(parsed.tree is None for _, parsed in files)  # text files: compared by line
     if plain or anchor.start_line is None or any("\ufffd" in t for t in anchor.probes):
         return _placed(find(anchor, files))
@@ -502,7 +503,8 @@ def _renamed(anchor: Anchor, found: Found, parsed: Parsed, first: int, last: int
     parsed.stats.tokens_scanned += len(texts)
     if carry(anchor.body, 0, len(anchor.body), texts) is None or taken(anchor, parsed, texts):
         return None  # not its own renamed: it keeps too little, or another's more
-    return _carried_in(anchor, found.path, parsed, node)
+    carried = _carried_in(anchor, found.path, parsed, node)
+    return None if carried is REFUSED else carried
 
 
 def _grown(needle: tuple[str, ...], texts: list[str], start: int, end: int) -> tuple[int, int]:
@@ -529,10 +531,9 @@ def _trimmed(needle: tuple[str, ...], texts: list[str], start: int, end: int) ->
 
 
 def _starts(parsed: Parsed, needle: tuple[str, ...], texts: list[str], offset: int) -> list[int]:
-    """Where a region like `needle` may start near `offset` in `texts`. The longest run
-    they share places it by its own offset, which is off by as many tokens as were added
-    above that run; the vote's offset is where its first tokens are. Both are tried: the
-    better-aligned one wins."""
+    """Where a region like `needle` may start near `offset` in `texts`. The longest run they
+    share places it by its own offset, off by as many tokens as were added above that run;
+    the vote's offset is where its first tokens are. Both are tried: the better one wins."""
     n = len(needle)
     low, high = max(0, offset - n), min(len(texts), offset + 2 * n)
     parsed.stats.tokens_scanned += high - low
@@ -569,9 +570,8 @@ def _in_index(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
 
 
 def _alignments(needle: tuple[str, ...], parsed: Parsed, tries: int = 3) -> list[int]:
-    """Where the needle most likely starts in the file: each occurrence of one of its
-    rarest tokens votes for the start it implies. The votes cast are bounded by the
-    needle's length, not the file's."""
+    """Where the needle most likely starts in the file: each occurrence of one of its rarest
+    tokens votes for the start it implies, the votes bounded by its length, not the file's."""
     budget = 4 * len(needle) + 64
     at: dict[str, list[int]] = {}
     for index, text in enumerate(needle):
