@@ -45,8 +45,8 @@ def bounded(
 
     if all(holds(k) for k in spanned):
         return start, end  # no statement of the span is code inserted in it
-    # The cited statements and theirs neighbours, paired with the span's statements and
-    # theirs: what lies farther does not bound it, and pairing a long block whole costs.
+    # The cited statements and their neighbours, paired with the span's statements and
+    # their neighbours: what lies farther does not bound it, and pairing a long block costs.
     olds = range(max(0, cited[0] - 1), min(len(anchor.statements), cited[1] + 2))
     news = range(max(0, spanned[0] - 1), min(len(statements), spanned[-1] + 2))
     if len(olds) * len(news) > MAX_PAIRS:
