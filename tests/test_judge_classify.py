@@ -404,12 +404,14 @@ def test_a_lacked_blob_beside_a_moved_file_leaves_the_move_followed(
     blob = upstream.git("rev-parse", f"HEAD:{vendored}")
     (upstream.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
 
-    _, out, _ = project.run("check", "--format", "json", capsys=capsys)
+    _, out, err = project.run("check", "--format", "json", capsys=capsys)
 
     report = json.loads(out)
     [result] = report["results"]
     assert (result["verdict"], result["current"]["path"]) == ("changed", moved)
     assert [u["error"] for u in report["upstreams"]] == [None]
+    told = [line for line in err.splitlines() if "the upstream lacks" in line]
+    assert len(told) == 1 and f"lacks 1 blob(s) the run asked for ({blob[:12]})" in told[0]
 
 
 def test_ambiguous_abbreviated_commit_lists_the_candidates(

@@ -576,6 +576,7 @@ class Mirror:
                 self._reset()
 
     def close(self) -> None:
+        objects.tell_absent(self.absent, self.upstream.repo)
         self.settle()
         self._reset()
         self.close_batch()

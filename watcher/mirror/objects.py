@@ -168,10 +168,25 @@ def set_aside(failure: str, wanted: list[str], absent: set[str], repo: str) -> b
     lacked = NOT_OURS.search(failure)
     if lacked is None or lacked[1] not in wanted or len(absent) >= ABSENT_MOST:
         return False
-    log.warning("%s: the upstream lacks blob %s", repo, lacked[1])
+    log.debug("%s: the upstream lacks blob %s", repo, lacked[1])  # told once (`Mirror.close`)
     absent.add(lacked[1])
     wanted.remove(lacked[1])
     return True
+
+
+def tell_absent(absent: set[str], repo: str) -> None:
+    """Say once a run which blobs the upstream lacked (`set_aside`), not once a blob: a
+    copy without its largest files (the vendored sources of docker/mcp-gateway) lacks
+    dozens, and each item that needs one says so itself."""
+    if not absent:
+        return
+    shown = ", ".join(b[:12] for b in sorted(absent)[:3])
+    more = "" if len(absent) <= 3 else f" and {len(absent) - 3} more"
+    log.warning(
+        "%s: the upstream lacks %d blob(s) the run asked for (%s%s): items that read them are "
+        "errors, and no move into such a file is seen; is the url in config.toml a copy "
+        "without its largest files?", repo, len(absent), shown, more,
+    )  # fmt: skip
 
 
 def read(batch: Batch, blob: str, limit: int, repo: str) -> bytes:
