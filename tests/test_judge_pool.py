@@ -24,11 +24,14 @@ from watcher.pipeline import CheckOptions, run_check
 class Count:
     done: int = 0
     seen: list[int] = field(default_factory=list)
+    odd: set[int] = field(default_factory=set)  # as a mirror's blobs the upstream lacks
 
 
 def square(count: Count, task: int) -> tuple[int, int]:
     count.done += 1
     count.seen.append(task)
+    if task % 2:
+        count.odd.add(task)
     return task * task, os.getpid()
 
 
@@ -51,6 +54,7 @@ def test_spread_answers_in_order_each_key_in_one_process_and_counts_add_up() -> 
     assert all(len(pids) == 1 for pids in by_key.values())  # a key's tasks in one process
     assert {pid for _, pid in found} - {os.getpid()}  # a worker took part
     assert count.done == 120 and sorted(count.seen) == tasks  # its counts came back
+    assert count.odd == set(tasks[1::2])  # and what it found
 
 
 def fail() -> None:

@@ -288,24 +288,26 @@ def _child(
 
 def _names(counter: object) -> list[str]:
     """A counter object's counted fields: a dataclass's fields, else those its class
-    lists in COUNTED (ints are summed, lists extended)."""
+    lists in COUNTED (ints are summed, lists extended, sets joined)."""
     if dataclasses.is_dataclass(counter):
         return [f.name for f in dataclasses.fields(counter)]
     return list(getattr(counter, "COUNTED", ()))
 
 
-def _snapshot(counter: object) -> dict[str, int]:
-    found = {}
+def _snapshot(counter: object) -> dict[str, Any]:
+    found: dict[str, Any] = {}
     for name in _names(counter):
         value = getattr(counter, name)
         if isinstance(value, list):
             found[name] = len(value)
+        elif isinstance(value, set):
+            found[name] = frozenset(value)
         elif isinstance(value, int) and not isinstance(value, bool):
             found[name] = value
     return found
 
 
-def _delta(counter: object, before: dict[str, int]) -> dict[str, Any]:
+def _delta(counter: object, before: dict[str, Any]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for name, was in before.items():
         value = getattr(counter, name)
@@ -317,5 +319,7 @@ def _add(counter: object, delta: dict[str, Any]) -> None:
     for name, value in delta.items():
         if isinstance(value, list):
             getattr(counter, name).extend(value)
+        elif isinstance(value, set):
+            getattr(counter, name).update(value)
         else:
             setattr(counter, name, getattr(counter, name) + value)

@@ -585,9 +585,9 @@ class Mirror:
 
     # --- forked workers (watcher.judge.pool) ---------------------------------------------
 
-    # What a worker counts is added to the parent's counts (`watcher.judge.pool`).
+    # What a worker counts, and the blobs it found lacking, go to the parent (`judge.pool`).
     COUNTED = ("round_trips", "blobs_fetched", "release_queries", "release_passes",
-               "graph_writes", "rollups", "listings")  # fmt: skip
+               "graph_writes", "rollups", "listings", "absent")  # fmt: skip
 
     def forked(self) -> None:
         """In a forked worker: the parent's pipes to git (GitPython's, and the `cat-file`
