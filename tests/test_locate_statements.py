@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import Project
 from tests.support import check_results
 from watcher.gitbuild import Upstream
-from watcher.locate import blocks
+from watcher.locate.alignment import kept_count
 
 TS = "src/policy/engine.ts"
 HEAD_OF = """\
@@ -860,8 +860,8 @@ def test_two_long_statements_are_compared_by_the_tokens_both_hold() -> None:
     10,000 tokens of one against 150,000 of another took minutes) count the tokens both
     hold, order aside, as short ones count those kept in order."""
     swapped = ["x", "y"] * 1000, ["y", "x"] * 1000
-    assert blocks._kept(*swapped) == 2000  # both hold all, in another order
-    assert blocks._kept(["x", "y"], ["y", "x"]) == 1  # in order: one of the two
+    assert kept_count(*swapped) == 2000  # both hold all, in another order
+    assert kept_count(["x", "y"], ["y", "x"]) == 1  # in order: one of the two
 
 
 def assert_changed(result: dict[str, Any], span: tuple[int, int], history: list[str]) -> None:

@@ -205,7 +205,7 @@ def anchor(parsed: Parsed, path: str, start: int | None, end: int | None) -> Anc
         if body[offset : offset + len(texts)] != texts:  # cited lines reach past it
             body, body_lines, offset = (), (), 0
         statements = body_statements(
-            node, around.start_bytes, cited.start_bytes[0], cited.start_bytes[-1]
+            node, around.start_bytes, (cited.start_bytes[0], cited.start_bytes[-1])
         )
         ends = [i for i, (a, b) in enumerate(statements) if b == offset + len(texts)]
         starts = [i for i, (a, b) in enumerate(statements) if a == offset]
@@ -288,14 +288,14 @@ BLOCKS = frozenset({"block", "statement_block", "statement_list"})  # what holds
 
 
 def body_statements(
-    node: Node, starts: Sequence[int], first: int | None = None, last: int | None = None
+    node: Node, starts: Sequence[int], around: tuple[int, int] | None = None
 ) -> tuple[tuple[int, int], ...]:
     """The statements of a definition's body, each as the range of its tokens among the
     definition's, whose tokens start at bytes `starts` (comments are no statements). With
-    `first` and `last` (bytes): those of the innermost block of it that holds both, a
+    `around` (first and last bytes): those of the innermost block of it that holds both, a
     loop's or a `catch`'s (metamcp's `if (retry)` in its connect loop's `catch`)."""
     block = node.child_by_field_name("body")
-    inner = None if first is None else node.descendant_for_byte_range(first, last or first)
+    inner = None if around is None else node.descendant_for_byte_range(*around)
     while inner is not None and inner.start_byte > node.start_byte:
         if inner.type in BLOCKS:
             block = inner

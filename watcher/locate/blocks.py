@@ -5,11 +5,10 @@ block, the block's statements at the baseline are paired with the version's, and
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Sequence
 
-from watcher.locate.alignment import FOUND_SHARE, chain
+from watcher.locate.alignment import FOUND_SHARE, chain, kept_count
 from watcher.locate.anchors import Anchor
 
 
@@ -81,7 +80,6 @@ def bounded(
 
 HELD_SHARE = 0.1  # of a statement's tokens, cited ones: part of the citation (`bounded`)
 MAX_PAIRS = 2500  # statements before × after: past it, a span is left as `carry` found it
-ALIGN_MOST = 1_000_000  # tokens × tokens of two statements past which they are not aligned
 
 
 def _paired(
@@ -99,7 +97,7 @@ def _paired(
         for j, (c, d) in enumerate(new):
             if sum((bag & bags[j]).values()) < FOUND_SHARE * len(tokens):
                 continue  # the tokens both hold, order aside, bound those kept
-            kept = _kept(tokens, after[c:d])
+            kept = kept_count(tokens, after[c:d])
             if kept >= FOUND_SHARE * len(tokens):
                 share[i, j] = kept / len(tokens)
     return chain(share, len(old), len(new))
@@ -111,14 +109,4 @@ def _bounds(anchor: Anchor, i: int, after: Sequence[str], new: tuple[int, int]) 
     did is not)."""
     a, b = anchor.statements[i]
     old, now = anchor.body[a:b], after[new[0] : new[1]]
-    return 2 * _kept(old, now) >= FOUND_SHARE * (len(old) + len(now))
-
-
-def _kept(tokens: Sequence[str], other: Sequence[str]) -> int:
-    """How many of `tokens` `other` keeps in order (difflib's matching blocks); of two long
-    statements, how many both hold, order aside (aligning mcphost's 10,000 tokens of one
-    with 150,000 of another took minutes)."""
-    if len(tokens) * len(other) > ALIGN_MOST:
-        return sum((Counter(tokens) & Counter(other)).values())
-    matcher = difflib.SequenceMatcher(None, tokens, other, autojunk=False)
-    return sum(block.size for block in matcher.get_matching_blocks())
+    return 2 * kept_count(old, now) >= FOUND_SHARE * (len(old) + len(now))

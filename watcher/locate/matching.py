@@ -389,7 +389,7 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     span: tuple[int, int] | None = went[0]
     if anchor.cited_statements is not None:
         around = body.start_bytes[went[0][0]], body.start_bytes[max(went[0][0], went[0][1] - 1)]
-        span = bounded(anchor, went, body_statements(node, body.start_bytes, *around), texts)
+        span = bounded(anchor, went, body_statements(node, body.start_bytes, around), texts)
     if span is None:
         return REFUSED
     low, high = trimmed(parsed, body, *span, keep=anchor.ragged)

@@ -20,7 +20,7 @@ import difflib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
-from watcher.locate.alignment import carry, completed, holds_one, substantial
+from watcher.locate.alignment import carry, completed, holds_one, kept_count, substantial
 from watcher.locate.anchors import Anchor, Found, trimmed
 from watcher.locate.definitions import Key, Scope, named
 from watcher.locate.editscript import myers
@@ -115,7 +115,7 @@ def _one_definition(
     went = set()
     for a, b in anchor.statements[cited[0] : cited[1] + 1]:
         statement = anchor.body[a:b]
-        kept = [_size(_runs(statement, version.texts[low:high])) for low, high in pieces]
+        kept = [kept_count(statement, version.texts[low:high]) for low, high in pieces]
         went.add(max(range(len(pieces)), key=lambda k: (kept[k], -k)))
         marks = anchor.body_lines[a:b] or [(0, 0)]
         opening = [t for t, (row, _) in zip(statement, marks, strict=False) if row == marks[0][0]]
@@ -133,10 +133,6 @@ def _holds(tokens: Sequence[str], wanted: Sequence[str]) -> bool:
     """Whether `tokens` hold `wanted`, in order (others between them)."""
     it = iter(tokens)
     return bool(wanted) and all(any(t == w for t in it) for w in wanted)
-
-
-def _size(blocks: list[difflib.Match]) -> int:
-    return sum(block.size for block in blocks)
 
 
 def _owner(parsed: Parsed, at: int, kind: str) -> tuple[int, int] | None:

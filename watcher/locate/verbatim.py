@@ -407,13 +407,13 @@ def moved_within(anchor: Anchor, parsed: Parsed, found: Found) -> Found | None:
     placed = tokens_between(parsed, low, high, starting=True)
     if not placed.start_bytes:
         return found
-    kinds = LANGUAGES[parsed.language].definitions
-    node = parsed.tree.root_node.descendant_for_byte_range(*[placed.start_bytes[0]] * 2)
-    best = None
+    kinds, first = LANGUAGES[parsed.language].definitions, placed.start_bytes[0]
+    node = parsed.tree.root_node.descendant_for_byte_range(first, first)
+    best, k = None, min(HEAD_TOKENS, len(anchor.tokens))
     while node is not None and node.end_byte <= high and not is_definition(node, kinds):
-        k = min(HEAD_TOKENS, len(anchor.tokens))
-        head = tokens_between(parsed, node.start_byte, node.end_byte, starting=True).texts[:k]
-        if node.is_named and tuple(head) == anchor.tokens[:k]:
+        # Its first tokens: those before the found lines, then theirs (it ends within them).
+        before = tokens_between(parsed, node.start_byte, first, starting=True).texts
+        if node.is_named and (*before[:k], *placed.texts)[:k] == anchor.tokens[:k]:
             best = node
         node = node.parent
     if best is None or best.start_point[0] + 1 >= found.start_line:
