@@ -25,6 +25,7 @@ UNUSED = (
 JUDGING = (
     "watcher.locate.",
     "watcher.judge.relocate",
+    "watcher.judge.headsearch",
     "watcher.history.walk",
     "watcher.history.attribute",
 )

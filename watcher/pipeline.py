@@ -337,7 +337,7 @@ def _judged(mirror: Mirror, waiting: list[tuple[int, Plan]], workers: pool.Pool)
 def _judging_key(plan: Plan) -> Hashable:
     """Which items one process judges together: those of one file (each version parsed
     once), and all the items whose file is gone in a language, which share one search of
-    HEAD (`relocate.head_search`): one process builds it, beside the others' judging."""
+    HEAD (`headsearch.head_search`): one process builds it, beside the others' judging."""
     language = _searched(plan)
     if language is not None:
         return ("searched", language)

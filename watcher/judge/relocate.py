@@ -19,13 +19,14 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from watcher.errors import Unreadable
+from watcher.judge.headsearch import head_search
 from watcher.locate.alignment import LONG_TOKEN
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.definitions import definition_keys, definition_nodes, may_define
 from watcher.locate.matching import SIMILAR_IN_FILE, find, may_be_alike, renamed_definition
 from watcher.locate.targets import best_target, literals, several, targets
 from watcher.models import Candidate, span
-from watcher.parse import languages, syntax
+from watcher.parse import languages
 from watcher.parse.nodes import with_attributes
 from watcher.parse.words import WORD
 
@@ -37,55 +38,6 @@ if TYPE_CHECKING:
 
 Parse = Callable[[str, str], "Parsed"]  # (path, blob) -> parsed file
 Key = tuple[str, tuple[str, ...]]  # a definition's kind and name path
-
-
-def words(text: bytes) -> set[bytes]:
-    """The identifier words of a text: runs of ASCII letters, digits and `_`."""
-    return set(syntax.words(text))
-
-
-class HeadSearch:
-    """Every file at HEAD in one language, indexed once by the identifier words of its
-    bytes, shared by every item of the run whose file is gone.
-
-    A definition's name is a token of its file, so each of its words is a whole word
-    of the file's bytes: only the files holding every word of the definition's name
-    path are candidates, and only those are parsed (`defining`). Each file's words are
-    read once; which files hold a word is found when a name asks for it (a few hundred
-    words a run, against every word of every file for a whole index).
-    """
-
-    def __init__(self, mirror: Mirror, head: str, language: str) -> None:
-        mirror.session.counts.search.searches += 1
-        at_head = mirror.files(head, languages.LANGUAGES[language].extensions)
-        self.files = sorted(at_head.items())
-        mirror.prefetch(at_head.values())
-        blobs = list(dict.fromkeys(at_head.values()))
-        held = {blob: words(data) for blob, data in mirror.contents(blobs)}
-        self.words = [held.get(blob, set()) for _, blob in self.files]  # over the limit: none
-        self.postings: dict[bytes, set[int]] = {}  # word -> positions in self.files
-
-    def holding(self, names: Sequence[str]) -> list[tuple[str, str]]:
-        """The files whose bytes hold every word of `names`, in path order."""
-        wanted = set().union(*(words(n.encode()) for n in names))
-        if not wanted:
-            return list(self.files)
-        found = set.intersection(*(self._holding(w) for w in wanted))
-        return [self.files[n] for n in sorted(found)]
-
-    def _holding(self, word: bytes) -> set[int]:
-        if word not in self.postings:
-            self.postings[word] = {n for n, held in enumerate(self.words) if word in held}
-        return self.postings[word]
-
-
-def head_search(mirror: Mirror, head: str, language: str) -> HeadSearch:
-    """The run's one search of HEAD in `language` for this mirror (kept by its session
-    until every item is judged: `Session.judged`)."""
-    searches = mirror.session.searches
-    if (language, head) not in searches:
-        searches[(language, head)] = HeadSearch(mirror, head, language)
-    return searches[(language, head)]
 
 
 # Bytes of candidate files kept for the run (`_candidate`).

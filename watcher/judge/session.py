@@ -20,7 +20,8 @@ from watcher.state.warm import Stats as WarmStats
 
 if TYPE_CHECKING:
     from watcher.history.spots import Spot
-    from watcher.judge.relocate import HeadSearch, Key
+    from watcher.judge.headsearch import HeadSearch
+    from watcher.judge.relocate import Key
     from watcher.locate.anchors import Anchor
     from watcher.mirror.renames import Files
 
