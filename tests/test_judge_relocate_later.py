@@ -433,3 +433,136 @@ def test_cited_lines_as_they_were_in_a_function_renamed_and_moved_are_moved(
     assert result["verdict"] == "moved", result["message"]
     assert (result["current"]["path"], result["current"]["start_line"]) == (new, 26)
     assert result["history"] == []
+
+
+HUB_TS = "src/services/mcp/McpHub.ts"
+CONNECTION_TS = """\
+export type McpConnection = {
+	server: McpServer
+	client: Client
+	transport: StdioClientTransport | SSEClientTransport
+}
+"""
+HUB_CLASS_TS = "".join(
+    f"""
+	async fetch{n}List(serverName: string): Promise<Item{n}[]> {{
+		const connection = this.connections.find((conn) => conn.server.name === serverName)
+		const response = await connection?.client.request({{ method: "{n.lower()}/list" }}, Schema{n})
+		return response?.items || []
+	}}
+"""
+    for n in ("Tools", "Resources", "Templates", "Prompts")
+)
+HUB = f'import {{ Client }} from "sdk/client"\n\n{CONNECTION_TS}\nexport class McpHub {{{HUB_CLASS_TS}}}\n'
+
+
+def test_a_type_moved_out_before_its_file_is_renamed_is_missing_from_the_move_out(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cline's `McpConnection`: a commit moved the type from `McpHub.ts` into a new
+    `types.ts` (edited), keeping `McpHub.ts`; a year later another moved both files into
+    `apps/vscode/` (renames git pairs). What the renaming commit added is no place the
+    type went: it had left `McpHub.ts` already. It is `missing` from the first commit, as
+    `git log -L` has it, and `types.ts` is a hint; before, it was `changed` there."""
+    base = upstream.commit("hub (#3000)", {HUB_TS: HUB})
+    project.note("n", f"{base} {HUB_TS}:3-7")
+    types_ts = CONNECTION_TS.replace("SSEClientTransport", "SSEClientTransport | HttpTransport")
+    hub = HUB.replace(CONNECTION_TS, 'import { McpConnection } from "./types"\n')
+    split = upstream.commit("split (#3970)", {HUB_TS: hub, "src/services/mcp/types.ts": types_ts})
+    upstream.commit("move to apps (#10961)", {
+        HUB_TS: None, "src/services/mcp/types.ts": None,
+        f"apps/vscode/{HUB_TS}": hub, "apps/vscode/src/services/mcp/types.ts": types_ts})  # fmt: skip
+
+    result = check_results(project, capsys)[f"n:{HUB_TS}:3-7"]
+
+    assert result["verdict"] == "missing", result["message"]
+    assert result["introduced_by"]["commit"] == split
+    assert [(c["path"], c["chosen"]) for c in result["candidates"]] == [
+        ("apps/vscode/src/services/mcp/types.ts", False)
+    ]
+
+
+TOOL_API_GO = "tools/tool_api.go"
+RESPONSE_GO = """\
+func NewToolReponse(content ...*ToolResponseContent) *ToolResponse {
+	return &ToolResponse{
+		Content: content,
+	}
+}
+"""
+CONTENT_GO = "".join(
+    f"""
+type {kind}Content struct {{
+	Text     string `json:"text" yaml:"text"`
+	MimeType string `json:"mimeType,omitempty" yaml:"mimeType,omitempty"`
+	Uri      string `json:"uri,omitempty" yaml:"uri,omitempty"`
+}}
+
+func New{kind}Content(text string) *{kind}Content {{
+	return &{kind}Content{{Text: text, MimeType: "text/{kind.lower()}"}}
+}}
+"""
+    for kind in ("Text", "Image", "Embedded", "Audio", "Blob", "Link")
+)
+
+
+def test_a_function_split_into_a_new_file_is_followed_where_a_later_commit_renamed_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mcp-golang's `NewToolReponse`: a commit turned `tools/tool_api.go` into
+    `server/content_api.go` (a rename git pairs) and moved the function into a new
+    `server/tool_api.go`; a later one moved both files to the root. It is followed into
+    the file the split added, wherever that went: `moved`, at `tool_api.go`."""
+    source = f"package tools\n\n{RESPONSE_GO}{CONTENT_GO}"
+    base = upstream.commit("tools (#1)", {TOOL_API_GO: source})
+    project.note("n", f"{base} {TOOL_API_GO}:3-7")
+    content = f"package server\n{CONTENT_GO}"
+    tool_api = f"package server\n\n{RESPONSE_GO}"
+    upstream.commit("prompts (#7)", {TOOL_API_GO: None, "server/content_api.go": content,
+                                     "server/tool_api.go": tool_api})  # fmt: skip
+    upstream.commit("hide objects (#11)", {
+        "server/content_api.go": None, "server/tool_api.go": None,
+        "content_api.go": content.replace("package server", "package mcp"),
+        "tool_api.go": tool_api.replace("package server", "package mcp")})  # fmt: skip
+
+    result = check_results(project, capsys)[f"n:{TOOL_API_GO}:3-7"]
+
+    assert result["verdict"] == "moved", result["message"]
+    assert (result["current"]["path"], result["current"]["start_line"]) == ("tool_api.go", 3)
+
+
+CODES_PY = "".join(f"{name} = {code}\n" for name, code in (
+    ("PARSE_ERROR", -32700), ("INVALID_REQUEST", -32600), ("METHOD_NOT_FOUND", -32601)))  # fmt: skip
+MODELS_PY = "".join(
+    f"\n\nclass {n}(BaseModel):\n    method: str\n    params: dict[str, Any] | None = None\n"
+    for n in ("Request", "Notification", "Result", "ErrorData", "Tool", "Resource")
+)
+
+
+def test_a_constant_split_into_a_module_later_moved_is_followed_past_an_alias_in_its_place(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """python-sdk's `INVALID_REQUEST`: the commit that made `types.py` a package's
+    `_types.py` (a rename) moved the error codes into a new `types/jsonrpc.py`; a later
+    one moved that module into a package of its own, and a later one still wrote an
+    alias module at `types/jsonrpc.py`. The codes are followed where the module went."""
+    base = upstream.commit("types (#1)", {"src/mcp/types.py": CODES_PY + MODELS_PY})
+    project.note("n", f"{base} src/mcp/types.py:2")
+    upstream.commit("types subpackage (#1918)", {
+        "src/mcp/types.py": None, "src/mcp/types/_types.py": MODELS_PY.lstrip(),
+        "src/mcp/types/jsonrpc.py": '"""JSON-RPC."""\n\n' + CODES_PY})  # fmt: skip
+    upstream.commit("own package (#2973)", {
+        "src/mcp/types/jsonrpc.py": None, "src/mcp/types/_types.py": None,
+        "src/mcp_types/jsonrpc.py": '"""JSON-RPC."""\n\n' + CODES_PY,
+        "src/mcp_types/_types.py": MODELS_PY.lstrip()})  # fmt: skip
+    upstream.commit(
+        "alias (#3190)", {"src/mcp/types/jsonrpc.py": "from mcp_types.jsonrpc import *\n"}
+    )
+
+    result = check_results(project, capsys)["n:src/mcp/types.py:2"]
+
+    assert result["verdict"] == "moved", result["message"]
+    assert (result["current"]["path"], result["current"]["start_line"]) == (
+        "src/mcp_types/jsonrpc.py",
+        4,
+    )

@@ -401,12 +401,14 @@ def test_three_changes_across_a_rename_read_the_same_in_json_issue_and_log(
 TYPES = 'import json\n\nLATEST = "2025-11-25"\n\n\nclass Tool:\n    name: str\n'
 
 
-def test_a_python_constant_moved_to_a_module_a_split_added_is_followed(
+def test_a_python_constant_moved_out_before_its_module_is_renamed_is_missing_from_the_move(
     project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """python-sdk's LATEST_PROTOCOL_VERSION: annotated in types.py, moved to version.py
-    with a new value, then both files moved into a package of their own. Found by name
-    in the file the split added; blamed on the two commits that changed it, not the moves."""
+    with a new value while types.py stayed, then both files moved into a package of their
+    own. The move is no rename: `missing` from it, as `git log -L` has it, version.py a
+    hint; what the later renaming commit added is no place it went (it was followed into
+    version.py before, as if that commit had moved it)."""
     base = upstream.commit("types (#0)", {"src/mcp/types.py": TYPES})
     project.note("n", f"{base} src/mcp/types.py:3")
     typed = TYPES.replace("LATEST = ", "LATEST: Final[str] = ")
@@ -422,10 +424,11 @@ def test_a_python_constant_moved_to_a_module_a_split_added_is_followed(
 
     result = check_results(project, capsys)["n:src/mcp/types.py:3"]
 
-    assert result["verdict"] == "changed", result["message"]
-    assert (result["current"]["path"], result["current"]["start_line"]) == (
-        "src/types/types/version.py", 2)  # fmt: skip
+    assert result["verdict"] == "missing", result["message"]
     assert [c["commit"] for c in result["history"]] == [annotated, moved]
+    assert [(c["path"], c["chosen"]) for c in result["candidates"]] == [
+        ("src/types/types/version.py", False)
+    ]
 
 
 JS = """\

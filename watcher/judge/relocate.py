@@ -72,11 +72,12 @@ def citation(
     """The cited construct in files that could have taken it over, and every candidate.
     A definition of its kind and name is the construct when it is like it, or when it is
     the only one of that name in the files the commit that removed the construct added,
-    in the file that commit moved it into (`moved_by`: python-sdk's
-    LATEST_PROTOCOL_VERSION, moved and rewritten; not a `main` when the commit removed
-    several, nor one written there later), in its class or another one there (codex's
-    `call_tool`, moved into `connection_manager.rs` by the split that deleted its file,
-    whose `McpConnectionManager` later became `McpConnectionSet`). Anywhere at HEAD, or
+    in the file that commit moved it into (`moved_by`: mcp-proxy's `create_starlette_app`,
+    moved and rewritten; not a `main` when the commit removed several, nor one written
+    there later), wherever a later commit renamed that file, in its class or another one
+    there (codex's `call_tool`, moved into `connection_manager.rs` by the split that
+    deleted its file, whose `McpConnectionManager` later became `McpConnectionSet`), and
+    only where the file that commit removed held it just before. Anywhere at HEAD, or
     among several in those files, an unlike one is a namesake (codex's and
     typescript-sdk's many `main` functions): listed but not chosen, and the next place is
     searched. With none chosen, the construct is missing."""
@@ -84,6 +85,10 @@ def citation(
         return None, ()  # nothing to look for by name
     namesakes: list[Candidate] = []
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
+        if found_in != ELSEWHERE:
+            if not _left_with(mirror, plan, anchor, found_in, parse):
+                continue
+            files = [*files, *_renamed_since(mirror, plan, anchor, found_in, files, parse)]
         matches = definitions_in(mirror, anchor, files, parse)
         if not matches and found_in != ELSEWHERE:
             matches = _moved_into(mirror, plan, anchor, found_in, files, parse)
@@ -102,6 +107,44 @@ def citation(
                 c.model_copy(update={"chosen": False}) for c in candidates if where(c) not in listed
             ]
     return None, tuple(namesakes)
+
+
+def _left_with(mirror: Mirror, plan: Plan, anchor: Anchor, found_in: str, parse: Parse) -> bool:
+    """Whether the path the commit of `found_in` removed held the citation just before it:
+    otherwise the construct had left it already, and what that commit added is unrelated
+    (cline's `McpConnection`, moved into a new `types.ts` while `McpHub.ts` stayed, is not
+    followed into that file when a later commit moves both into `apps/vscode/`)."""
+    commit = _removal(plan, found_in)
+    links = mirror.paths.where(plan.base, plan.head, plan.item.path).links
+    paths = {link.old for link in links if link.commit == commit and not link.kept}
+    if commit == plan.removed_by and plan.removed_path is not None:
+        paths.add(plan.removed_path)
+    held = [(p, b) for p in sorted(paths) if (b := mirror.blob_id(f"{commit}^1", p)) is not None]
+    mirror.prefetch(b for _, b in held)
+    return not held or find(anchor, [(p, parse(p, b)) for p, b in held]) is not None
+
+
+def _renamed_since(
+    mirror: Mirror,
+    plan: Plan,
+    anchor: Anchor,
+    found_in: str,
+    files: Sequence[tuple[str, str]],
+    parse: Parse,
+) -> list[tuple[str, str]]:
+    """Where the file the commit of `found_in` moved the definition into (`moved_by`) is
+    at HEAD, when a later commit renamed it: mcp-golang's `NewToolReponse`, split into a
+    new `server/tool_api.go` that a later commit made `tool_api.go`; python-sdk's
+    `INVALID_REQUEST`, moved into a new `types/jsonrpc.py` that went into a package of
+    its own (a module of that path at HEAD is a later alias, not that file)."""
+    commit = _removal(plan, found_in)
+    into = moved_by(mirror, plan, anchor, commit, parse)
+    if into is None:
+        return []
+    known = {p for p, _ in files} | {p for p, _ in plan.files}
+    later = mirror.paths.where(commit, plan.head, into).files
+    mirror.prefetch(b for p, b in later if p not in known)
+    return [(p, b) for p, b in later if p not in known]
 
 
 def _moved_into(
@@ -132,9 +175,7 @@ def moved_by(
 
     Where the commit also removed another definition of the name, the one it added is no
     sign of where this one went (inspector's v2 removed three files, each with its own
-    `main`), unless that file held it as it is: it was moved with it (python-sdk's
-    `LATEST_PROTOCOL_VERSION`, moved into `shared/version.py`, then that file into a
-    package of its own)."""
+    `main`), unless that file held it as it is: it was moved with it."""
     language = languages.for_path(plan.item.path)
     if anchor.definition is None or language is None or commit not in plan.removals:
         return None
@@ -167,8 +208,7 @@ def _written_into(
     from one that had none of its kind and name: such a file was there before, and a
     namesake written into it is no sign of a move, as in any other file (deepchat's
     `createMcpClient`, removed from the client as a test file was renamed beside it and
-    given a helper of that name, 0.2 alike). One it carried from there is (python-sdk's
-    `LATEST_PROTOCOL_VERSION`, moved into `shared/version.py`, that file into a package)."""
+    given a helper of that name, 0.2 alike). One it carried from there is."""
     source = mirror.paths.source(commit, path)
     if source is None:
         return False
