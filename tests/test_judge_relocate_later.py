@@ -566,3 +566,31 @@ def test_a_constant_split_into_a_module_later_moved_is_followed_past_an_alias_in
         "src/mcp_types/jsonrpc.py",
         4,
     )
+
+
+def test_a_function_split_rewritten_into_a_new_file_is_chosen_where_a_later_commit_renamed_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """codex's `collect_marketplace_import_sources`: the commit that renamed its file moved
+    it, rewritten, into a new module (the only one of its name there, too unlike it to be
+    chosen by likeness); a later one moved that module into a crate of its own. It is the
+    one the split moved it into, wherever that went: `changed` there."""
+    source = f"package tools\n\n{RESPONSE_GO}{CONTENT_GO}"
+    base = upstream.commit("tools (#1)", {TOOL_API_GO: source})
+    project.note("n", f"{base} {TOOL_API_GO}:3-7")
+    rewritten = (
+        "func NewToolReponse(parts ...*ToolResponseContent) (*ToolResponse, error) {\n"
+        '\tif len(parts) == 0 {\n\t\treturn nil, errors.New("a tool response needs content")\n\t}\n'
+        '\tlog.Printf("tool response of %d parts", len(parts))\n'
+        "\treturn &ToolResponse{Content: parts, Meta: map[string]any{}}, nil\n}\n"
+    )
+    upstream.commit("prompts (#7)", {TOOL_API_GO: None,
+                                     "server/content_api.go": f"package server\n{CONTENT_GO}",
+                                     "server/tool_api.go": f"package server\n\n{rewritten}"})  # fmt: skip
+    upstream.commit("own crate (#9)", {
+        "server/tool_api.go": None, "mcp/tool_api.go": f"package mcp\n\n{rewritten}"})  # fmt: skip
+
+    result = check_results(project, capsys)[f"n:{TOOL_API_GO}:3-7"]
+
+    assert result["verdict"] == "changed", result["message"]
+    assert (result["current"]["path"], result["current"]["start_line"]) == ("mcp/tool_api.go", 3)

@@ -85,22 +85,22 @@ def citation(
         return None, ()  # nothing to look for by name
     namesakes: list[Candidate] = []
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
+        moved: list[tuple[str, str]] = []  # the file the commit moved it into, at HEAD
         if found_in != ELSEWHERE:
             if not _left_with(mirror, plan, anchor, found_in, parse):
                 continue
-            files = [*files, *_renamed_since(mirror, plan, anchor, found_in, files, parse)]
+            moved = _moved_to(mirror, plan, anchor, found_in, parse)
+            files = [*files, *(f for f in moved if f not in files)]
         matches = definitions_in(mirror, anchor, files, parse)
-        if not matches and found_in != ELSEWHERE:
-            matches = _moved_into(mirror, plan, anchor, found_in, files, parse)
+        if not matches and moved:  # in another class or module there: its own renamed
+            matches = definitions_in(mirror, anchor, moved, parse, other_class=True)
         if not matches and found_in != ELSEWHERE:
             renamed = _renamed(mirror, anchor, files, parse)
             matches = [f for f in renamed if alike(anchor.tokens, f.tokens, SIMILAR_IN_FILE)]
         if matches:
             best, candidates = choose(plan.item.path, anchor.tokens, matches, found_in)
-            if _alike(candidates, anchor.tokens, best.tokens) or (
-                found_in != ELSEWHERE and len(candidates) == 1
-                and moved_by(mirror, plan, anchor, _removal(plan, found_in), parse) == best.path
-            ):  # fmt: skip
+            alone = len(candidates) == 1 and best.path in {p for p, _ in moved}
+            if alone or _alike(candidates, anchor.tokens, best.tokens):
                 return best, candidates
             listed = {where(c) for c in namesakes}  # a file added then is at HEAD too
             namesakes += [
@@ -124,42 +124,22 @@ def _left_with(mirror: Mirror, plan: Plan, anchor: Anchor, found_in: str, parse:
     return not held or find(anchor, [(p, parse(p, b)) for p, b in held]) is not None
 
 
-def _renamed_since(
-    mirror: Mirror,
-    plan: Plan,
-    anchor: Anchor,
-    found_in: str,
-    files: Sequence[tuple[str, str]],
-    parse: Parse,
+def _moved_to(
+    mirror: Mirror, plan: Plan, anchor: Anchor, found_in: str, parse: Parse
 ) -> list[tuple[str, str]]:
     """Where the file the commit of `found_in` moved the definition into (`moved_by`) is
-    at HEAD, when a later commit renamed it: mcp-golang's `NewToolReponse`, split into a
-    new `server/tool_api.go` that a later commit made `tool_api.go`; python-sdk's
+    at HEAD, through later renames: mcp-golang's `NewToolReponse`, split into a new
+    `server/tool_api.go` that a later commit made `tool_api.go`; python-sdk's
     `INVALID_REQUEST`, moved into a new `types/jsonrpc.py` that went into a package of
     its own (a module of that path at HEAD is a later alias, not that file)."""
     commit = _removal(plan, found_in)
     into = moved_by(mirror, plan, anchor, commit, parse)
     if into is None:
         return []
-    known = {p for p, _ in files} | {p for p, _ in plan.files}
-    later = mirror.paths.where(commit, plan.head, into).files
-    mirror.prefetch(b for p, b in later if p not in known)
-    return [(p, b) for p, b in later if p not in known]
-
-
-def _moved_into(
-    mirror: Mirror,
-    plan: Plan,
-    anchor: Anchor,
-    found_in: str,
-    files: Sequence[tuple[str, str]],
-    parse: Parse,
-) -> list[Found]:
-    """The cited definition in the file the commit of `found_in` moved it into
-    (`moved_by`), in another class or module there at HEAD: its own was renamed since."""
-    into = moved_by(mirror, plan, anchor, _removal(plan, found_in), parse)
-    there = [(p, b) for p, b in files if p == into]
-    return definitions_in(mirror, anchor, there, parse, other_class=True) if there else []
+    followed = {p for p, _ in plan.files}
+    later = [f for f in mirror.paths.where(commit, plan.head, into).files if f[0] not in followed]
+    mirror.prefetch(b for _, b in later)
+    return later
 
 
 def moved_by(
