@@ -87,8 +87,6 @@ def citation(
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
         moved: list[tuple[str, str]] = []  # the file the commit moved it into, at HEAD
         if found_in != ELSEWHERE:
-            if not _left_with(mirror, plan, anchor, found_in, parse):
-                continue
             moved = _moved_to(mirror, plan, anchor, found_in, parse)
             files = [*files, *(f for f in moved if f not in files)]
         matches = definitions_in(mirror, anchor, files, parse)
@@ -97,6 +95,12 @@ def citation(
         if not matches and found_in != ELSEWHERE:
             renamed = _renamed(mirror, anchor, files, parse)
             matches = [f for f in renamed if alike(anchor.tokens, f.tokens, SIMILAR_IN_FILE)]
+        if (
+            matches
+            and found_in != ELSEWHERE
+            and not _left_with(mirror, plan, anchor, found_in, parse)
+        ):
+            continue  # asked only of a place that has it: what held it before costs a parse
         if matches:
             best, candidates = choose(plan.item.path, anchor.tokens, matches, found_in)
             alone = len(candidates) == 1 and best.path in {p for p, _ in moved}
