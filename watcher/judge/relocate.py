@@ -85,21 +85,16 @@ def citation(
         return None, ()  # nothing to look for by name
     namesakes: list[Candidate] = []
     for found_in, files in _places(mirror, plan, plan.item.path, names=anchor.definition[1]):
-        moved: list[tuple[str, str]] = []  # the file the commit moved it into, at HEAD
-        if found_in != ELSEWHERE:
-            moved = _moved_to(mirror, plan, anchor, found_in, parse)
-            files = [*files, *(f for f in moved if f not in files)]
+        commit = None if found_in == ELSEWHERE else _removal(plan, found_in)
+        moved = [] if commit is None else _moved_to(mirror, plan, anchor, commit, parse)
+        files = [*files, *(f for f in moved if f not in files)]  # the file it went into
         matches = definitions_in(mirror, anchor, files, parse)
         if not matches and moved:  # in another class or module there: its own renamed
             matches = definitions_in(mirror, anchor, moved, parse, other_class=True)
-        if not matches and found_in != ELSEWHERE:
+        if not matches and commit is not None:
             renamed = _renamed(mirror, anchor, files, parse)
             matches = [f for f in renamed if alike(anchor.tokens, f.tokens, SIMILAR_IN_FILE)]
-        if (
-            matches
-            and found_in != ELSEWHERE
-            and not _left_with(mirror, plan, anchor, found_in, parse)
-        ):
+        if matches and commit is not None and not _left_with(mirror, plan, anchor, commit, parse):
             continue  # asked only of a place that has it: what held it before costs a parse
         if matches:
             best, candidates = choose(plan.item.path, anchor.tokens, matches, found_in)
@@ -113,12 +108,11 @@ def citation(
     return None, tuple(namesakes)
 
 
-def _left_with(mirror: Mirror, plan: Plan, anchor: Anchor, found_in: str, parse: Parse) -> bool:
-    """Whether the path the commit of `found_in` removed held the citation just before it:
-    otherwise the construct had left it already, and what that commit added is unrelated
-    (cline's `McpConnection`, moved into a new `types.ts` while `McpHub.ts` stayed, is not
-    followed into that file when a later commit moves both into `apps/vscode/`)."""
-    commit = _removal(plan, found_in)
+def _left_with(mirror: Mirror, plan: Plan, anchor: Anchor, commit: str, parse: Parse) -> bool:
+    """Whether the path `commit` removed held the citation just before it: otherwise the
+    construct had left it already, and what that commit added is unrelated (cline's
+    `McpConnection`, moved into a new `types.ts` while `McpHub.ts` stayed, is not followed
+    into that file when a later commit moves both into `apps/vscode/`)."""
     links = mirror.paths.where(plan.base, plan.head, plan.item.path).links
     paths = {link.old for link in links if link.commit == commit and not link.kept}
     if commit == plan.removed_by and plan.removed_path is not None:
@@ -129,14 +123,13 @@ def _left_with(mirror: Mirror, plan: Plan, anchor: Anchor, found_in: str, parse:
 
 
 def _moved_to(
-    mirror: Mirror, plan: Plan, anchor: Anchor, found_in: str, parse: Parse
+    mirror: Mirror, plan: Plan, anchor: Anchor, commit: str, parse: Parse
 ) -> list[tuple[str, str]]:
-    """Where the file the commit of `found_in` moved the definition into (`moved_by`) is
-    at HEAD, through later renames: mcp-golang's `NewToolReponse`, split into a new
-    `server/tool_api.go` that a later commit made `tool_api.go`; python-sdk's
-    `INVALID_REQUEST`, moved into a new `types/jsonrpc.py` that went into a package of
-    its own (a module of that path at HEAD is a later alias, not that file)."""
-    commit = _removal(plan, found_in)
+    """Where the file `commit` moved the definition into (`moved_by`) is at HEAD, through
+    later renames: mcp-golang's `NewToolReponse`, split into a new `server/tool_api.go`
+    that a later commit made `tool_api.go`; python-sdk's `INVALID_REQUEST`, moved into a
+    new `types/jsonrpc.py` that went into a package of its own (a module of that path at
+    HEAD is a later alias, not that file)."""
     into = moved_by(mirror, plan, anchor, commit, parse)
     if into is None:
         return []
