@@ -299,3 +299,97 @@ def test_a_field_left_alone_of_two_cited_is_the_item_without_the_one_after_it(
     current = result["current"]
     assert (current["path"], current["start_line"], current["end_line"]) == (path, 13, 13)
     assert [h["commit"] for h in result["history"]] == [dropped]
+
+
+TOOLS = "src/tools/client.ts"
+DISCOVER = """\
+export async function discoverTools(server: string, config: Config, client: Client) {
+  const found: Tool[] = [];
+  for (const decl of await client.listTools()) {
+    if (!isEnabled(decl, server, config)) {
+      continue;
+    }
+{body}  }
+  return found;
+}
+"""
+PUSHED = """\
+    found.push(
+      new DiscoveredTool(
+        callable,
+        server,
+        decl.name,
+        config.timeout ?? DEFAULT_TIMEOUT,
+        config.trust,
+      ),
+    );
+"""
+LOCAL = """\
+    const tool = new DiscoveredTool(
+      callable,
+      server,
+      decl.name,
+      config.timeout ?? DEFAULT_TIMEOUT,
+      config.trust,
+      undefined,
+      context.messageBus,
+    );
+    found.push(tool);
+"""
+DECLARED = """\
+    const callable = new CallableTool(
+      client,
+      decl,
+      config.timeout ?? DEFAULT_TIMEOUT,
+    );
+    const tool = new DiscoveredTool(
+      callable,
+      server,
+      decl.name,
+      config.trust,
+      undefined,
+      context.messageBus,
+    );
+    found.push(tool);
+"""
+NORMALIZED = """\
+    if (decl.schema) {
+      try {
+        decl.schema = normalize(decl.schema);
+      } catch (error) {
+        report(
+          error,
+          server,
+        );
+      }
+    }
+"""
+
+
+def test_a_call_rewritten_into_a_local_declaration_stays_there_when_code_is_added_above(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gemini-cli's `discoveredTools.push(new DiscoveredMCPTool(...))` in `discoverTools`:
+    made `const tool = new DiscoveredMCPTool(...)` (with more arguments) and a
+    `push(tool)`, then given a new `McpCallableTool` above it that took its timeout
+    argument, then a schema fix written above both. Carried commit by commit, as `git log
+    -L` carries it, the item is the `const tool` statement, and the fix is no change of
+    it. A JavaScript `const` is a definition of its own, not the cited statement's kind:
+    no step was taken past it, and one jump from the baseline, which took in the
+    `CallableTool` above at the rework and not once the fix stood above that, blamed the
+    fix."""
+
+    def discover(body: str) -> dict[str, str]:
+        return {TOOLS: DISCOVER.replace("{body}", body)}
+
+    base = upstream.commit("v1", discover(PUSHED))
+    project.note("n", f"{base} {TOOLS}:7-15")
+    declared = upstream.commit("name the tool (#1)", discover(LOCAL))
+    reworked = upstream.commit("rework discovery (#2)", discover(DECLARED))
+    upstream.commit("normalize schemas (#3)", discover(NORMALIZED + DECLARED))
+
+    result = check_results(project, capsys)[f"n:{TOOLS}:7-15"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (22, 29)
+    assert [h["commit"] for h in result["history"]] == [declared, reworked]

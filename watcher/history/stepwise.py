@@ -354,13 +354,25 @@ def _recited(mirror: Mirror, cited: Anchor, found: Found, files: Files) -> Ancho
         return None
     if (again.definition is None) != (cited.definition is None):
         return None
-    if _member_left(again, cited):
+    if _member_left(again, cited) or _local_of(again, cited):
         return again
     if again.whole != cited.whole:
         return None
     if cited.cited_statements is not None and again.cited_statements is None:
         return None
     return again
+
+
+def _local_of(again: Anchor, cited: Anchor) -> bool:
+    """Whether lines cited anew are a whole definition only because a cited statement
+    became a local declaration of the function it was part of (gemini-cli's
+    `discoveredTools.push(new DiscoveredMCPTool(...))`, made `const tool = new
+    DiscoveredMCPTool(...)` and a `push(tool)`): a JavaScript `const` is a definition of
+    its own (found by its name), and it is the statement carried on."""
+    if not again.whole or cited.whole or again.definition is None or cited.definition is None:
+        return False
+    kind, path = again.definition
+    return kind == "variable_declarator" and path[:-1] == cited.definition[1]
 
 
 def _member_left(again: Anchor, cited: Anchor) -> bool:
