@@ -393,3 +393,60 @@ def test_a_call_rewritten_into_a_local_declaration_stays_there_when_code_is_adde
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (22, 29)
     assert [h["commit"] for h in result["history"]] == [declared, reworked]
+
+
+TRANSPORT = "src/client/transport.py"
+BY_URL = """\
+    if config.url:
+        check_url(config.url)
+        log.info("connecting")
+        metrics.count("connect")
+        return HttpTransport(config.url)
+"""
+BY_COMMAND = """\
+    if config.command:
+{env}        transport = StdioTransport(config.command, config.args{extra})
+        if debug:
+            transport.on_stderr(log.debug)
+        return transport
+"""
+ENV = """\
+        env = sanitize(os.environ)
+        env.update(config.env or {})
+"""
+
+
+def test_a_commit_between_two_changes_is_in_the_history_where_only_the_steps_reach_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gemini-cli's stdio branch of `createTransport`: an environment built at its top,
+    then the branch moved above the URL branch, whose logging went into it; one jump from
+    the baseline pairs the logging lines and leaves the `if` and the environment out,
+    while the steps keep them. A commit that then edited the environment alone changed
+    none of the jump's lines and lay between two of its changes: it was in no step's walk
+    either, and the history left it out (`git log -L` of the HEAD span lists it)."""
+
+    def create(*branches: str) -> dict[str, str]:
+        body = "".join(branches)
+        return {TRANSPORT: f'def create(config, debug):\n{body}    raise ValueError("no")\n'}
+
+    base = upstream.commit("v1", create(BY_URL, BY_COMMAND.format(env="", extra="")))
+    project.note("n", f"{base} {TRANSPORT}:7-11")
+    command = BY_COMMAND.format(env=ENV, extra=", env=env")
+    built = upstream.commit("sanitize (#1)", create(BY_URL, command))
+    logged = ENV + '        log.info("connecting")\n        metrics.count("connect")\n'
+    short_url = "    if config.url:\n        return HttpTransport(config.url)\n"
+    moved = upstream.commit(
+        "stdio first (#2)", create(BY_COMMAND.format(env=logged, extra=", env=env"), short_url)
+    )
+    strict = logged.replace("sanitize(os.environ)", "sanitize(os.environ, strict=True)")
+    edited = upstream.commit(
+        "strict env (#3)", create(BY_COMMAND.format(env=strict, extra=", env=env"), short_url)
+    )
+    warned = BY_COMMAND.format(env=strict, extra=", env=env").replace("log.debug", "log.warning")
+    last = upstream.commit("warn (#4)", create(warned, short_url))
+
+    result = check_results(project, capsys)[f"n:{TRANSPORT}:7-11"]
+
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (2, 10)
+    assert [h["commit"] for h in result["history"]] == [built, moved, edited, last]

@@ -259,27 +259,34 @@ def _carry(
         if cut and _cut_up(mirror, (again, files), (carried, into)):
             return None
         # The walk judged none of the commits up to `into` where it found the item missing,
-        # and, after the last, only those that touched the lines it had placed it on.
-        last = n + 1 == len(stops)
-        gap = _between(steps, position[commit], into) if after == "missing" or last else ()
-        if gap:  # a step, then a walk
-            step = steps[position[commit]]
-            crossed = _across(mirror, cited, again, step, gap, after, state, kept)
-            if crossed is None:
-                return None
+        # and, after the last, only those that touched the lines it had placed it on: they
+        # are walked from where the step found it, or it is not carried. So are the
+        # commits between two changes, where a walk can follow it there: the lines carried
+        # may be others than one jump's (gemini-cli's stdio branch, edited by 58df1c62
+        # between two of the walk's changes, outside the lines its jumps placed it on).
+        later = position[stops[n + 1][0]] if n + 1 < len(stops) else len(steps)
+        gap = _between(steps, position[commit], into, later)
+        mark = len(kept)
+        step = steps[position[commit]]
+        crossed = _across(mirror, cited, again, step, gap, after, state, kept) if gap else None
+        if crossed is not None:  # a step, then a walk
             carried, state = crossed
-        else:
+        elif gap and (after == "missing" or n + 1 == len(stops)):
+            return None
+        else:  # the step alone, the commits it crosses told as the walk told them
+            del kept[mark:]
             state = _crossed(cited, carried, commit, after, state, kept)
         found, files = carried, into
     return found, files
 
 
 def _between(
-    steps: Sequence[tuple[str, Files]], commit: int, into: Files
+    steps: Sequence[tuple[str, Files]], commit: int, into: Files, later: int
 ) -> Sequence[tuple[str, Files]]:
     """The steps after the one at `commit` up to the one whose version is `into` (the
-    version before the walk's next change, or HEAD)."""
-    for n in range(len(steps) - 1, commit, -1):
+    version before the walk's next change, at `later`, or HEAD), the last such before
+    `later`: a version the history comes back to after a change is not the gap's end."""
+    for n in range(later - 1, commit, -1):
         if steps[n][1] == into:
             return steps[commit + 1 : n + 1]
     return ()
