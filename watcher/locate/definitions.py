@@ -441,3 +441,29 @@ def units_within(parsed: Parsed, low: int, high: int) -> list[Node]:
         for span, node in inside
         if not any(o != span and o[0] <= span[0] and span[1] <= o[1] for o, _ in inside)
     ]
+
+
+def bare(names: tuple[str, ...]) -> tuple[str, ...]:
+    """A name path without its types' type arguments, a trait's kept (`From<A>` is not
+    `From<B>`): rig's `impl<M> Index for Store<M>`, its model type-erased, is `Store`'s."""
+    parts = (name.rpartition(" for ") for name in names)
+    return tuple(trait + sep + _GENERIC.sub("", _GENERIC.sub("", own)) for trait, sep, own in parts)
+
+
+_GENERIC = re.compile(r"<[^<>]*>")
+
+
+def other_local(
+    kind: str, names: tuple[str, ...], cited: tuple[str, ...], known: Iterable[Key]
+) -> bool:
+    """Whether a JavaScript or TypeScript declarator named `names` is a local of a function
+    the baseline file had (`known`: its definitions) other than the one the declarator
+    `cited` lies in, and not in a scope around it (where a constant is lifted out of its
+    function): that function's own code. typescript-sdk's `const result = await
+    this.request({ method: "tools/list", ... })` in `listTools`, renamed `page`, is not
+    `readResource`'s `const result = ...`, however like it; in a function written since,
+    the code split out into it, a namesake may be it (`connect`'s `const result` of the
+    `initialize` request, in a new `_legacyHandshake`)."""
+    if kind != "variable_declarator" or names[:-1] == cited[:-1][: len(names) - 1]:
+        return False
+    return any(path == names[:-1] for _, path in known)

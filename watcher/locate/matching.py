@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -25,11 +24,13 @@ from watcher.locate.alignment import (
 from watcher.locate.anchors import GONE, REFUSED, Anchor, Found, body_statements, enclosing, trimmed
 from watcher.locate.blocks import bounded
 from watcher.locate.definitions import (
+    bare,
     definition_node,
     definition_span,
     name_path,
     named,
     of_kind,
+    other_local,
 )
 from watcher.locate.scopes import through_scope
 from watcher.locate.siblings import taken
@@ -295,7 +296,9 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
     for names, node in of_kind(parsed, kind):
         if names[-1:] != name or ((kind, names) in anchor.known and names not in namesakes):
             continue  # another name, or a definition the baseline had: not the citation
-        if _bare(names) == _bare(anchor.definition[1]):
+        if other_local(kind, names, anchor.definition[1], anchor.known):
+            continue  # `result` of another method is that method's own
+        if bare(names) == bare(anchor.definition[1]):
             found.append(node)  # in its own `impl`, whose type parameters changed
             continue
         head = with_attributes(node)
@@ -311,16 +314,6 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
         if anchor.derived[key] is True:
             found.append(node)
     return found
-
-
-def _bare(names: tuple[str, ...]) -> tuple[str, ...]:
-    """A name path without its types' type arguments, a trait's kept (`From<A>` is not
-    `From<B>`): rig's `impl<M> Index for Store<M>`, its model type-erased, is `Store`'s."""
-    parts = (name.rpartition(" for ") for name in names)
-    return tuple(trait + sep + _GENERIC.sub("", _GENERIC.sub("", own)) for trait, sep, own in parts)
-
-
-_GENERIC = re.compile(r"<[^<>]*>")
 
 
 def _moved_here(
@@ -495,6 +488,8 @@ def _renamed(anchor: Anchor, found: Found, parsed: Parsed, first: int, last: int
     key = (node.type, name_path(node, parsed.language))
     if key in anchor.known:  # another's own code, or its own moved within it
         return verbatims.moved_within(anchor, parsed, found) if key == anchor.definition else None
+    if other_local(*key, anchor.definition[1], anchor.known):
+        return None  # a local of another function: its own code, not its own renamed
     if node.type != anchor.definition[0] or not anchor.body:
         return found  # its code moved into another kind of construct (a macro's body)
     head = with_attributes(node)
