@@ -10,6 +10,7 @@ import pytest
 from tests.conftest import Project
 from tests.support import check_results
 from watcher.gitbuild import Upstream
+from watcher.locate.definitions import other_local
 
 CLIENT = "src/client/index.ts"
 BEFORE = """\
@@ -104,3 +105,25 @@ def test_a_local_split_out_into_a_new_function_is_followed_there(
 
     assert result["verdict"] == "moved", result["message"]
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (11, 15)
+
+
+@pytest.mark.parametrize(
+    ("names", "cited", "other"),
+    [
+        (("Client", "readResource", "result"), ("Client", "listTools", "result"), True),
+        (("Client", "readResource", "result"), ("Client", "listTools"), True),
+        (("Client", "listTools", "page"), ("Client", "listTools"), False),
+        (("Client", "listTools", "page"), ("Client", "listTools", "result"), False),
+        (("LIMIT",), ("Client", "listTools", "LIMIT"), False),
+        (("Client", "fetchTools", "result"), ("Client", "listTools", "result"), False),
+    ],
+)
+def test_a_local_of_another_function_the_baseline_had_is_its_own(
+    names: tuple[str, ...], cited: tuple[str, ...], other: bool
+) -> None:
+    """Of a cited local (a declarator's path) or of code cited inside a method (the
+    method's path): `readResource`, which the baseline had, keeps its locals; the cited
+    method's own locals, a scope around it, and a function written since do not."""
+    known = [("method_definition", ("Client", m)) for m in ("readResource", "listTools")]
+    kind = "variable_declarator" if len(cited) == 3 else "method_definition"
+    assert other_local("variable_declarator", names, (kind, cited), known) is other

@@ -453,17 +453,18 @@ def bare(names: tuple[str, ...]) -> tuple[str, ...]:
 _GENERIC = re.compile(r"<[^<>]*>")
 
 
-def other_local(
-    kind: str, names: tuple[str, ...], cited: tuple[str, ...], known: Iterable[Key]
-) -> bool:
+def other_local(kind: str, names: tuple[str, ...], cited: Key, known: Iterable[Key]) -> bool:
     """Whether a JavaScript or TypeScript declarator named `names` is a local of a function
-    the baseline file had (`known`: its definitions) other than the one the declarator
-    `cited` lies in, and not in a scope around it (where a constant is lifted out of its
-    function): that function's own code. typescript-sdk's `const result = await
-    this.request({ method: "tools/list", ... })` in `listTools`, renamed `page`, is not
-    `readResource`'s `const result = ...`, however like it; in a function written since,
-    the code split out into it, a namesake may be it (`connect`'s `const result` of the
-    `initialize` request, in a new `_legacyHandshake`)."""
-    if kind != "variable_declarator" or names[:-1] == cited[:-1][: len(names) - 1]:
+    the baseline file had (`known`: its definitions) other than the citation's (`cited`:
+    its definition; the function a cited declarator lies in), and not in a scope around
+    it (where a constant is lifted out of its function): that function's own code.
+    typescript-sdk's `const result = await this.request({ method: "tools/list", ... })` in
+    `listTools`, renamed `page`, is not `readResource`'s `const result = ...`, however like
+    it; in a function written since, the code split out into it, a namesake may be it
+    (`connect`'s `const result` of the `initialize` request, in a new `_legacyHandshake`)."""
+    if kind != "variable_declarator":
+        return False
+    scope = cited[1][:-1] if cited[0] == "variable_declarator" else cited[1]
+    if names[:-1] == scope[: len(names) - 1]:
         return False
     return any(path == names[:-1] for _, path in known)

@@ -296,7 +296,7 @@ def _moved(anchor: Anchor, parsed: Parsed) -> list[Node]:
     for names, node in of_kind(parsed, kind):
         if names[-1:] != name or ((kind, names) in anchor.known and names not in namesakes):
             continue  # another name, or a definition the baseline had: not the citation
-        if other_local(kind, names, anchor.definition[1], anchor.known):
+        if other_local(kind, names, anchor.definition, anchor.known):
             continue  # `result` of another method is that method's own
         if bare(names) == bare(anchor.definition[1]):
             found.append(node)  # in its own `impl`, whose type parameters changed
@@ -488,7 +488,7 @@ def _renamed(anchor: Anchor, found: Found, parsed: Parsed, first: int, last: int
     key = (node.type, name_path(node, parsed.language))
     if key in anchor.known:  # another's own code, or its own moved within it
         return verbatims.moved_within(anchor, parsed, found) if key == anchor.definition else None
-    if other_local(*key, anchor.definition[1], anchor.known):
+    if other_local(*key, anchor.definition, anchor.known):
         return None  # a local of another function: its own code, not its own renamed
     if node.type != anchor.definition[0] or not anchor.body:
         return found  # its code moved into another kind of construct (a macro's body)
