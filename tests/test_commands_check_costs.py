@@ -272,6 +272,34 @@ def test_long_walk_parses_only_the_versions_whose_commit_touched_the_item(
     assert project.counts.parse.parses <= 14
 
 
+SESSION = """\
+class Session:
+    def deliver(self, message):
+        payload = self.codec.encode(message)
+        self.log.debug("delivering %s", message.id)
+        return self.stream.send(payload)
+"""
+
+
+def test_a_definition_is_aligned_once_per_citation_and_version(
+    project: Project, upstream: Upstream
+) -> None:
+    """A version is asked for a citation's place more than once (in its definition, then,
+    where it is gone, past it; by the walk, the steps and the judge at HEAD): the
+    alignment of its definition with the cited one is made once per citation and version
+    of the definition's bytes. Here HEAD's, asked twice for the statement a commit
+    deleted (the version before holds it verbatim: no alignment)."""
+    path = "src/transport/session.py"
+    base = upstream.commit("session", {path: SESSION})
+    project.note("n", f"{base} {path}:4-4")
+    upstream.commit("quiet (#2)", {path: SESSION.replace(SESSION.splitlines()[3] + "\n", "")})
+
+    report = check(project)
+
+    assert [r.verdict for r in report.results] == [Verdict.MISSING]
+    assert project.counts.parse.aligned == 1
+
+
 HEAVY_PROBE = """\
 import sys
 from watcher.cli import main

@@ -376,7 +376,11 @@ def _carried_in(anchor: Anchor, path: str, parsed: Parsed, node: Node) -> Found 
     cited = anchor.offset, anchor.offset + len(anchor.tokens)
     marks = line_marks(parsed.source, body.start_bytes, body.start_lines)
     minor = {anchor.offset + i for i in anchor.attributes}
-    went = carried(anchor.body, *cited, texts, (anchor.body_lines, marks), minor=minor)
+    lines, memo = (anchor.body_lines, marks), ("carried", parsed.source[low:high])
+    if memo not in anchor.derived:  # a walk, its steps and relocation ask again
+        parsed.stats.aligned += 1
+        anchor.derived[memo] = carried(anchor.body, *cited, texts, lines, minor=minor)
+    went = cast("tuple[tuple[int, int], list[tuple[int, int]]] | None", anchor.derived[memo])
     if went is None:
         return None
     span: tuple[int, int] | None = went[0]

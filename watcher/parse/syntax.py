@@ -58,6 +58,7 @@ class Stats:
     parsed_blobs: list[str] = field(default_factory=list)
     indexed: int = 0  # blobs whose token index was built (once each, shared by citations)
     tokens_scanned: int = 0  # tokens compared while locating citations, index lookups included
+    aligned: int = 0  # definitions aligned with a citation's: once per anchor and version
     captured: int = 0  # definition nodes that queries for one kind of definition returned
     counted: int = 0  # bytes whose words were counted (`Parsed.word_counts`)
     placed: int = 0  # bytes searched for where a word occurs (`word_places`)
@@ -68,6 +69,7 @@ class Stats:
         self.parsed_blobs.clear()
         self.indexed = 0
         self.tokens_scanned = 0
+        self.aligned = 0
         self.captured = 0
         self.counted = 0
         self.placed = 0
