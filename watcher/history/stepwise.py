@@ -379,7 +379,7 @@ def _local_of(again: Anchor, cited: Anchor) -> bool:
     if not again.whole or cited.whole or again.definition is None or cited.definition is None:
         return False
     kind, path = again.definition
-    return kind == "variable_declarator" and path[:-1] == cited.definition[1]
+    return kind == definitions.DECLARATOR and path[:-1] == cited.definition[1]
 
 
 def _member_left(again: Anchor, cited: Anchor) -> bool:

@@ -453,6 +453,11 @@ def bare(names: tuple[str, ...]) -> tuple[str, ...]:
 _GENERIC = re.compile(r"<[^<>]*>")
 
 
+# A JavaScript or TypeScript `const`, `let` or `var` binding: a definition of its own (found
+# by its name path), and a local where it lies in a function.
+DECLARATOR = "variable_declarator"
+
+
 def other_local(kind: str, names: tuple[str, ...], cited: Key, known: Iterable[Key]) -> bool:
     """Whether a JavaScript or TypeScript declarator named `names` is a local of a function
     the baseline file had (`known`: its definitions) other than the citation's (`cited`:
@@ -462,9 +467,9 @@ def other_local(kind: str, names: tuple[str, ...], cited: Key, known: Iterable[K
     `listTools`, renamed `page`, is not `readResource`'s `const result = ...`, however like
     it; in a function written since, the code split out into it, a namesake may be it
     (`connect`'s `const result` of the `initialize` request, in a new `_legacyHandshake`)."""
-    if kind != "variable_declarator":
+    if kind != DECLARATOR:
         return False
-    scope = cited[1][:-1] if cited[0] == "variable_declarator" else cited[1]
+    scope = cited[1][:-1] if cited[0] == DECLARATOR else cited[1]
     if names[:-1] == scope[: len(names) - 1]:
         return False
     return any(path == names[:-1] for _, path in known)
