@@ -893,3 +893,66 @@ def test_a_cited_statement_grown_in_its_own_definition_is_not_one_begun_elsewher
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (12, 12)
     assert [h["commit"] for h in result["history"]] == [change]
+
+
+NANOBOT_GO = "pkg/mcp/session.go"
+NANOBOT = """\
+package mcp
+
+func (s *Session) State() map[string]any {
+	if s == nil {
+		return nil
+	}
+	return s.attributes
+}
+
+func (s *Session) Delete(key string) {
+	if s == nil {
+		return
+	}
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	delete(s.attributes, key)
+}
+"""
+ADD_ENV = """\
+func (s *Session) AddEnv(kvs map[string]string) {
+	if s == nil {
+		return
+	}
+	for k, v := range kvs {
+		s.env[k] = v
+	}
+}
+
+"""
+
+
+def test_a_cited_statement_stays_in_its_own_method_when_another_grows_one_nearer(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nanobot's `Session.Delete`: its `if s == nil { return }` and its `s.lock.Lock()`
+    are cited. A method written above it since opens with the same check, and `State`
+    now locks too: both are nearer the cited lines than `Delete`, which still holds
+    them, moved down. They are `Delete`'s, as `git log -L` follows them."""
+    base = upstream.commit("sessions", {NANOBOT_GO: NANOBOT})
+    project.note("n", f"{base} {NANOBOT_GO}:11-13", f"{base} {NANOBOT_GO}:14-14")
+    locked = NANOBOT.replace(
+        "\t}\n\treturn s.attributes",
+        "\t}\n\ts.lock.Lock()\n\tdefer s.lock.Unlock()\n\treturn s.attributes",
+    )
+    upstream.commit(
+        "session env (#61)",
+        {
+            NANOBOT_GO: locked.replace(
+                "func (s *Session) Delete", ADD_ENV + "func (s *Session) Delete"
+            )
+        },
+    )
+
+    results = _results(project, capsys)
+    check, lock = results[f"n:{NANOBOT_GO}:11-13"], results[f"n:{NANOBOT_GO}:14-14"]
+
+    assert (check["verdict"], lock["verdict"]) == ("moved", "moved")
+    assert (check["current"]["start_line"], check["current"]["end_line"]) == (22, 24)
+    assert (lock["current"]["start_line"], lock["current"]["end_line"]) == (25, 25)

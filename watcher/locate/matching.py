@@ -63,13 +63,13 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
         return _whole_file(anchor, files)
     if anchor.whole and (found := _best(anchor, files, _carried)) is not None:
         return found  # a definition cited whole is that definition, wherever it is
-    # The cited file's match nearest the cited lines is the one chosen (`chosen`): looked
-    # for near them first (`nearest`), then everywhere, and everywhere too where the
-    # nearest one's statement goes on past the cited tokens (one in its own definition
-    # may come first).
+    # The cited file's match nearest the cited lines is the one chosen (`chosen`), one in
+    # the citation's own definition first: looked for near them (`nearest`), then
+    # everywhere where none is so near, or the nearest one's statement goes on past the
+    # cited tokens, or it lies outside that definition.
     near = nearest(anchor, *files[0]) if files and files[0][0] == anchor.path else None
     found = chosen(anchor, files, [near]) if near else None
-    if found is None or not found.identical:  # grown: a match farther off may be it
+    if found is None or not found.identical or not verbatims.in_own(anchor, files[0][1], found):
         every = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
         found = chosen(anchor, files, every) or found
     return found or _best(anchor, files, _carried) or _first(anchor, files, _elsewhere)

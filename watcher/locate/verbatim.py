@@ -235,23 +235,25 @@ def chosen(
     anchor: Anchor, files: Sequence[tuple[str, Parsed]], exact: Sequence[Found]
 ) -> Found | None:
     """Of verbatim matches, the one in the cited file nearest the cited lines, ended where
-    its statement ends (`alignment.completed`). Where that statement goes on past the
-    cited tokens, the nearest match in the citation's own definition (its kind and name
-    path) comes first: a cited `return self` is not a `return self._buffer` written
-    nearer it in another method (pydantic-ai's `PeekableAsyncStream.__aiter__`), and a
-    cited `self.map.contains_key(name)` grown with `&& ...` in its own function is not
-    the same call begun in another (rust-sdk's `ToolRouter::has_route`). `matching.find`
-    and `matching.place` both choose so, among the same matches."""
+    its statement ends (`alignment.completed`); the nearest in the citation's own
+    definition (its kind and name path) comes first, wherever the others are: a cited
+    `s.lock.Lock()` of a Go method is still that method's when a method written since
+    locks nearer the cited line (nanobot's `Session.Delete`), a cited `return self` is not
+    a `return self._buffer` written nearer it in another method (pydantic-ai's
+    `PeekableAsyncStream.__aiter__`), and a cited `self.map.contains_key(name)` grown
+    with `&& ...` in its own function is not the same call begun in another (rust-sdk's
+    `ToolRouter::has_route`). `matching.find` and `matching.place` both choose so, among
+    the same matches."""
     if anchor.definition is not None and any(named(p, *anchor.definition) for _, p in files):
         exact = [f for f in exact if not _others(anchor, dict(files)[f.path], f)]
     ordered = sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
     if not ordered:
         return None
-    first = _completed(anchor, files, ordered[0])
-    if first.identical or len(ordered) == 1 or anchor.definition is None:
-        return first
-    own = next((f for f in ordered if _in_definition(anchor, dict(files)[f.path], f)), None)
-    return first if own is None or own is ordered[0] else _completed(anchor, files, own)
+    if len(ordered) > 1 and anchor.definition is not None:
+        path, parsed = ordered[0].path, dict(files)[ordered[0].path]
+        own = (f for f in ordered if f.path == path and _in_definition(anchor, parsed, f))
+        return _completed(anchor, files, next(own, ordered[0]))
+    return _completed(anchor, files, ordered[0])
 
 
 def _others(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
@@ -338,6 +340,12 @@ def _wrapped(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
             return replace(found, identical=False, tokens=(*head, *found.tokens))
         node = node.parent
     return found
+
+
+def in_own(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
+    """Whether a match is where `chosen` takes it whatever is nearer: no definition held
+    the citation, or the match lies in one of the citation's kind and name path."""
+    return anchor.definition is None or _in_definition(anchor, parsed, found)
 
 
 def _in_definition(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
