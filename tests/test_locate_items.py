@@ -956,3 +956,50 @@ def test_a_cited_statement_stays_in_its_own_method_when_another_grows_one_nearer
     assert (check["verdict"], lock["verdict"]) == ("moved", "moved")
     assert (check["current"]["start_line"], check["current"]["end_line"]) == (22, 24)
     assert (lock["current"]["start_line"], lock["current"]["end_line"]) == (25, 25)
+
+
+CLIENT_GO = "pkg/mcp/httpclient.go"
+SEND = """\
+package mcp
+
+func (c *Client) send(ctx context.Context, msg Message) error {
+	resp, err := c.http.Do(c.newRequest(msg))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = c.readResponse(resp)
+	return err
+}
+"""
+ENSURED = """\
+	err := c.ensureSSE(ctx)
+	if err != nil {
+		return err
+	}
+"""
+
+
+def test_of_several_places_in_its_own_method_a_statement_is_where_its_method_carries_it(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nanobot's `HTTPClient.send`: the `if err != nil { return err }` after its request
+    and the `return err` that ends it are cited. The method moves down and opens with
+    a check of its own, so the method holds each cited statement twice, and the new
+    copy is the nearer to the cited line (the cited `return err`'s own line, even). The
+    citations are where the method's code carries them, as `git log -L` follows them."""
+    base = upstream.commit("client", {CLIENT_GO: SEND})
+    project.note("n", f"{base} {CLIENT_GO}:5-7", f"{base} {CLIENT_GO}:10-10")
+    opened = SEND.replace("error {\n", "error {\n" + ENSURED, 1)
+    dial = "func (c *Client) start() error {\n\treturn c.dial()\n}\n\n"
+    upstream.commit(
+        "reconnect (#40)",
+        {CLIENT_GO: opened.replace("func (c *Client) send", dial + "func (c *Client) send")},
+    )
+
+    results = _results(project, capsys)
+    check, end = results[f"n:{CLIENT_GO}:5-7"], results[f"n:{CLIENT_GO}:10-10"]
+
+    assert (check["verdict"], end["verdict"]) == ("moved", "moved")
+    assert (check["current"]["start_line"], check["current"]["end_line"]) == (13, 15)
+    assert (end["current"]["start_line"], end["current"]["end_line"]) == (18, 18)

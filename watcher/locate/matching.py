@@ -69,9 +69,9 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     # cited tokens, or it lies outside that definition.
     near = nearest(anchor, *files[0]) if files and files[0][0] == anchor.path else None
     found = chosen(anchor, files, [near]) if near else None
-    if found is None or not found.identical or not verbatims.in_own(anchor, files[0][1], found):
+    if found is None or not found.identical or not verbatims.settled(anchor, files[0][1], found):
         every = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
-        found = chosen(anchor, files, every) or found
+        found = chosen(anchor, files, every, _carried) or found
     return found or _best(anchor, files, _carried) or _first(anchor, files, _elsewhere)
 
 
@@ -242,7 +242,7 @@ def place(
         if found is not None:
             return _placed(found)
     exact = [f for path, parsed in files for f in in_windows(anchor, path, parsed)]
-    if exact and (found := chosen(anchor, files, exact)) is not None:
+    if exact and (found := chosen(anchor, files, exact, _carried)) is not None:
         return _placed(found)
     if not anchor.whole:  # a whole definition was looked for by name above, in vain
         found = _best(anchor, files, _carried)

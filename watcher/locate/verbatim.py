@@ -6,7 +6,7 @@ citation (`chosen`), with the blank and comment lines it had around it (`margins
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
@@ -20,7 +20,7 @@ from watcher.parse.nodes import is_definition, with_attributes
 from watcher.parse.syntax import Parsed, tokens_between
 
 if TYPE_CHECKING:
-    from tree_sitter import TreeCursor
+    from tree_sitter import Node, TreeCursor
 
 # Of many verbatim occurrences, those nearest the cited lines that are looked at (the
 # nearest is the one chosen): each costs its text, and a generated file repeats a line
@@ -232,7 +232,10 @@ def found_at(
 
 
 def chosen(
-    anchor: Anchor, files: Sequence[tuple[str, Parsed]], exact: Sequence[Found]
+    anchor: Anchor,
+    files: Sequence[tuple[str, Parsed]],
+    exact: Sequence[Found],
+    carried: Callable[[Anchor, str, Parsed], Found | None] | None = None,
 ) -> Found | None:
     """Of verbatim matches, the one in the cited file nearest the cited lines, ended where
     its statement ends (`alignment.completed`); the nearest in the citation's own
@@ -242,18 +245,31 @@ def chosen(
     a `return self._buffer` written nearer it in another method (pydantic-ai's
     `PeekableAsyncStream.__aiter__`), and a cited `self.map.contains_key(name)` grown
     with `&& ...` in its own function is not the same call begun in another (rust-sdk's
-    `ToolRouter::has_route`). `matching.find` and `matching.place` both choose so, among
-    the same matches."""
+    `ToolRouter::has_route`). Of several in it, the one the alignment of the definition
+    carries the citation to (`carried`, from `matching`) comes first: a cited `return
+    err` that ended a Go method still ends it when the method has grown `if err :=
+    <-errChan; err != nil { return err }` nearer the cited line (nanobot's
+    `HTTPClient.send`), as `git log -L` follows it.
+    `matching.find` and `matching.place` both choose so, among the same matches."""
     if anchor.definition is not None and any(named(p, *anchor.definition) for _, p in files):
         exact = [f for f in exact if not _others(anchor, dict(files)[f.path], f)]
     ordered = sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
     if not ordered:
         return None
-    if len(ordered) > 1 and anchor.definition is not None:
-        path, parsed = ordered[0].path, dict(files)[ordered[0].path]
-        own = (f for f in ordered if f.path == path and _in_definition(anchor, parsed, f))
-        return _completed(anchor, files, next(own, ordered[0]))
-    return _completed(anchor, files, ordered[0])
+    if len(ordered) == 1 or anchor.definition is None:
+        return _completed(anchor, files, ordered[0])
+    path, parsed = ordered[0].path, dict(files)[ordered[0].path]
+    own = [f for f in ordered if f.path == path and _in_definition(anchor, parsed, f)]
+    if len(own) > 1 and carried is not None:  # where the alignment of the definition puts it
+        aligned = carried(anchor, path, parsed)
+        own = [f for f in own if _overlaps(f, aligned)] + own
+    return _completed(anchor, files, own[0] if own else ordered[0])
+
+
+def _overlaps(found: Found, other: Found | None) -> bool:
+    if other is None or other.start_line is None or other.end_line is None:
+        return False
+    return (found.start_line or 0) <= other.end_line and other.start_line <= (found.end_line or 0)
 
 
 def _others(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
@@ -342,21 +358,35 @@ def _wrapped(anchor: Anchor, parsed: Parsed, found: Found) -> Found:
     return found
 
 
-def in_own(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
-    """Whether a match is where `chosen` takes it whatever is nearer: no definition held
-    the citation, or the match lies in one of the citation's kind and name path."""
-    return anchor.definition is None or _in_definition(anchor, parsed, found)
+def settled(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
+    """Whether a match near the cited lines is the one `chosen` takes among all: no
+    definition held the citation, or the match lies in one of its kind and name path
+    that holds no other match of it (none there to choose among)."""
+    if anchor.definition is None:
+        return True
+    node = _own_node(anchor, parsed, found)
+    if node is None or not anchor.tokens:
+        return False
+    needle = anchor.tokens[0].encode()
+    places = starts_in(parsed.source, needle, with_attributes(node).start_byte, node.end_byte)
+    matches = (_match_at(parsed, anchor.tokens, 0, at, len(needle)) for at in places)
+    return sum(lines is not None for lines in matches) < 2
 
 
 def _in_definition(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
     """Whether `found` lies in a definition of the citation's kind and name path."""
+    return _own_node(anchor, parsed, found) is not None
+
+
+def _own_node(anchor: Anchor, parsed: Parsed, found: Found) -> Node | None:
+    """The definition of the citation's kind and name path that holds `found`, if any."""
     assert anchor.definition is not None and found.start_line is not None
     end = found.end_line or found.start_line
     for node in named(parsed, *anchor.definition):
         first = with_attributes(node)
         if first.start_point[0] + 1 <= found.start_line and end <= node.end_point[0] + 1:
-            return True
-    return False
+            return node
+    return None
 
 
 def margins(anchor: Anchor, parsed: Parsed, start: int, end: int) -> tuple[int, int]:
