@@ -1003,3 +1003,38 @@ def test_of_several_places_in_its_own_method_a_statement_is_where_its_method_car
     assert (check["verdict"], end["verdict"]) == ("moved", "moved")
     assert (check["current"]["start_line"], check["current"]["end_line"]) == (13, 15)
     assert (end["current"]["start_line"], end["current"]["end_line"]) == (18, 18)
+
+
+MANAGER_GO = "server/streamable_http.go"
+VALIDATE = """\
+func (s *{kind}) Validate(id string) (bool, error) {{
+	if _, err := uuid.Parse(id); err != nil {{
+		return false, fmt.Errorf("invalid session id: %s", id)
+	}}
+{extra}	return false, nil
+}}
+"""
+
+
+def test_a_citation_its_method_still_holds_apart_is_not_a_copy_in_a_new_method(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mcp-go's `InsecureStatefulSessionIdManager.Validate`: its uuid check and `return
+    false, nil` are cited. A new manager type's `Validate` copies those lines whole,
+    while the cited method puts a check of its own between them. The citation is
+    `changed` in its own method, which holds every cited token still, as `git log -L`
+    follows it; not `moved` into the copy."""
+    insecure = VALIDATE.format(kind="InsecureManager", extra="")
+    base = upstream.commit("managers", {MANAGER_GO: "package server\n\n" + insecure})
+    project.note("n", f"{base} {MANAGER_GO}:4-7")
+    check = "\tif _, ok := s.terminated.Load(id); ok {\n\t\treturn true, nil\n\t}\n"
+    copied = VALIDATE.format(kind="StatelessManager", extra="")
+    grown = VALIDATE.format(kind="InsecureManager", extra=check)
+    upstream.commit(
+        "stateless sessions (#700)", {MANAGER_GO: f"package server\n\n{copied}\n{grown}"}
+    )
+
+    result = _results(project, capsys)[f"n:{MANAGER_GO}:4-7"]
+
+    assert result["verdict"] == "changed"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (11, 17)

@@ -68,7 +68,7 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     # everywhere where none is so near, or the nearest one's statement goes on past the
     # cited tokens, or it lies outside that definition.
     near = nearest(anchor, *files[0]) if files and files[0][0] == anchor.path else None
-    found = chosen(anchor, files, [near]) if near else None
+    found = chosen(anchor, files, [near], _carried) if near else None
     if found is None or not found.identical or not verbatims.settled(anchor, files[0][1], found):
         every = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
         found = chosen(anchor, files, every, _carried) or found

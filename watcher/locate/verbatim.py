@@ -249,21 +249,37 @@ def chosen(
     carries the citation to (`carried`, from `matching`) comes first: a cited `return
     err` that ended a Go method still ends it when the method has grown `if err :=
     <-errChan; err != nil { return err }` nearer the cited line (nanobot's
-    `HTTPClient.send`), as `git log -L` follows it.
+    `HTTPClient.send`), as `git log -L` follows it. And where the definition holds
+    none but the alignment finds every cited token in it, apart, a verbatim match
+    elsewhere is a copy (mcp-go's `Validate`, copied into a new manager type while the
+    cited one put a check between the cited lines): no verbatim answer.
     `matching.find` and `matching.place` both choose so, among the same matches."""
     if anchor.definition is not None and any(named(p, *anchor.definition) for _, p in files):
         exact = [f for f in exact if not _others(anchor, dict(files)[f.path], f)]
     ordered = sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
     if not ordered:
         return None
-    if len(ordered) == 1 or anchor.definition is None:
+    if anchor.definition is None:
         return _completed(anchor, files, ordered[0])
     path, parsed = ordered[0].path, dict(files)[ordered[0].path]
     own = [f for f in ordered if f.path == path and _in_definition(anchor, parsed, f)]
-    if len(own) > 1 and carried is not None:  # where the alignment of the definition puts it
+    if carried is not None and len(own) != 1:  # where the alignment of the definition puts it
         aligned = carried(anchor, path, parsed)
+        if not own and _kept_apart(anchor, ordered, aligned):
+            return None  # a copy: its own definition holds every cited token, code between them
         own = [f for f in own if _overlaps(f, aligned)] + own
     return _completed(anchor, files, own[0] if own else ordered[0])
+
+
+def _kept_apart(anchor: Anchor, exact: Sequence[Found], aligned: Found | None) -> bool:
+    """Whether the alignment of the citation's own definition found every cited token
+    there, in order, away from the verbatim matches (with code written between them)."""
+    if aligned is None or aligned.start_line is None:
+        return False
+    if any(f.path == aligned.path and _overlaps(f, aligned) for f in exact):
+        return False  # the definition, renamed: the match is in it
+    rest = iter(aligned.tokens)
+    return all(token in rest for token in anchor.tokens)
 
 
 def _overlaps(found: Found, other: Found | None) -> bool:
