@@ -283,6 +283,7 @@ def _kept_apart(anchor: Anchor, exact: Sequence[Found], aligned: Found | None) -
 
 
 def _overlaps(found: Found, other: Found | None) -> bool:
+    """Whether two places share a line."""
     if other is None or other.start_line is None or other.end_line is None:
         return False
     return (found.start_line or 0) <= other.end_line and other.start_line <= (found.end_line or 0)
