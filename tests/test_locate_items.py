@@ -1038,3 +1038,45 @@ def test_a_citation_its_method_still_holds_apart_is_not_a_copy_in_a_new_method(
 
     assert result["verdict"] == "changed"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (11, 17)
+
+
+TOOL_TS = "packages/core/src/tools/mcp-tool.ts"
+INVOCATION = """\
+export class McpToolInvocation {
+  async shouldConfirmExecute(signal: AbortSignal): Promise<boolean> {
+    const key = this.serverName;
+    if (this.trust) {
+      return false; // trusted
+    }
+    return this.ask(key);
+  }
+}
+"""
+GUARD = """\
+export function isAnnotation(value: unknown): boolean {
+  if (typeof value !== 'object') {
+    return false;
+  }
+  return true;
+}
+
+"""
+
+
+def test_a_statement_of_a_renamed_method_is_where_its_class_carries_it_not_the_nearest(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gemini-cli's `shouldConfirmExecute`, renamed `getConfirmationDetails`: its `return
+    false;` is cited, and a function written above the class returns `false` nearer the
+    cited line. The method's name is gone, so no definition of it holds a match; the
+    alignment of the class carries the citation into the renamed method, and the match
+    there is it, as `git log -L` follows it."""
+    base = upstream.commit("mcp tool", {TOOL_TS: INVOCATION})
+    project.note("n", f"{base} {TOOL_TS}:5-5")
+    renamed = INVOCATION.replace("shouldConfirmExecute", "getConfirmationDetails")
+    upstream.commit("tool confirmation (#9000)", {TOOL_TS: GUARD + renamed})
+
+    result = _results(project, capsys)[f"n:{TOOL_TS}:5-5"]
+
+    assert result["verdict"] == "moved"
+    assert (result["current"]["start_line"], result["current"]["end_line"]) == (12, 12)

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from watcher.judge import classify
+from watcher.locate.alignment import kept
 from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import named, of_kind
-from watcher.locate.matching import kept
 from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
 from watcher.parse.nodes import with_attributes

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING
 
 from watcher.judge import classify
 from watcher.judge.plan import Plan
+from watcher.locate.alignment import likeness
 from watcher.locate.anchors import Anchor
 from watcher.locate.definitions import definition_keys, named, of_kind
-from watcher.locate.matching import SIMILAR_IN_FILE, find, likeness
+from watcher.locate.matching import SIMILAR_IN_FILE, find
 from watcher.mirror.mirrors import Mirror
 from watcher.parse.nodes import with_attributes
 from watcher.parse.syntax import Parsed, tokens_between

@@ -535,3 +535,16 @@ def _to_statement_end(found: Found, placed: Tokens, end: int) -> Found:
 def _tokens_of(parsed: Parsed, start: int, end: int) -> tuple[str, ...]:
     low, high = parsed.line_bytes(start, end)
     return tuple(tokens_between(parsed, low, high, starting=True).texts)
+
+
+def likeness(a: Sequence[str], b: Sequence[str]) -> float:
+    """How alike two token sequences are, 0 to 1 (difflib's ratio, no junk heuristic)."""
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def kept(a: Sequence[str], b: Sequence[str]) -> float:
+    """The share of `a`'s tokens that `b` keeps, in order (difflib's matching blocks)."""
+    if not a:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks()) / len(a)

@@ -20,6 +20,8 @@ from watcher.locate.alignment import (
     completed,
     could_survive,
     holds_one,
+    kept,
+    likeness,
 )
 from watcher.locate.anchors import GONE, REFUSED, Anchor, Found, body_statements, enclosing, trimmed
 from watcher.locate.blocks import bounded
@@ -68,11 +70,20 @@ def find(anchor: Anchor, files: Sequence[tuple[str, Parsed]]) -> Found | None:
     # everywhere where none is so near, or the nearest one's statement goes on past the
     # cited tokens, or it lies outside that definition.
     near = nearest(anchor, *files[0]) if files and files[0][0] == anchor.path else None
-    found = chosen(anchor, files, [near], _carried) if near else None
+    found = chosen(anchor, files, [near], _held) if near else None
     if found is None or not found.identical or not verbatims.settled(anchor, files[0][1], found):
         every = [f for path, parsed in files for f in verbatim(anchor, path, parsed)]
-        found = chosen(anchor, files, every, _carried) or found
+        found = chosen(anchor, files, every, _held) or found
     return found or _best(anchor, files, _carried) or _first(anchor, files, _elsewhere)
+
+
+def _held(anchor: Anchor, path: str, parsed: Parsed) -> Found | None:
+    """Where the citation's definition carries it (`_carried`), or, that definition gone
+    by its name, where the scope around it does (`through_scope`)."""
+    found = _carried(anchor, path, parsed)
+    if found is None and anchor.definition and not named(parsed, *anchor.definition):
+        return through_scope(anchor, path, parsed)
+    return found
 
 
 def _best(anchor: Anchor, files: Sequence[tuple[str, Parsed]], how: Locator) -> Found | None:
@@ -242,7 +253,7 @@ def place(
         if found is not None:
             return _placed(found)
     exact = [f for path, parsed in files for f in in_windows(anchor, path, parsed)]
-    if exact and (found := chosen(anchor, files, exact, _carried)) is not None:
+    if exact and (found := chosen(anchor, files, exact, _held)) is not None:
         return _placed(found)
     if not anchor.whole:  # a whole definition was looked for by name above, in vain
         found = _best(anchor, files, _carried)
@@ -584,16 +595,3 @@ def _alignments(needle: tuple[str, ...], parsed: Parsed, tries: int = 3) -> list
         budget -= cost
         votes.update(p - i for p in places for i in at[text])
     return [offset for offset, _ in votes.most_common(tries)]
-
-
-def likeness(a: Sequence[str], b: Sequence[str]) -> float:
-    """How alike two token sequences are, 0 to 1 (difflib's ratio, no junk heuristic)."""
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
-def kept(a: Sequence[str], b: Sequence[str]) -> float:
-    """The share of `a`'s tokens that `b` keeps, in order (difflib's matching blocks)."""
-    if not a:
-        return 0.0
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return sum(block.size for block in matcher.get_matching_blocks()) / len(a)

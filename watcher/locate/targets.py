@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from watcher.locate.alignment import likeness
 from watcher.locate.anchors import Found
-from watcher.locate.matching import likeness
 from watcher.models import Candidate
 from watcher.parse.syntax import Parsed, node_tokens, normalize
 

@@ -249,12 +249,16 @@ def chosen(
     carries the citation to (`carried`, from `matching`) comes first: a cited `return
     err` that ended a Go method still ends it when the method has grown `if err :=
     <-errChan; err != nil { return err }` nearer the cited line (nanobot's
-    `HTTPClient.send`), as `git log -L` follows it. And where the definition holds
+    `HTTPClient.send`), as `git log -L` follows it; where the definition is gone by its
+    name, the one `carried` finds through the scope around it (gemini-cli's
+    `shouldConfirmExecute`, renamed, keeps its `return false;` there, not in a function
+    written nearer the cited line). And where the definition holds
     none but the alignment finds every cited token in it, apart, a verbatim match
     elsewhere is a copy (mcp-go's `Validate`, copied into a new manager type while the
     cited one put a check between the cited lines): no verbatim answer.
     `matching.find` and `matching.place` both choose so, among the same matches."""
-    if anchor.definition is not None and any(named(p, *anchor.definition) for _, p in files):
+    defined = anchor.definition is not None and any(named(p, *anchor.definition) for _, p in files)
+    if defined:
         exact = [f for f in exact if not _others(anchor, dict(files)[f.path], f)]
     ordered = sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
     if not ordered:
@@ -265,9 +269,9 @@ def chosen(
     own = [f for f in ordered if f.path == path and _in_definition(anchor, parsed, f)]
     if carried is not None and len(own) != 1:  # where the alignment of the definition puts it
         aligned = carried(anchor, path, parsed)
-        if not own and _kept_apart(anchor, ordered, aligned):
+        if defined and not own and _kept_apart(anchor, ordered, aligned):
             return None  # a copy: its own definition holds every cited token, code between them
-        own = [f for f in own if _overlaps(f, aligned)] + own
+        own = [f for f in own or ordered if _overlaps(f, aligned)] + own
     return _completed(anchor, files, own[0] if own else ordered[0])
 
 
