@@ -238,25 +238,24 @@ def chosen(
     carried: Callable[[Anchor, str, Parsed], Found | None] | None = None,
 ) -> Found | None:
     """Of verbatim matches, the one in the cited file nearest the cited lines, ended where
-    its statement ends (`alignment.completed`); the nearest in the citation's own
-    definition (its kind and name path) comes first, wherever the others are: a cited
-    `s.lock.Lock()` of a Go method is still that method's when a method written since
-    locks nearer the cited line (nanobot's `Session.Delete`), a cited `return self` is not
-    a `return self._buffer` written nearer it in another method (pydantic-ai's
-    `PeekableAsyncStream.__aiter__`), and a cited `self.map.contains_key(name)` grown
-    with `&& ...` in its own function is not the same call begun in another (rust-sdk's
-    `ToolRouter::has_route`). Of several in it, the one the alignment of the definition
-    carries the citation to (`carried`, from `matching`) comes first: a cited `return
-    err` that ended a Go method still ends it when the method has grown `if err :=
-    <-errChan; err != nil { return err }` nearer the cited line (nanobot's
+    its statement ends (`alignment.completed`); the nearest in the citation's own definition
+    (its kind and name path) comes first, wherever the others are: a cited `s.lock.Lock()`
+    of a Go method is still that method's when a method written since locks nearer the cited
+    line (nanobot's `Session.Delete`), a cited `return self` is not a `return self._buffer`
+    written nearer it in another method (pydantic-ai's `PeekableAsyncStream.__aiter__`), and
+    a cited `self.map.contains_key(name)` grown with `&& ...` in its own function is not the
+    same call begun in another (rust-sdk's `ToolRouter::has_route`). Of several in it, the
+    one the alignment of the definition carries the citation to (`carried`, from `matching`)
+    comes first: a cited `return err` that ended a Go method still ends it when the method
+    has grown `if err := <-errChan; err != nil {...}` nearer the cited line (nanobot's
     `HTTPClient.send`), as `git log -L` follows it; where the definition is gone by its
     name, the one `carried` finds through the scope around it (gemini-cli's
     `shouldConfirmExecute`, renamed, keeps its `return false;` there, not in a function
-    written nearer the cited line). And where the definition holds
-    none but the alignment finds every cited token in it, apart, a verbatim match
-    elsewhere is a copy (mcp-go's `Validate`, copied into a new manager type while the
-    cited one put a check between the cited lines): no verbatim answer.
-    `matching.find` and `matching.place` both choose so, among the same matches."""
+    written nearer the cited line). And where the definition holds none but the alignment
+    finds every cited token in it, apart, a verbatim match elsewhere is a copy (mcp-go's
+    `Validate`, copied into a new manager type while the cited one put a check between the
+    cited lines): no verbatim answer. `matching.find` and `matching.place` both choose so,
+    among the same matches."""
     defined = anchor.definition is not None and any(named(p, *anchor.definition) for _, p in files)
     if defined:
         exact = [f for f in exact if not _others(anchor, dict(files)[f.path], f)]
@@ -386,12 +385,10 @@ def settled(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
     if anchor.definition is None:
         return True
     node = _own_node(anchor, parsed, found)
-    if node is None or not anchor.tokens:
+    if node is None or not anchor.probes:
         return False
-    needle = anchor.tokens[0].encode()
-    places = starts_in(parsed.source, needle, with_attributes(node).start_byte, node.end_byte)
-    matches = (_match_at(parsed, anchor.tokens, 0, at, len(needle)) for at in places)
-    return sum(lines is not None for lines in matches) < 2
+    low, high = with_attributes(node).start_byte, node.end_byte
+    return len(_matches(anchor, found.path, parsed, low, high)) < 2
 
 
 def _in_definition(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
