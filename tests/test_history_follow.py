@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 
 from watcher.history import follow, walk
+from watcher.locate.definitions import defining
 from watcher.parse.diffs import differing
 
 LINES = [b"fn a() {", b"}", b"let x = 1;", b"hot_path(x)", b"", b"hot", b"ab", b"aba", b"a.a.a"]
 LINES += [b"fn hot() {", b"    hot()", b"fn  hot", b"  hot_path", b"f fn"]
 GUARDS = ["hot_path", "hot", "a", "x", "aba", "a.a"]
-GUARDS += [follow.defining("fn", "hot"), follow.defining("fn", "a"), follow.defining("fn", "x")]
+GUARDS += [defining("fn", "hot"), defining("fn", "a"), defining("fn", "x")]
 
 
 def edited(rng: random.Random, lines: list[bytes]) -> list[bytes]:
@@ -134,7 +135,7 @@ def test_a_defining_guard_counts_only_the_places_that_may_define_the_name() -> N
     """`follow.defining`: the name after its keyword, or first on its line (where a
     comment may end before it), not where it is called or part of a longer name."""
     source = b"fn hot() {\n    hot();\n    let y = hot_path(hot);\n}\nhot\n  fn   hot\n/*x*/hot\n"
-    guard = follow.defining("fn", "hot").encode()
+    guard = defining("fn", "hot").encode()
     # `fn hot`, the line-first `hot();` and `hot`, `fn   hot`, `*/hot`; not `(hot)`
     assert follow.count(source, guard) == 5
     assert follow.count(source, guard, 4, len(source)) == 4

@@ -13,8 +13,8 @@ from bench import oracle
 from tests.conftest import Project
 from tests.support import check_results
 from watcher.gitbuild import Upstream
-from watcher.history import spots, walk
-from watcher.locate import anchors, matching, probes
+from watcher.history import walk
+from watcher.locate import anchors, extent, matching, probes
 from watcher.mirror import objects
 from watcher.parse import syntax
 
@@ -354,7 +354,7 @@ def test_the_oracle_judges_every_version_and_tells_where_the_walk_differs(
     assert "1 stale citations: 1 agree, 0 differ" in capsys.readouterr().out
 
     # A walk blind to it: the cited lines' definition and verbatim matches left unread.
-    monkeypatch.setattr(spots, "_with_definition", lambda _parsed, _anchor, *span: span)
+    monkeypatch.setattr(extent, "_with_definition", lambda _parsed, _anchor, *span: span)
     monkeypatch.setattr(walk, "_unmatched", lambda *_: True)
     assert oracle.main(config) == 1
     out = capsys.readouterr().out
@@ -567,7 +567,7 @@ def test_a_place_reads_its_lines_bytes_off_the_parse(text: str) -> None:
     for start in range(1, len(lines) + 1):
         for end in range(start, len(lines) + 2):
             expected = b"\n".join(lines[start - 1 : end])  # what following them compares
-            assert source[slice(*spots._span(parsed, start, end))] == expected
+            assert source[slice(*extent._span(parsed, start, end))] == expected
 
 
 RUST_CITED = "fn target(input: u32) -> u32 {\n    let scaled = input * 7;\n    scaled + 7\n}\n"

@@ -147,13 +147,6 @@ def _checked(
     return place, searched
 
 
-def defining(keyword: str, name: str) -> str:
-    """A guard counting only the places of `name` that may be a definition's: after
-    `keyword` (`fn`), or first on its line (`definitions.after_keyword`). Calls of a
-    function come and go; what `locate` finds it by is its definitions."""
-    return f"\0{keyword}\0{name}"
-
-
 def _zones(old: bytes, new: bytes, windows: list[Window], size: int) -> list[Window]:
     """Where a `defining` guard's places may read what differs, as the first and last
     place they may start at in each version: from `size` (the name's length) before each

@@ -19,10 +19,10 @@ from watcher.parse.syntax import Stats as ParseStats
 from watcher.state.warm import Stats as WarmStats
 
 if TYPE_CHECKING:
-    from watcher.history.spots import Spot
     from watcher.judge.headsearch import HeadSearch
     from watcher.judge.relocate import Key
     from watcher.locate.anchors import Anchor
+    from watcher.locate.extent import Spot
     from watcher.mirror.renames import Files
 
 AnchorKey = tuple[str, str, int | None, int | None]  # (baseline blob, path, start, end)

@@ -261,6 +261,13 @@ def keyword(language: str, kind: str) -> bytes | None:
     return _KEYWORDS.get((language, kind))
 
 
+def defining(keyword: str, name: str) -> str:
+    """A guard counting only the places of `name` that may be a definition's: after
+    `keyword` (`fn`), or first on its line (`after_keyword`). Calls of a
+    function come and go; what `locate` finds it by is its definitions."""
+    return f"\0{keyword}\0{name}"
+
+
 def after_keyword(source: bytes, at: int, keyword: bytes) -> bool:
     """Whether what precedes `at`, spaces aside, is `keyword` (a whole word when it is a
     word; a Go method's name follows its receiver's `)`), a line break or a `/`: anything
