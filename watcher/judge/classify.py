@@ -241,10 +241,13 @@ def find_citation(mirror: Mirror, anchor: Anchor, files: Sequence[tuple[str, str
 
 
 def _judge_citation(mirror: Mirror, plan: Plan) -> Result:
-    from watcher.judge import relocate
+    from watcher.judge import relocate, untouched
 
     anchor = anchor_of(mirror, plan)
-    found = find_citation(mirror, anchor, plan.files)
+    baseline = functools.partial(parse_at, mirror, plan.item.path, plan.base_blob)
+    found = untouched.found(plan, anchor, baseline, mirror.read) or find_citation(
+        mirror, anchor, plan.files
+    )
     for renamed in mirror.session.renamed.get(anchor, ()) if found is None else ():
         found = find_citation(mirror, renamed, plan.files)  # under a new name: `judge.renamed`
         if found is not None:

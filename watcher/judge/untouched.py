@@ -1,0 +1,63 @@
+"""A citation HEAD still holds byte for byte, told from the bytes without parsing HEAD.
+
+The history walk follows an item from one version of its file to another by their bytes
+(`watcher.history.follow`): where the other version holds the item's lines once, with
+the code on either side of them, and each name that decides where `locate` places it
+(its definition's, the first line of each definition around that one) as often, the item
+is the same there, at the lines its bytes went to. The baseline and HEAD are two
+versions like any others: a citation no commit since its baseline touched is placed at
+HEAD that way, and HEAD is neither parsed nor searched for it. Most citations of a big
+site are such: their files were edited elsewhere, or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from watcher.history import follow
+from watcher.judge.plan import Plan
+from watcher.locate.anchors import Anchor, Found
+from watcher.locate.extent import same_extent
+from watcher.parse.syntax import Parsed
+
+
+def found(
+    plan: Plan, anchor: Anchor, baseline: Callable[[], Parsed], read: Callable[[str], bytes]
+) -> Found | None:
+    """The citation at HEAD where its lines went untouched (identical); None when that is
+    not shown from the bytes (then it is placed as any other). `baseline`: the parse of
+    its baseline; `read`: a blob's bytes. Only a citation of lines followed into one file:
+    a file and its copies are each searched (`relocate.twins`)."""
+    item = plan.item
+    start, end = item.start_line, item.end_line
+    if item.kind != "citation" or start is None or end is None or len(plan.files) != 1:
+        return None
+    (path, blob), cited = plan.files[0], baseline()
+    if cited.tree is None:  # a file no grammar reads: placed by its words
+        return None
+    extent = same_extent(cited, item.path, start, end, anchor)
+    if extent is None:
+        return None
+    (low, high), guards = extent
+    region = cited.source[low:high]
+    if not region.strip() or len(_line_aligned(cited.source, region)) != 1:
+        return None  # lines that occur more than once could be found again elsewhere
+    head = cited.source if blob == plan.base_blob else read(blob)
+    words = tuple(g.encode() for g in guards)
+    at, _ = follow.moved(cited.source, head, low, region, words)
+    if at is None:
+        return None
+    shift = head.count(b"\n", 0, at) - cited.source.count(b"\n", 0, low)
+    return Found(path, start + shift, end + shift, True, anchor.text, anchor.tokens)
+
+
+def _line_aligned(source: bytes, region: bytes) -> list[int]:
+    """Where `region` occurs in `source` as whole lines (at most two places: one is
+    enough to know it is not alone)."""
+    places: list[int] = []
+    at = source.find(region)
+    while at >= 0 and len(places) < 2:
+        if follow.whole_lines(source, at, len(region)):
+            places.append(at)
+        at = source.find(region, at + 1)
+    return places
