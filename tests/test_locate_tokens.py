@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from watcher.locate import anchors, matching
+from watcher.locate import anchors, definitions, matching
 from watcher.parse import syntax
 
 
@@ -332,3 +332,12 @@ def test_a_citations_namesakes_are_read_off_the_files_definitions_grouped_once()
         ]
         assert list(anchor.namesakes) == every and every
     assert ("definitions by last name",) in source.derived
+
+
+def test_definitions_of_each_kind_are_read_off_one_query_for_every_kind() -> None:
+    text = rust_file(30) + "\npub struct Holder;\n\nimpl Holder {\n    pub fn target() {}\n}\n"
+    fresh = parsed(text)
+    assert len(definitions.of_kind(fresh, "function_item")) == 31
+    assert fresh.stats.captured == 0  # no query of one kind: the nodes of every kind, filtered
+    for kind in ("function_item", "struct_item", "impl_item"):
+        assert definitions.of_kind(fresh, kind) == definitions._query_kind(fresh, kind)

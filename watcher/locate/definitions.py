@@ -144,11 +144,17 @@ def lines_named(parsed: Parsed, key: tuple[str, tuple[str, ...]], start: int, en
 
 
 def of_kind(parsed: Parsed, kind: str) -> list[tuple[tuple[str, ...], Node]]:
-    """Every definition of one kind in a parse, with its name path: one query per parse
-    and kind, however many citations of it a walk judges (kept with the parse)."""
+    """Every definition of one kind in a parse, with its name path, in document order:
+    read off `definition_nodes` (one query per parse for all the language's kinds, which
+    costs about what a query for one kind does), however many citations of it a walk
+    judges and of whatever kinds (kept with the parse)."""
     key = ("definitions of kind", kind)
     if key not in parsed.derived:
-        parsed.derived[key] = _query_kind(parsed, kind)
+        if kind in LANGUAGES[parsed.language].definitions:  # one query for every kind
+            nodes = definition_nodes(parsed)
+            parsed.derived[key] = [(path, node) for node, (of, path) in nodes if of == kind]
+        else:
+            parsed.derived[key] = _query_kind(parsed, kind)
     return cast("list[tuple[tuple[str, ...], Node]]", parsed.derived[key])
 
 
