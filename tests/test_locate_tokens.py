@@ -340,4 +340,50 @@ def test_definitions_of_each_kind_are_read_off_one_query_for_every_kind() -> Non
     assert len(definitions.of_kind(fresh, "function_item")) == 31
     assert fresh.stats.captured == 0  # no query of one kind: the nodes of every kind, filtered
     for kind in ("function_item", "struct_item", "impl_item"):
-        assert definitions.of_kind(fresh, kind) == definitions._query_kind(fresh, kind)
+        found = definitions.of_kind(fresh, kind)
+        assert set(found) == set(definitions._query_kind(fresh, kind))
+        assert [n.start_byte for _, n in found] == sorted(n.start_byte for _, n in found)
+
+
+def listing(parsed: syntax.Parsed) -> list[tuple[int, int, str, tuple[str, ...]]]:
+    return [
+        (node.start_byte, node.end_byte, kind, path)
+        for node, (kind, path) in definitions.definition_nodes(parsed)
+    ]
+
+
+def impl_file(count: int, renamed: int = -1, changed: int = -1, added: bool = False) -> str:
+    """An `impl` of `count` methods (one holding a nested function), a struct and a free
+    function; method `renamed` renamed, `changed` edited, one added at the end."""
+    methods = [
+        f"    pub fn {'renamed' if i == renamed else f'method_{i}'}(&self) -> u32 {{\n"
+        + ("        fn nested() -> u32 { 1 }\n" if i == 3 else "")
+        + f"        {i * 7 if i != changed else 999}\n    }}\n"
+        for i in range(count)
+    ]
+    if added:
+        methods.append("    pub fn latest(&self) -> u32 {\n        0\n    }\n")
+    return (
+        "pub struct Engine;\n\nimpl Engine {\n" + "\n".join(methods) + "}\n\n"
+        "pub fn free() -> Engine {\n    Engine\n}\n"
+    )
+
+
+@pytest.mark.parametrize("edit", [{"renamed": 40}, {"changed": 7}, {"added": True}])
+def test_a_version_parsed_from_another_lists_its_definitions_from_what_changed(
+    edit: dict[str, Any],
+) -> None:
+    older, newer = impl_file(120).encode(), impl_file(120, **edit).encode()
+    name = f"src/engine-{sorted(edit)}.rs"
+    first = syntax.parse(hashlib.sha1(older).hexdigest(), "rust", lambda: older, name)
+    listing(first)
+    stats = syntax.Stats()
+    second = syntax.parse(hashlib.sha1(newer).hexdigest(), "rust", lambda: newer, name, stats)
+    assert stats.reparsed == 1  # from the first one's tree
+
+    listed = listing(second)
+
+    fresh = syntax._parse("fresh", "rust", newer)  # the same bytes, parsed whole
+    assert listed == listing(fresh)
+    assert listed == sorted(listed, key=lambda d: (d[0], -d[1]))
+    assert stats.listed < len(newer) / 10  # what changed, not the whole version

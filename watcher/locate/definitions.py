@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -188,22 +189,114 @@ def _definition_keys(parsed: Parsed) -> frozenset[tuple[str, tuple[str, ...]]]:
 
 
 def definition_nodes(parsed: Parsed) -> list[tuple[Node, tuple[str, tuple[str, ...]]]]:
-    """Every definition in a parse with its (kind, name path), in the query's order:
-    one query over all the language's kinds, found once per parse."""
+    """Every definition in a parse with its (kind, name path), in the order of the source:
+    one query over all the language's kinds, found once per parse; in a version parsed
+    from another's tree, only over what changed (`_carried_over`)."""
     key = ("definition nodes",)
     if key not in parsed.derived:
-        from tree_sitter import QueryCursor
-
         assert parsed.tree is not None
-        query = _kinds_query(parsed.language)
-        nodes = QueryCursor(query).captures(parsed.tree.root_node).get("d", [])
+        nodes = _carried_over(parsed)
+        if nodes is None:
+            nodes = _in_order(_queried(parsed, [(0, parsed.size)]))
         kinds = LANGUAGES[parsed.language].definitions
         parsed.derived[key] = [
             (node, (node.type, name_path(node, parsed.language)))
             for node in nodes
             if is_definition(node, kinds)
         ]
+        parsed.reused = None  # asked once: the other version may go
     return cast("list[tuple[Node, tuple[str, tuple[str, ...]]]]", parsed.derived[key])
+
+
+def _queried(parsed: Parsed, ranges: Sequence[tuple[int, int]]) -> list[Node]:
+    """The nodes of the language's definition kinds that meet any of these byte ranges."""
+    from tree_sitter import QueryCursor
+
+    assert parsed.tree is not None
+    query = _kinds_query(parsed.language)
+    found: list[Node] = []
+    for low, high in ranges:
+        cursor = QueryCursor(query)
+        cursor.set_byte_range(low, high)
+        found += cursor.captures(parsed.tree.root_node).get("d", [])
+        parsed.stats.listed += high - low
+    return found
+
+
+def _carried_over(parsed: Parsed) -> list[Node] | None:
+    """The definition nodes of a version parsed from another's tree, without querying all
+    of it (`syntax.Reused`): where neither the bytes nor the tree's shape changed, the
+    other's definitions (of any kind, each found again in this tree by its kind and
+    shifted bytes), and a query of the rest. None when the other's are not known, or
+    where whether a node defines a name reads the code around it (a Python assignment:
+    the scope it is in may change, itself untouched)."""
+    reused = parsed.reused
+    previous = reused.previous() if reused is not None else None
+    known = previous.derived.get(("definition nodes",)) if previous is not None else None
+    if reused is None or known is None or "assignment" in LANGUAGES[parsed.language].definitions:
+        return None
+    changed = _merged([*((low, high) for _, _, low, high in reused.regions), *reused.changed])
+    assert parsed.tree is not None
+    root = parsed.tree.root_node
+    nodes: list[Node] = []
+    for node, _ in cast("list[tuple[Node, object]]", known):
+        low, high = _shifted(reused.regions, node.start_byte, node.end_byte)
+        if low is None or _meets(changed, low, high):
+            continue
+        found = _node_at(root, node.type, low, high)
+        if found is None:
+            return None  # not there after all: query it whole
+        nodes.append(found)
+    nodes += _queried(parsed, [(max(0, low - 1), high + 1) for low, high in changed])
+    return _in_order(nodes)
+
+
+def _in_order(nodes: Iterable[Node]) -> list[Node]:
+    """The nodes in the order of the source (one holding another first), each once: a
+    query's captures come in an order of its own, which differs between queries."""
+    unique = {(n.start_byte, -n.end_byte, n.type): n for n in nodes}
+    return [unique[k] for k in sorted(unique)]
+
+
+def _shifted(
+    regions: Sequence[tuple[int, int, int, int]], low: int, high: int
+) -> tuple[int | None, int]:
+    """Bytes [low, high) of the other version in this one's, where no stretch that differs
+    meets them (touching counts: a node may grow into what was added beside it); None
+    where one does."""
+    shift = 0
+    for old_low, old_high, _, new_high in regions:
+        if old_low <= high and low <= old_high:
+            return None, 0
+        if old_high <= low:
+            shift = new_high - old_high
+    return low + shift, high + shift
+
+
+def _merged(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
+        else:
+            merged.append((low, high))
+    return merged
+
+
+def _meets(ranges: Sequence[tuple[int, int]], low: int, high: int) -> bool:
+    """Whether any of the sorted, disjoint `ranges` meets or touches bytes [low, high)."""
+    at = bisect.bisect_right(ranges, (high, sys.maxsize))
+    return at > 0 and ranges[at - 1][1] >= low
+
+
+def _node_at(root: Node, kind: str, low: int, high: int) -> Node | None:
+    """The node of this kind spanning exactly bytes [low, high), if any."""
+    node: Node | None = root.descendant_for_byte_range(low, high)
+    while node is not None and (node.start_byte, node.end_byte) == (low, high):
+        if node.type == kind:
+            return node
+        node = node.parent
+    return None
 
 
 def of_last_name(

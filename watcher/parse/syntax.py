@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import sys
+import weakref
 from array import array
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
@@ -60,6 +61,7 @@ class Stats:
     tokens_scanned: int = 0  # tokens compared while locating citations, index lookups included
     aligned: int = 0  # definitions aligned with a citation's: once per anchor and version
     captured: int = 0  # definition nodes that queries for one kind of definition returned
+    listed: int = 0  # bytes queried for the definitions of every kind (`definition_nodes`)
     counted: int = 0  # bytes whose words were counted (`Parsed.word_counts`)
     placed: int = 0  # bytes searched for where a word occurs (`word_places`)
 
@@ -71,6 +73,7 @@ class Stats:
         self.tokens_scanned = 0
         self.aligned = 0
         self.captured = 0
+        self.listed = 0
         self.counted = 0
         self.placed = 0
 
@@ -117,6 +120,8 @@ class Parsed:
         # What other stages compute once from this parse, kept as long as it is: a
         # quote's compact text (`inputs.quotes`), the definitions of a kind (`locate`).
         self.derived: dict[object, object] = {}
+        # Parsed from another version's tree: what it knows of that one (`Reused`).
+        self.reused: Reused | None = None
 
     @functools.cached_property
     def _index(self) -> tuple[Tokens, list[Definition]]:
@@ -356,13 +361,36 @@ def _parse(
     if old is None:
         return Parsed(blob, language, parser.parse(source), source, stats)
     stats.reparsed += 1
-    return Parsed(blob, language, parser.parse(source, old), source, stats)
+    copy, regions = old
+    parsed = Parsed(blob, language, parser.parse(source, copy), source, stats)
+    assert previous is not None and parsed.tree is not None
+    changed = tuple((r.start_byte, r.end_byte) for r in copy.changed_ranges(parsed.tree))
+    parsed.reused = Reused(weakref.ref(previous), tuple(regions), changed)
+    return parsed
 
 
-def edited(tree: Tree, old: bytes, new: bytes) -> Tree | None:
+Region = tuple[int, int, int, int]  # bytes [low, high) of one version, then of the other
+
+
+@dataclass(frozen=True)
+class Reused:
+    """What a version parsed from another's tree knows of that other: the other itself,
+    while something else (a cache) holds it, the stretches where their bytes differ
+    (`differing`: the other's [low, high), then this one's), and where tree-sitter found
+    the two trees' shapes differ (`Tree.changed_ranges`, in this version's bytes). What
+    lies outside both is the same nodes, shifted: `locate.definitions` reads the other's
+    definitions there instead of querying the whole tree again."""
+
+    previous: weakref.ref[Parsed]
+    regions: tuple[Region, ...]
+    changed: tuple[tuple[int, int], ...]
+
+
+def edited(tree: Tree, old: bytes, new: bytes) -> tuple[Tree, list[Region]] | None:
     """A copy of `old`'s tree told where `new` differs from it (`differing`), for
-    tree-sitter to parse `new` reusing the rest; None when what differs is so much of
-    `new` that a fresh parse is faster. The tree itself is left alone: others may hold it."""
+    tree-sitter to parse `new` reusing the rest, and the stretches that differ; None when
+    what differs is so much of `new` that a fresh parse is faster. The tree itself is
+    left alone: others may hold it."""
     regions = differing(old, new, 0, len(old), 0, len(new))
     if sum(high - low for _, _, low, high in regions) > REPARSE_SHARE * len(new):
         return None
@@ -380,7 +408,7 @@ def edited(tree: Tree, old: bytes, new: bytes) -> Tree | None:
             old_end_point=(row + rows, end),
             new_end_point=rows_before.point(high),
         )
-    return copy
+    return copy, regions
 
 
 class _Rows:
