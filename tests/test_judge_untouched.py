@@ -4,9 +4,12 @@ citation placed as any other. Pinned by the blobs parsed, not by timings."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import Project
 from watcher.config import load
 from watcher.gitbuild import Upstream
+from watcher.mirror.mirrors import Mirror
 from watcher.models import Report, Verdict
 from watcher.pipeline import CheckOptions, run_check
 
@@ -26,12 +29,12 @@ def check(project: Project) -> Report:
 
 
 def cited(upstream: Upstream, project: Project) -> str:
-    """An engine of three functions; the note cites `settle` (lines 6-8). The base."""
+    """An engine of three functions; the note cites `settle` (lines 6-9). The base."""
     base = upstream.commit(
         "base (#1)",
         {PATH: engine(fn("start"), fn("settle", "let due = 2;\n    due * 3"), fn("stop"))},
     )
-    project.note("engine", f"{base} {PATH}:6-8")
+    project.note("engine", f"{base} {PATH}:6-9")
     return base
 
 
@@ -46,14 +49,15 @@ def test_a_citation_whose_lines_no_commit_touched_is_placed_without_parsing_head
     upstream.commit(
         "grow start, add a helper (#2)",
         {PATH: engine(fn("start", "let value = 1;\n    let more = 2;\n    value + more"),
-                      fn("settle", "let due = 2;\n    due * 3"), fn("stop"), fn("helper"))},
+                      fn("settle", "let due = 2;\n    due * 3"), fn("stop"),
+                      fn("helper", "let other = 5;\n    other"))},
     )  # fmt: skip
 
     (result,) = check(project).results
 
     assert result.verdict is Verdict.MOVED
     assert result.current is not None
-    assert (result.current.start_line, result.current.end_line) == (7, 9)
+    assert (result.current.start_line, result.current.end_line) == (7, 10)
     assert head_blob(upstream) not in project.counts.parse.parsed_blobs
     assert project.counts.parse.parses == 1  # the baseline, for its anchor
 
@@ -87,9 +91,9 @@ def test_code_edited_right_beside_the_lines_makes_head_parsed(
     (result,) = check(project).results
 
     assert head_blob(upstream) in project.counts.parse.parsed_blobs
-    assert result.current is not None
-    assert result.verdict is Verdict.MOVED
-    assert (result.current.start_line, result.current.end_line) == (7, 9)
+    assert result.current is not None  # the attribute is the function's: it changed
+    assert result.verdict is Verdict.CHANGED
+    assert (result.current.start_line, result.current.end_line) == (6, 10)
 
 
 def test_a_citation_whose_lines_changed_is_judged_as_before(
@@ -105,3 +109,24 @@ def test_a_citation_whose_lines_changed_is_judged_as_before(
 
     assert result.verdict is Verdict.CHANGED
     assert result.introduced_by is not None and result.introduced_by.commit == changed
+
+
+def test_the_citations_of_one_file_read_head_once_between_them(
+    project: Project, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"step_{i}" for i in range(6)]
+    base = upstream.commit("base (#6)", {PATH: engine(*map(fn, names))})
+    # All but the first: a function added right above it would be code beside its lines.
+    project.note("steps", *(f"{base} {PATH}:{1 + 5 * i}-{4 + 5 * i}" for i in range(1, 6)))
+    upstream.commit("a helper on top (#7)", {PATH: engine(fn("helper"), *map(fn, names))})
+    reads: list[str] = []
+    read = Mirror.read
+    monkeypatch.setattr(Mirror, "read", lambda self, blob: reads.append(blob) or read(self, blob))
+
+    report = check(project)
+
+    moved = sorted((r.baseline.start_line, r.current.start_line) for r in report.results
+                   if r.verdict is Verdict.MOVED and r.baseline and r.current)  # fmt: skip
+    assert moved == [(1 + 5 * i, 6 + 5 * i) for i in range(1, 6)]
+    assert reads.count(head_blob(upstream)) == 1  # not once per citation
+    assert head_blob(upstream) not in project.counts.parse.parsed_blobs

@@ -12,13 +12,34 @@ site are such: their files were edited elsewhere, or not at all.
 
 from __future__ import annotations
 
+import bisect
+from array import array
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from watcher.history import follow
 from watcher.judge.plan import Plan
 from watcher.locate.anchors import Anchor, Found
 from watcher.locate.extent import same_extent
-from watcher.parse.syntax import Parsed
+from watcher.parse.diffs import differing
+from watcher.parse.syntax import Parsed, Region, line_starts
+
+
+@dataclass
+class _Head:
+    """HEAD's version of a cited file as the citations of one baseline follow into it:
+    its bytes and where they differ from the baseline's (`differing`), found once for
+    them all, and its lines' starts, on first need. What a citation costs is then its
+    own lines' and the stretches', not the file's."""
+
+    source: bytes
+    stretches: list[Region]
+    starts: array[int] | None = field(default=None)
+
+    def line(self, at: int) -> int:
+        if self.starts is None:
+            self.starts = line_starts(self.source)
+        return bisect.bisect_right(self.starts, at)
 
 
 def found(
@@ -42,13 +63,26 @@ def found(
     region = cited.source[low:high]
     if not region.strip() or len(_line_aligned(cited.source, region)) != 1:
         return None  # lines that occur more than once could be found again elsewhere
-    head = cited.source if blob == plan.base_blob else read(blob)
+    head = _head(cited, blob, read)
     words = tuple(g.encode() for g in guards)
-    at, _ = follow.moved(cited.source, head, low, region, words)
+    at, _ = follow.moved(cited.source, head.source, low, region, words, stretches=head.stretches)
     if at is None:
         return None
-    shift = head.count(b"\n", 0, at) - cited.source.count(b"\n", 0, low)
+    shift = head.line(at) - bisect.bisect_right(cited.line_starts, low)
     return Found(path, start + shift, end + shift, True, anchor.text, anchor.tokens)
+
+
+def _head(cited: Parsed, blob: str, read: Callable[[str], bytes]) -> _Head:
+    """HEAD's version `blob` of the file `cited` is a baseline of, kept with its parse."""
+    key = ("untouched at", blob)
+    known = cited.derived.get(key)
+    if not isinstance(known, _Head):
+        source = cited.source if blob == cited.blob else read(blob)
+        # As `follow.moved` reads them: HEAD's side first, the baseline's (which holds the
+        # citations' lines) second.
+        stretches = differing(source, cited.source, 0, len(source), 0, len(cited.source))
+        known = cited.derived[key] = _Head(source, stretches)
+    return known
 
 
 def _line_aligned(source: bytes, region: bytes) -> list[int]:
