@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, cast
 
 from watcher.parse.languages import LANGUAGES, grammar
 from watcher.parse.nodes import definition_names, is_definition, with_attributes
-from watcher.parse.syntax import Parsed, Stats, is_word_byte, word_places
+from watcher.parse.syntax import Parsed, Region, Stats, is_word_byte, word_places
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
@@ -240,10 +240,10 @@ def _carried_over(parsed: Parsed) -> list[Node] | None:
     root = parsed.tree.root_node
     nodes: list[Node] = []
     for node, _ in cast("list[tuple[Node, object]]", known):
-        low, high = _shifted(reused.regions, node.start_byte, node.end_byte)
-        if low is None or _meets(changed, low, high):
+        shifted = _shifted(reused.regions, node.start_byte, node.end_byte)
+        if shifted is None or _meets(changed, *shifted):
             continue
-        found = _node_at(root, node.type, low, high)
+        found = _node_at(root, node.type, *shifted)
         if found is None:
             return None  # not there after all: query it whole
         nodes.append(found)
@@ -258,22 +258,21 @@ def _in_order(nodes: Iterable[Node]) -> list[Node]:
     return [unique[k] for k in sorted(unique)]
 
 
-def _shifted(
-    regions: Sequence[tuple[int, int, int, int]], low: int, high: int
-) -> tuple[int | None, int]:
+def _shifted(regions: Sequence[Region], low: int, high: int) -> tuple[int, int] | None:
     """Bytes [low, high) of the other version in this one's, where no stretch that differs
     meets them (touching counts: a node may grow into what was added beside it); None
     where one does."""
     shift = 0
     for old_low, old_high, _, new_high in regions:
         if old_low <= high and low <= old_high:
-            return None, 0
+            return None
         if old_high <= low:
             shift = new_high - old_high
     return low + shift, high + shift
 
 
 def _merged(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges sorted, those that meet or touch taken as one."""
     merged: list[tuple[int, int]] = []
     for low, high in sorted(ranges):
         if merged and low <= merged[-1][1]:
