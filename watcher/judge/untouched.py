@@ -16,6 +16,7 @@ import bisect
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from watcher.history import follow
 from watcher.judge.plan import Plan
@@ -61,7 +62,7 @@ def found(
         return None
     (low, high), guards = extent
     region = cited.source[low:high]
-    if not region.strip() or len(_line_aligned(cited.source, region)) != 1:
+    if not region.strip() or not _alone(cited, region, low):
         return None  # lines that occur more than once could be found again elsewhere
     head = _head(cited, blob, read)
     words = tuple(g.encode() for g in guards)
@@ -85,13 +86,33 @@ def _head(cited: Parsed, blob: str, read: Callable[[str], bytes]) -> _Head:
     return known
 
 
-def _line_aligned(source: bytes, region: bytes) -> list[int]:
-    """Where `region` occurs in `source` as whole lines (at most two places: one is
-    enough to know it is not alone)."""
-    places: list[int] = []
-    at = source.find(region)
-    while at >= 0 and len(places) < 2:
-        if follow.whole_lines(source, at, len(region)):
-            places.append(at)
-        at = source.find(region, at + 1)
-    return places
+def _alone(cited: Parsed, region: bytes, low: int) -> bool:
+    """Whether the baseline holds `region`, whole lines at `low`, nowhere else: looked for
+    only where the rarest of its lines starts one (`_lines`), so that a citation costs
+    its own lines, not its file."""
+    lines, index = region.split(b"\n"), _lines(cited)
+    offsets = [0, *accumulate(len(line) + 1 for line in lines[:-1])]
+    rarest = min(range(len(lines)), key=lambda k: len(index.get(lines[k], ())))
+    source = cited.source
+    for place in index.get(lines[rarest], ()):
+        at = place - offsets[rarest]
+        if (
+            at != low
+            and source.startswith(region, at)
+            and follow.whole_lines(source, at, len(region))
+        ):
+            return False
+    return True
+
+
+def _lines(cited: Parsed) -> dict[bytes, list[int]]:
+    """Where each line of the baseline starts, by its text: made once per parse."""
+    key = ("untouched lines",)
+    known = cited.derived.get(key)
+    if isinstance(known, dict):
+        return known
+    index: dict[bytes, list[int]] = {}
+    for line, at in zip(cited.source.split(b"\n"), cited.line_starts, strict=False):
+        index.setdefault(line, []).append(at)
+    cited.derived[key] = index
+    return index
