@@ -1080,3 +1080,49 @@ def test_a_statement_of_a_renamed_method_is_where_its_class_carries_it_not_the_n
 
     assert result["verdict"] == "moved"
     assert (result["current"]["start_line"], result["current"]["end_line"]) == (12, 12)
+
+
+SERVER_GO = "mcpserver/tools.go"
+TOOLS = """\
+package mcpserver
+
+func RunStdioServer(ctx context.Context) error {
+	srv := NewStdioServer()
+	return srv.Listen(ctx)
+}
+
+func DeleteEnvironmentFile(ctx context.Context, target string) error {
+	repo, err := Open(ctx)
+	if err != nil {
+		return err
+	}
+	if err := repo.Delete(target); err != nil {
+		return err
+	}
+	return nil
+}
+"""
+
+
+def test_a_common_statement_of_a_removed_function_is_not_one_another_function_grew(
+    project: Project, upstream: Upstream, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """container-use's revert removed `DeleteEnvironmentFile` with its `return err`s, and
+    `RunStdioServer`, there all along, has since written the file's only `return err`:
+    that is its own code, not the citation moved there. Missing from the revert, as `git
+    log -L` has the line deleted."""
+    base = upstream.commit("dedup (#157)", {SERVER_GO: TOOLS})
+    project.note("n", f"{base} {SERVER_GO}:14-14")
+    removed = upstream.commit(
+        "Revert dedup (#209)", {SERVER_GO: TOOLS.split("\nfunc DeleteEnvironmentFile")[0]}
+    )
+    grown = TOOLS.split("\nfunc DeleteEnvironmentFile")[0].replace(
+        "\treturn srv.Listen(ctx)\n",
+        "\terr := srv.Listen(ctx)\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn nil\n",
+    )
+    upstream.commit("stdio: report listen errors (#300)", {SERVER_GO: grown})
+
+    result = _results(project, capsys)[f"n:{SERVER_GO}:14-14"]
+
+    assert result["verdict"] == "missing"
+    assert result["introduced_by"]["commit"] == removed

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # Part of every cached result's key: bump it whenever locating or judging changes, so
 # that no state/ written by an older watch is taken for this one's verdict.
-JUDGE_VERSION = 62  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
+JUDGE_VERSION = 63  # 3: baseline_code, quotes; 4: path histories; 5: text files by line;
 # 6: a region kept in order in its definition is found there; 7: an item is what was cited;
 # 8: a definition renamed and resized is found; 9: a definition moved to another scope
 # is found by its name and tokens; 10: a citation carried by lines, then tokens; 11: carried
@@ -85,6 +85,7 @@ JUDGE_VERSION = 62  # 3: baseline_code, quotes; 4: path histories; 5: text files
 # 60: a verbatim match elsewhere is a copy where the definition still holds every cited token
 # 61: the definition gone by its name, the match the scope's alignment carries it to
 # 62: a citation HEAD holds byte for byte, with the code beside it, is where its lines went
+# 63: with its definition gone, a common statement in another old definition is that one's
 
 
 @dataclass(frozen=True)

@@ -259,6 +259,8 @@ def chosen(
     defined = anchor.definition is not None and any(named(p, *anchor.definition) for _, p in files)
     if defined:
         exact = [f for f in exact if not _others(anchor, dict(files)[f.path], f)]
+    elif anchor.definition is not None:
+        exact = [f for f in exact if not _grown(anchor, dict(files)[f.path], f)]
     ordered = sorted(exact, key=lambda f: (f.path != anchor.path, abs(_shift(anchor, f))))
     if not ordered:
         return None
@@ -305,6 +307,22 @@ def _others(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
         return False
     found_copies = copies(anchor)
     return bool(found_copies) and _around(parsed, found) in found_copies
+
+
+def _grown(anchor: Anchor, parsed: Parsed, found: Found) -> bool:
+    """Whether a verbatim match of a citation whose own definition is gone lies in the
+    cited file in another definition the baseline file had, which did not hold the
+    citation, of tokens the baseline held elsewhere too: code that definition grew, not
+    the citation moved there (container-use's `return err` of a `DeleteEnvironmentFile`
+    its commit removed is not the one `RunStdioServer` wrote since)."""
+    assert anchor.definition is not None
+    if found.path != anchor.path or parsed.tree is None or found.start_line is None:
+        return False
+    key = _around(parsed, found)
+    if key is None or key not in anchor.known or not copies(anchor):
+        return False
+    names = anchor.definition[1]
+    return key[1] != names[: len(key[1])]  # not a definition around the cited one
 
 
 def copies(anchor: Anchor) -> frozenset[Key | None]:
