@@ -1,7 +1,8 @@
 """Where a stale citation is at HEAD, told while it was judged (HEAD's parse at hand), so
-that its history walk starts there instead of parsing HEAD again; and its spot in any
-other version: its state, lines, tokens, and the bytes around them that decide it
-(`watcher.locate.extent`).
+that its history walk starts there instead of parsing HEAD again (the parse is long gone
+from the cache by then, or was made in another process): kept by the run's session by
+its anchor and HEAD's files. And its spot in any other version: its state, lines,
+tokens, and the bytes around them that decide it (`watcher.locate.extent`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,6 @@ from watcher.mirror.mirrors import Mirror
 from watcher.mirror.renames import Files
 from watcher.models import Result, Verdict
 from watcher.parse.syntax import Parsed
-
-# Where a stale citation is at HEAD, told while it was judged, with HEAD's parse at hand,
-# is kept by the run's session by its anchor and HEAD's files (`Spot`). Its walk starts
-# there instead of parsing HEAD again (the parse is long gone from the cache, or was made
-# in another process).
 
 
 def head_spot(mirror: Mirror, plan: Plan, result: Result) -> Spot | None:
