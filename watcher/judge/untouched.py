@@ -13,9 +13,10 @@ site are such: their files were edited elsewhere, or not at all.
 from __future__ import annotations
 
 import bisect
+import functools
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import accumulate
 
 from watcher.history import follow
@@ -35,11 +36,12 @@ class _Head:
 
     source: bytes
     stretches: list[Region]
-    starts: array[int] | None = field(default=None)
+
+    @functools.cached_property
+    def starts(self) -> array[int]:
+        return line_starts(self.source)
 
     def line(self, at: int) -> int:
-        if self.starts is None:
-            self.starts = line_starts(self.source)
         return bisect.bisect_right(self.starts, at)
 
 
